@@ -1,0 +1,67 @@
+# Build helpers shared by lib/, apps/ and tests/.
+
+# --- Optional GPU pieces -------------------------------------------------------
+# NCCL communicator: needs only nccl.h and the CUDA runtime, so it also builds
+# against Debian's CPU libtorch (CI compiles it whenever the toolkit is present).
+set(NSS_HAVE_NCCL OFF)
+if(NOT NSS_WITH_NCCL STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  find_path(NSS_NCCL_INCLUDE_DIR nccl.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV NCCL_HOME PATH_SUFFIXES include)
+  find_library(NSS_NCCL_LIBRARY nccl
+               HINTS ${CUDAToolkit_LIBRARY_DIR} ENV NCCL_HOME
+               PATH_SUFFIXES lib lib64 ../lib)
+  if(CUDAToolkit_FOUND AND NSS_NCCL_INCLUDE_DIR AND NSS_NCCL_LIBRARY)
+    set(NSS_HAVE_NCCL ON)
+    add_library(nss_nccl_deps INTERFACE)
+    target_include_directories(nss_nccl_deps SYSTEM INTERFACE ${NSS_NCCL_INCLUDE_DIR})
+    target_link_libraries(nss_nccl_deps INTERFACE ${NSS_NCCL_LIBRARY} CUDA::cudart)
+  elseif(NSS_WITH_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "NSS_WITH_NCCL=ON but nccl.h/libnccl or the CUDA runtime was not found "
+                        "(set NCCL_HOME or CUDAToolkit_ROOT)")
+  endif()
+endif()
+message(STATUS "nss_hpc: NCCL communicator ${NSS_HAVE_NCCL}")
+
+# CUDA device path (torch CUDA streams, caching-allocator statistics): only with
+# a CUDA-enabled libtorch; Debian's libtorch is CPU-only and ships no c10_cuda.
+set(NSS_HAVE_CUDA OFF)
+if(NOT NSS_WITH_CUDA STREQUAL "OFF")
+  if(TARGET c10_cuda OR TORCH_CUDA_LIBRARIES)
+    set(NSS_HAVE_CUDA ON)
+  elseif(NSS_WITH_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "NSS_WITH_CUDA=ON but libtorch has no CUDA (point Torch_DIR at a CUDA "
+                        "libtorch, e.g. python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')")
+  endif()
+endif()
+message(STATUS "nss_hpc: CUDA device path ${NSS_HAVE_CUDA}")
+
+# --- Precompiled header for libtorch -------------------------------------------
+# <torch/torch.h> dominates build time; every torch-using target reuses this one
+# PCH. REUSE_FROM requires identical compile flags, so the PCH target links the
+# same dependency set (nss_torch_deps) as every consumer.
+add_library(nss_torch_deps INTERFACE)
+target_link_libraries(nss_torch_deps INTERFACE torch)
+
+set(_nss_pch_source ${CMAKE_BINARY_DIR}/nss_torch_pch.cpp)
+file(GENERATE OUTPUT ${_nss_pch_source} CONTENT "// precompiled header carrier\n")
+add_library(nss_torch_pch STATIC ${_nss_pch_source})
+target_link_libraries(nss_torch_pch PUBLIC nss_torch_deps)
+target_precompile_headers(nss_torch_pch PUBLIC <torch/torch.h>)
+
+# nss_use_torch(TARGET): link libtorch and reuse the shared precompiled header.
+function(nss_use_torch target)
+  target_link_libraries(${target} PUBLIC nss_torch_deps)
+  target_precompile_headers(${target} REUSE_FROM nss_torch_pch)
+endfunction()
+
+# nss_library(NAME SOURCES... [DEPS...] [TORCH]): one lib/<component> target.
+function(nss_library name)
+  cmake_parse_arguments(ARG "TORCH" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/lib)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  if(ARG_TORCH)
+    nss_use_torch(${name})
+  endif()
+endfunction()

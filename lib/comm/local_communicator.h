@@ -1,0 +1,26 @@
+// One process pretending to be rank 0 of `world_size`, so the preflight can
+// run the real sharded step shape (same buffer sizes, same byte accounting)
+// on rank 0 alone. It models memory and traffic, not values: all_gather
+// replicates the local shard into every slot, reduce_scatter keeps rank 0's
+// slice, all_reduce and broadcast leave the buffer as it is.
+#pragma once
+
+#include "comm/communicator.h"
+
+namespace nss::comm {
+
+class LocalCommunicator final : public Communicator {
+ public:
+  explicit LocalCommunicator(int world_size);
+
+  const char* backend() const override { return "local"; }
+
+ protected:
+  void do_all_gather(const void* shard, void* full, std::size_t count, DType dtype) override;
+  void do_reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype) override;
+  void do_all_reduce(void*, std::size_t, DType, ReduceOp) override {}
+  void do_broadcast(void*, std::size_t, DType, int) override {}
+  void do_barrier() override {}
+};
+
+}  // namespace nss::comm

@@ -1,0 +1,68 @@
+#include "comm/mpi_app.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "comm/agreement.h"
+#include "comm/mpi_runtime.h"
+#include "log/logger.h"
+
+namespace nss::comm {
+namespace {
+
+std::string g_program = "nss_hpc";
+
+void print_error(const std::string& text) {
+  std::fprintf(stderr, "%s: error: %s\n", g_program.c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
+// A local failure: say why, then take every rank down with the same code.
+[[noreturn]] void abort_with(ExitCode code, const std::string& text) {
+  spdlog::error("{}", text);
+  log::flush();
+  print_error(text);
+  abort_job(code);
+}
+
+}  // namespace
+
+int run_mpi_app(int& argc, char**& argv, const std::function<ExitCode(int rank)>& body) {
+  if (argc > 0) {
+    g_program = argv[0];
+    g_program.erase(0, g_program.rfind('/') + 1);
+  }
+  std::unique_ptr<MpiRuntime> mpi;
+  try {
+    mpi = std::make_unique<MpiRuntime>(&argc, &argv);
+  } catch (const Error& e) {
+    print_error(e.what());
+    return static_cast<int>(e.code());
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  log::init(rank);
+  try {
+    const ExitCode code = body(rank);
+    log::flush();
+    return static_cast<int>(code);
+  } catch (const AgreedError& e) {
+    // Every rank holds the same error; rank 0 speaks for all of them.
+    if (rank == 0) print_error(e.what());
+    spdlog::debug("leaving with the agreed error: {}", e.what());
+    log::flush();
+    return static_cast<int>(e.code());
+  } catch (const Error& e) {
+    abort_with(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    abort_with(ExitCode::kResources, "[memory] out of host memory on rank " + std::to_string(rank));
+  } catch (const std::exception& e) {
+    abort_with(ExitCode::kInternal, std::string("[internal] ") + e.what());
+  }
+}
+
+}  // namespace nss::comm

@@ -1,0 +1,281 @@
+// The run configuration: one struct per component, with defaults and a line
+// of documentation per key. Each struct's visit() is its schema: the YAML
+// reader, the writer and the reference documentation all walk it, so a key
+// cannot exist in one and be missing from another. docs/configuration.md is
+// the user-facing reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nss::config {
+
+struct RunConfig {
+  std::string name = "default";
+  std::string output_dir;  // empty: runs/<name>
+  std::int64_t seed = 1234;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("name", name, "Run name; the default output directory is runs/<name>.");
+    v.field("output_dir", output_dir,
+            "Run directory (logs, metrics, checkpoints); empty means runs/<name>.");
+    v.field("seed", seed, "Seed for initialisation, data order and dropout.");
+  }
+};
+
+struct RopeScalingConfig {
+  std::string type = "none";
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  std::int64_t original_max_position_embeddings = 8192;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("type", type, "RoPE scaling: none, linear or llama3 (Hugging Face rope_type).");
+    v.field("factor", factor, "Scaling factor (linear and llama3).");
+    v.field("low_freq_factor", low_freq_factor, "llama3: low-frequency factor.");
+    v.field("high_freq_factor", high_freq_factor, "llama3: high-frequency factor.");
+    v.field("original_max_position_embeddings", original_max_position_embeddings,
+            "llama3: context length the model was pretrained with.");
+  }
+};
+
+struct ModelConfig {
+  std::string preset = "tiny";
+  std::string from_pretrained;
+  std::int64_t hidden_size = 64;
+  std::int64_t intermediate_size = 176;
+  std::int64_t num_hidden_layers = 2;
+  std::int64_t num_attention_heads = 4;
+  std::int64_t num_key_value_heads = 2;  // 0: same as num_attention_heads
+  std::int64_t head_dim = 16;            // 0: hidden_size / num_attention_heads
+  std::int64_t vocab_size = 258;
+  std::int64_t max_position_embeddings = 1024;
+  double rms_norm_eps = 1e-5;
+  double rope_theta = 10000.0;
+  RopeScalingConfig rope_scaling;
+  bool tie_word_embeddings = false;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("preset", preset,
+            "Named shape (tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, smollm2-135m, "
+            "smollm2-360m, smollm2-1.7b, tinyllama-1.1b); explicit keys override it.");
+    v.field("from_pretrained", from_pretrained,
+            "Local Hugging Face directory (config.json + safetensors) to start from; "
+            "its config.json defines the shape.");
+    v.field("hidden_size", hidden_size, "Model width.");
+    v.field("intermediate_size", intermediate_size, "SwiGLU MLP width.");
+    v.field("num_hidden_layers", num_hidden_layers, "Number of decoder blocks.");
+    v.field("num_attention_heads", num_attention_heads, "Query heads.");
+    v.field("num_key_value_heads", num_key_value_heads,
+            "Key/value heads (grouped-query attention); 0 means num_attention_heads.");
+    v.field("head_dim", head_dim, "Per-head width; 0 means hidden_size / num_attention_heads.");
+    v.field("vocab_size", vocab_size, "Vocabulary size (embedding rows).");
+    v.field("max_position_embeddings", max_position_embeddings,
+            "Longest sequence the model supports.");
+    v.field("rms_norm_eps", rms_norm_eps, "RMSNorm epsilon.");
+    v.field("rope_theta", rope_theta, "RoPE base frequency.");
+    v.section("rope_scaling", rope_scaling, "RoPE scaling (Hugging Face rope_scaling).");
+    v.field("tie_word_embeddings", tie_word_embeddings,
+            "Share the embedding matrix with the LM head (Llama-3.2, SmolLM2).");
+  }
+};
+
+struct DataConfig {
+  std::string path = "data/default/train.h5";
+  std::int64_t seq_len = 128;
+  std::int64_t num_workers = 1;
+  std::int64_t prefetch_factor = 2;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("path", path, "Token dataset (HDF5 with a contiguous /tokens, see docs/data.md).");
+    v.field("seq_len", seq_len, "Tokens per training sequence.");
+    v.field("num_workers", num_workers, "Dataloader threads per rank (0: load on the caller).");
+    v.field("prefetch_factor", prefetch_factor, "Batches queued per worker.");
+  }
+};
+
+struct EvalConfig {
+  std::string path;
+  std::int64_t interval_steps = 0;
+  std::int64_t batches = 4;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("path", path, "Held-out token dataset for validation; empty disables validation.");
+    v.field("interval_steps", interval_steps, "Validate every N optimizer steps (0: never).");
+    v.field("batches", batches, "Global batches scored per validation.");
+  }
+};
+
+struct LoraConfig {
+  bool enabled = false;
+  std::int64_t rank = 8;
+  double alpha = 16.0;
+  double dropout = 0.0;
+  std::vector<std::string> targets = {"q_proj", "k_proj", "v_proj", "o_proj"};
+
+  template <class V>
+  void visit(V& v) {
+    v.field("enabled", enabled, "Train LoRA adapters instead of the full model.");
+    v.field("rank", rank, "Adapter rank r.");
+    v.field("alpha", alpha, "Adapter scale numerator (scale = alpha / rank).");
+    v.field("dropout", dropout, "Dropout on the adapter input.");
+    v.field("targets", targets,
+            "Projections that get adapters: q_proj k_proj v_proj o_proj gate_proj up_proj "
+            "down_proj.");
+  }
+};
+
+struct TrainingConfig {
+  std::int64_t global_batch_size = 8;
+  std::int64_t micro_batch_size = 2;
+  std::int64_t max_steps = 100;
+  double lr = 3e-4;
+  double min_lr = 3e-5;
+  std::int64_t warmup_steps = 10;
+  std::string lr_schedule = "cosine";
+  double weight_decay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double eps = 1e-8;
+  double grad_clip = 1.0;
+  std::string dtype = "auto";
+  bool activation_checkpointing = true;
+  LoraConfig lora;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("global_batch_size", global_batch_size,
+            "Sequences per optimizer step over all ranks (independent of the world size).");
+    v.field("micro_batch_size", micro_batch_size,
+            "Sequences per rank per forward/backward; accumulation steps = global_batch_size / "
+            "(micro_batch_size x world size).");
+    v.field("max_steps", max_steps, "Optimizer steps to train.");
+    v.field("lr", lr, "Peak learning rate.");
+    v.field("min_lr", min_lr, "Learning rate at the end of the decay.");
+    v.field("warmup_steps", warmup_steps, "Linear warmup steps from 0 to lr.");
+    v.field("lr_schedule", lr_schedule, "Decay after warmup: cosine, linear or constant.");
+    v.field("weight_decay", weight_decay,
+            "AdamW decoupled weight decay (not applied to norms and embeddings).");
+    v.field("beta1", beta1, "AdamW beta1.");
+    v.field("beta2", beta2, "AdamW beta2.");
+    v.field("eps", eps, "AdamW epsilon.");
+    v.field("grad_clip", grad_clip, "Global gradient-norm clip (0: off).");
+    v.field("dtype", dtype,
+            "Gather/compute dtype: auto (fp32 on CPU, bf16 on GPU), fp32 or bf16; master "
+            "weights and gradient reduction stay fp32.");
+    v.field("activation_checkpointing", activation_checkpointing,
+            "Recompute each unit in backward instead of keeping its activations.");
+    v.section("lora", lora, "Low-rank adapters (PEFT-compatible).");
+  }
+};
+
+struct ParallelConfig {
+  std::string backend = "auto";
+  double collective_timeout_s = 600.0;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("backend", backend, "Collectives: auto (NCCL for CUDA tensors, else MPI), mpi, nccl.");
+    v.field("collective_timeout_s", collective_timeout_s,
+            "A collective unfinished after this many seconds ends the job with exit 6 and "
+            "names the rank that is behind.");
+  }
+};
+
+struct PreflightConfig {
+  bool enabled = true;
+  double max_memory_fraction = 0.9;
+  double host_memory_warn_fraction = 0.5;
+  double host_memory_fail_fraction = 0.8;
+  double first_batch_timeout_s = 60.0;
+  std::int64_t synthetic_steps = 2;
+  bool fail_on_warning = false;
+  double verdict_timeout_s = 900.0;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("enabled", enabled, "Run the rank-0 preflight before training.");
+    v.field("max_memory_fraction", max_memory_fraction,
+            "Go only if predicted and measured peak memory stay below this fraction of what "
+            "one rank can use.");
+    v.field("host_memory_warn_fraction", host_memory_warn_fraction,
+            "Warn when the dataloader needs more than this fraction of host memory.");
+    v.field("host_memory_fail_fraction", host_memory_fail_fraction,
+            "Fail when the dataloader needs more than this fraction of host memory.");
+    v.field("first_batch_timeout_s", first_batch_timeout_s,
+            "Deadline for every data access of the preflight, first batch included.");
+    v.field("synthetic_steps", synthetic_steps,
+            "Optimizer steps of the measured synthetic step (at least 2).");
+    v.field("fail_on_warning", fail_on_warning, "Treat preflight warnings as no-go.");
+    v.field("verdict_timeout_s", verdict_timeout_s,
+            "Other ranks give up waiting for rank 0's verdict after this many seconds.");
+  }
+};
+
+struct CheckpointConfig {
+  std::string dir;  // empty: <run.output_dir>/checkpoints
+  std::int64_t interval_steps = 0;
+  std::int64_t keep_last = 3;
+  bool async = false;
+  std::string resume = "auto";
+  bool load_optimizer = true;
+  bool fail_on_error = false;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("dir", dir, "Checkpoint directory; empty means <run.output_dir>/checkpoints.");
+    v.field("interval_steps", interval_steps,
+            "Save every N optimizer steps (0: only at the end of training).");
+    v.field("keep_last", keep_last, "Committed steps to keep (never the newest).");
+    v.field("async", async, "Write checkpoints from a background thread.");
+    v.field("resume", resume, "auto (latest when present), never, or a step directory.");
+    v.field("load_optimizer", load_optimizer,
+            "Restore optimizer state on resume (false: model weights only).");
+    v.field("fail_on_error", fail_on_error, "Stop training when a save fails.");
+  }
+};
+
+struct LoggingConfig {
+  std::int64_t interval_steps = 1;
+  std::string level = "info";
+
+  template <class V>
+  void visit(V& v) {
+    v.field("interval_steps", interval_steps, "Log and append to metrics.jsonl every N steps.");
+    v.field("level", level, "Log level: trace, debug, info, warn, error.");
+  }
+};
+
+struct Config {
+  RunConfig run;
+  ModelConfig model;
+  DataConfig data;
+  EvalConfig eval;
+  TrainingConfig training;
+  ParallelConfig parallel;
+  PreflightConfig preflight;
+  CheckpointConfig checkpoint;
+  LoggingConfig logging;
+
+  template <class V>
+  void visit(V& v) {
+    v.section("run", run, "Run identity and output location.");
+    v.section("model", model, "Model shape (Hugging Face LlamaConfig names).");
+    v.section("data", data, "Training data and dataloader.");
+    v.section("eval", eval, "Validation on held-out data.");
+    v.section("training", training, "Optimisation.");
+    v.section("parallel", parallel, "Communication.");
+    v.section("preflight", preflight, "Rank-0 go/no-go checks before training.");
+    v.section("checkpoint", checkpoint, "Sharded checkpoints and resume.");
+    v.section("logging", logging, "Console, log files and metrics.");
+  }
+};
+
+}  // namespace nss::config

@@ -1,0 +1,59 @@
+// Batch arithmetic at a given world size: every rank runs the same number of
+// micro-steps of micro_batch_size sequences, so global_batch_size must be a
+// multiple of micro_batch_size x world_size.
+#include <string>
+#include <vector>
+
+#include "config/load.h"
+#include "core/error.h"
+
+namespace nss::config {
+namespace {
+
+std::string join(const std::vector<std::int64_t>& values) {
+  std::string text;
+  for (auto v : values) text += (text.empty() ? "" : ", ") + std::to_string(v);
+  return text;
+}
+
+}  // namespace
+
+void validate_layout(const Config& config, int world_size) {
+  const std::int64_t global = config.training.global_batch_size;
+  const std::int64_t micro = config.training.micro_batch_size;
+  const std::int64_t ranks = world_size;
+  if (ranks < 1) throw InternalError("config", "world size must be positive");
+  const std::int64_t step = micro * ranks;
+  if (global % step == 0) return;
+
+  const std::string numbers = "training.global_batch_size=" + std::to_string(global) +
+                              " is not a multiple of micro_batch_size x world_size = " +
+                              std::to_string(micro) + " x " + std::to_string(ranks) + " = " +
+                              std::to_string(step);
+  std::string hint;
+  if (global % ranks == 0) {
+    std::vector<std::int64_t> micros;
+    for (std::int64_t m = 1; m <= global / ranks; ++m)
+      if ((global / ranks) % m == 0) micros.push_back(m);
+    hint = "at " + std::to_string(ranks) + " ranks, micro_batch_size can be " + join(micros) +
+           "; or ";
+  } else {
+    hint = std::to_string(global) + " sequences cannot be split evenly over " +
+           std::to_string(ranks) + " ranks; ";
+  }
+  const std::int64_t lower = global / step * step;
+  const std::int64_t upper = lower + step;
+  std::vector<std::int64_t> globals;
+  if (lower > 0) globals.push_back(lower);
+  globals.push_back(upper);
+  hint += "keep micro_batch_size=" + std::to_string(micro) + " and set global_batch_size to " +
+          (globals.size() == 2 ? join({globals[0]}) + " or " + join({globals[1]}) : join(globals));
+  throw UsageError("config", numbers, hint);
+}
+
+std::int64_t accumulation_steps(const Config& config, int world_size) {
+  return config.training.global_batch_size /
+         (config.training.micro_batch_size * static_cast<std::int64_t>(world_size));
+}
+
+}  // namespace nss::config

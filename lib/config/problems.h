@@ -1,0 +1,27 @@
+// Collects configuration problems so a user sees all of them in one run
+// instead of fixing one per job submission.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace nss::config {
+
+class Problems {
+ public:
+  /// `path`: full key path; `where`: file position or "--set ..."; `hint`: what to change.
+  void add(std::string path, std::string where, std::string message, std::string hint = {});
+
+  bool empty() const { return items_.empty(); }
+
+  /// Throws one UsageError (exit 2) listing every problem; no-op when empty.
+  void throw_if_any() const;
+
+ private:
+  struct Item {
+    std::string path, where, message, hint;
+  };
+  std::vector<Item> items_;
+};
+
+}  // namespace nss::config

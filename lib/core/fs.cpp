@@ -1,0 +1,100 @@
+#include "core/fs.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace nss {
+namespace {
+
+void write_all(int fd, const std::string& content, const std::string& path) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      throw InternalError("fs", "cannot write " + path + ": " + errno_text(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string errno_text(int error_number) {
+  char buffer[256];
+  // GNU strerror_r may return a static string instead of filling the buffer.
+  const char* text = strerror_r(error_number, buffer, sizeof buffer);
+  return text;
+}
+
+void fsync_directory(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw InternalError("fs", "cannot open directory " + path + ": " + errno_text(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems refuse fsync on directories; the rename is still ordered.
+  if (rc != 0 && err != EINVAL && err != EROFS)
+    throw InternalError("fs", "cannot fsync directory " + path + ": " + errno_text(err));
+}
+
+void fsync_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InternalError("fs", "cannot open " + path + ": " + errno_text(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw InternalError("fs", "cannot fsync " + path + ": " + errno_text(err));
+}
+
+void write_file_atomic(const std::string& path, const std::string& content) {
+  const std::filesystem::path target(path);
+  const std::string tmp =
+      path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw InternalError("fs", "cannot create " + tmp + ": " + errno_text(errno));
+  write_all(fd, content, tmp);
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw InternalError("fs", "cannot fsync " + tmp + ": " + errno_text(err));
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw InternalError("fs", "cannot rename " + tmp + " to " + path + ": " + errno_text(err));
+  }
+  const std::string parent =
+      target.has_parent_path() ? target.parent_path().string() : std::string(".");
+  fsync_directory(parent);
+}
+
+std::string read_text_file(const std::string& path, const std::string& component) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(component, "cannot read " + path + ": " + errno_text(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void create_directories(const std::string& path, const std::string& component) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec)
+    throw UsageError(component, "cannot create directory " + path + ": " + ec.message(),
+                     "choose a writable location");
+}
+
+}  // namespace nss

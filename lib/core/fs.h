@@ -1,0 +1,29 @@
+// File-system helpers with the durability guarantees the run directory and
+// checkpoints rely on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nss {
+
+/// Writes `content` to `path` atomically: a temporary file in the same
+/// directory, fsync, rename over `path`, fsync of the directory.
+void write_file_atomic(const std::string& path, const std::string& content);
+
+/// fsyncs a directory so that renames and creations inside it are durable.
+void fsync_directory(const std::string& path);
+
+/// fsyncs an existing regular file.
+void fsync_file(const std::string& path);
+
+/// Reads a whole file; throws DataError naming the path when it cannot.
+std::string read_text_file(const std::string& path, const std::string& component);
+
+/// Creates `path` and its parents; throws UsageError naming the path on failure.
+void create_directories(const std::string& path, const std::string& component);
+
+/// "errno text" for the current errno, e.g. "No such file or directory".
+std::string errno_text(int error_number);
+
+}  // namespace nss

@@ -1,0 +1,69 @@
+#include "train/job.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "comm/agreement.h"
+#include "comm/mpi_communicator.h"
+#include "comm/mpi_runtime.h"
+#include "comm/watchdog.h"
+#include "config/load.h"
+#include "core/fs.h"
+#include "log/logger.h"
+#include "log/run_directory_lock.h"
+#include "train/environment.h"
+
+namespace nss::train {
+namespace {
+
+// Rank 0 reads and validates the file; the other ranks receive the resolved
+// text, so every rank runs with byte-identical settings even if the file
+// changes on disk mid-launch, and a bad file gives one message, not N.
+config::Config agree_on_config(comm::Communicator& comm, const JobOptions& options) {
+  std::string resolved;
+  comm::run_on_root(comm, 0, [&] {
+    config::Config config = config::load_config({options.config_path, options.overrides});
+    config::validate_layout(config, comm.size());
+    resolved = config::to_yaml(config, /*with_comments=*/false);
+  });
+  comm::broadcast_text(comm, resolved, 0);
+  return config::parse_config_text(resolved, "resolved configuration from rank 0");
+}
+
+}  // namespace
+
+ExitCode run_job(const JobOptions& options) {
+  auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const comm::ProcessLayout layout = comm::discover_layout(MPI_COMM_WORLD);
+  const config::Config config = agree_on_config(*world, options);
+
+  if (options.print_config) {
+    if (world->rank() == 0) std::fputs(config::to_yaml(config, true).c_str(), stdout);
+    return ExitCode::kOk;
+  }
+  log::set_level(config.logging.level);
+  comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+
+  // Run directory: rank 0 owns it (lock, resolved config); every rank logs there.
+  const std::string run_dir = config.run.output_dir;
+  std::optional<log::RunDirectoryLock> lock;
+  comm::run_on_root(*world, 0, [&] {
+    lock.emplace(run_dir);
+    create_directories(run_dir + "/logs", "run");
+    write_file_atomic(run_dir + "/config.resolved.yaml", config::to_yaml(config, true));
+  });
+  comm::run_on_all(*world, [&] { log::attach_rank_file(run_dir + "/logs", world->rank()); });
+
+  const auto entries = comm::all_gather_text(*world, describe_rank(layout, "cpu"));
+  comm::run_on_root(*world, 0, [&] {
+    write_file_atomic(run_dir + "/environment.json", describe_environment(entries, options.command_line));
+  });
+  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank", config.run.name, run_dir,
+               world->size(), layout.threads_per_rank);
+  return ExitCode::kOk;
+}
+
+}  // namespace nss::train
