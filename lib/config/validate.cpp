@@ -94,8 +94,8 @@ void check_training(const TrainingConfig& t, Checker& c) {
   c.positive(t.max_steps, "training.max_steps");
   c.positive(t.lr, "training.lr");
   c.non_negative(t.min_lr, "training.min_lr");
-  c.require(t.min_lr <= t.lr, "training.min_lr",
-            "must not exceed training.lr (" + std::to_string(t.lr) + ")");
+  if (t.lr > 0)
+    c.require(t.min_lr <= t.lr, "training.min_lr", "must not exceed training.lr");
   c.non_negative(t.warmup_steps, "training.warmup_steps");
   c.one_of(t.lr_schedule, "training.lr_schedule", {"cosine", "linear", "constant"});
   c.non_negative(t.weight_decay, "training.weight_decay");

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The default local run: installs what is missing, builds, prepares the
+# bundled dataset and trains the tiny default model on 2 ranks:
+#   mpirun -n 2 build/bin/nss_hpc configs/run.yaml
+# Extra arguments go to nss_hpc, e.g. scripts/run.sh --set training.max_steps=20
+set -euo pipefail
+source "$(dirname "$0")/setup.sh"
+cd "$NSS_ROOT"
+
+MPI_ARGS=(-n "${NSS_RANKS:-2}" --oversubscribe)
+[ "$(id -u)" -eq 0 ] && MPI_ARGS+=(--allow-run-as-root)
+say "running: mpirun ${MPI_ARGS[*]} build/bin/nss_hpc configs/run.yaml $*"
+exec env OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" mpirun "${MPI_ARGS[@]}" "$BUILD_DIR/bin/nss_hpc" configs/run.yaml "$@"

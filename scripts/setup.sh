@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs what nss_hpc needs from Debian (only what is missing), makes
+# OpenBLAS-OpenMP the active BLAS, and builds into build/. Sourced by
+# scripts/run.sh and scripts/test.sh; safe to run again (idempotent).
+# Works as root, or as a user with sudo.
+set -euo pipefail
+
+NSS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$NSS_ROOT/build}
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+die() { printf '\033[1;31m[setup] error:\033[0m %s\n' "$*" >&2; exit 1; }
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO="sudo"
+else
+  die "not root and no sudo: install the packages listed in scripts/setup.sh by hand"
+fi
+
+PACKAGES=(
+  g++ cmake ninja-build ccache pkg-config git
+  libtorch-dev libopenblas0-openmp
+  libopenmpi-dev openmpi-bin
+  libhdf5-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
+  nlohmann-json3-dev libcli11-dev libxxhash-dev
+  python3 python3-numpy python3-h5py python3-torch python3-matplotlib python3-venv
+)
+
+install_missing() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    say "all ${#@} Debian packages present"
+    return
+  fi
+  say "installing ${missing[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    || die "apt-get could not install: ${missing[*]}"
+}
+
+# libtorch calls BLAS through the libblas.so.3 alternative. The reference BLAS
+# is ~30x slower; OpenBLAS's -pthread variant ignores torch::set_num_threads
+# and oversubscribes the cores when several ranks share a node.
+select_openblas_openmp() {
+  local arch
+  arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+  local dir=/usr/lib/$arch/openblas-openmp
+  [ -e "$dir/libblas.so.3" ] || die "libopenblas0-openmp is not installed ($dir/libblas.so.3 missing)"
+  for lib in libblas.so.3 liblapack.so.3; do
+    local name=$lib-$arch
+    if update-alternatives --query "$name" >/dev/null 2>&1; then
+      local current
+      current=$(update-alternatives --query "$name" | awk '/^Value:/ {print $2}')
+      if [ "$current" != "$dir/$lib" ]; then
+        say "selecting $dir/$lib as $name"
+        $SUDO update-alternatives --set "$name" "$dir/$lib" >/dev/null
+      fi
+    fi
+  done
+  local active
+  active=$(readlink -f "/usr/lib/$arch/libblas.so.3")
+  case "$active" in
+    */openblas-openmp/*) say "BLAS: $active (OpenBLAS, OpenMP threading)" ;;
+    *) die "the active BLAS is $active, not OpenBLAS-OpenMP: run
+  sudo update-alternatives --set libblas.so.3-$arch $dir/libblas.so.3
+(the reference BLAS is ~30x slower; OpenBLAS-pthread oversubscribes cores)" ;;
+  esac
+}
+
+build() {
+  say "configuring and building in $BUILD_DIR"
+  cmake -S "$NSS_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" \
+    ${NSS_CMAKE_ARGS:-} >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+install_missing "${PACKAGES[@]}"
+select_openblas_openmp
+build

@@ -1,0 +1,192 @@
+// MpiCommunicator against hand-computed results at 1, 2 and 4 ranks, for every
+// dtype and for sizes that are not multiples of anything convenient.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "comm/agreement.h"
+#include "comm/mpi_communicator.h"
+#include "core/half.h"
+
+namespace nss::comm {
+namespace {
+
+std::unique_ptr<MpiCommunicator> world() { return MpiCommunicator::create(MPI_COMM_WORLD); }
+
+// Stores/loads a small integer-valued double in any dtype (exact for all of them).
+void store(DType dtype, void* base, std::size_t i, double value) {
+  char* p = static_cast<char*>(base) + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::kFloat32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
+    case DType::kFloat64: std::memcpy(p, &value, 8); break;
+    case DType::kBFloat16: { auto v = float_to_bf16(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+    case DType::kFloat16: { auto v = float_to_f16(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
+    case DType::kInt8: { auto v = static_cast<std::int8_t>(value); std::memcpy(p, &v, 1); break; }
+    case DType::kUInt8: { auto v = static_cast<std::uint8_t>(value); std::memcpy(p, &v, 1); break; }
+    case DType::kInt16: { auto v = static_cast<std::int16_t>(value); std::memcpy(p, &v, 2); break; }
+    case DType::kUInt16: { auto v = static_cast<std::uint16_t>(value); std::memcpy(p, &v, 2); break; }
+    case DType::kInt32: { auto v = static_cast<std::int32_t>(value); std::memcpy(p, &v, 4); break; }
+    case DType::kUInt32: { auto v = static_cast<std::uint32_t>(value); std::memcpy(p, &v, 4); break; }
+    case DType::kInt64: { auto v = static_cast<std::int64_t>(value); std::memcpy(p, &v, 8); break; }
+    case DType::kUInt64: { auto v = static_cast<std::uint64_t>(value); std::memcpy(p, &v, 8); break; }
+  }
+}
+
+double load(DType dtype, const void* base, std::size_t i) {
+  const char* p = static_cast<const char*>(base) + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::kFloat32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::kFloat64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::kBFloat16: { std::uint16_t v; std::memcpy(&v, p, 2); return bf16_to_float(v); }
+    case DType::kFloat16: { std::uint16_t v; std::memcpy(&v, p, 2); return f16_to_float(v); }
+    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+  }
+  return 0;
+}
+
+const DType kAllDTypes[] = {DType::kFloat32, DType::kFloat64, DType::kBFloat16, DType::kFloat16,
+                            DType::kInt8,    DType::kUInt8,   DType::kInt16,    DType::kUInt16,
+                            DType::kInt32,   DType::kUInt32,  DType::kInt64,    DType::kUInt64};
+const std::size_t kCounts[] = {1, 7, 1001};
+
+TEST(MpiCommunicator, AllGatherEveryDType) {
+  auto comm = world();
+  const int n = comm->size(), r = comm->rank();
+  for (DType dtype : kAllDTypes) {
+    for (std::size_t count : kCounts) {
+      std::vector<char> shard(count * dtype_size(dtype)), full(shard.size() * n);
+      for (std::size_t i = 0; i < count; ++i) store(dtype, shard.data(), i, r * 10 + i % 10);
+      comm->all_gather(shard.data(), full.data(), count, dtype);
+      for (int src = 0; src < n; ++src)
+        for (std::size_t i = 0; i < count; ++i)
+          ASSERT_EQ(load(dtype, full.data(), src * count + i), src * 10 + i % 10)
+              << dtype_name(dtype) << " count " << count;
+    }
+  }
+}
+
+TEST(MpiCommunicator, ReduceScatterSumsEveryDType) {
+  auto comm = world();
+  const int n = comm->size(), r = comm->rank();
+  const double rank_sum = n * (n + 1) / 2.0;  // sum of (r + 1) over ranks
+  for (DType dtype : kAllDTypes) {
+    for (std::size_t count : kCounts) {
+      std::vector<char> full(count * n * dtype_size(dtype)), shard(count * dtype_size(dtype));
+      for (std::size_t j = 0; j < count * n; ++j) store(dtype, full.data(), j, (r + 1) * (j % 5 + 1));
+      comm->reduce_scatter(full.data(), shard.data(), count, dtype);
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t j = r * count + i;
+        ASSERT_EQ(load(dtype, shard.data(), i), rank_sum * (j % 5 + 1))
+            << dtype_name(dtype) << " count " << count;
+      }
+    }
+  }
+}
+
+TEST(MpiCommunicator, AllReduceSumMaxMinEveryDType) {
+  auto comm = world();
+  const int n = comm->size(), r = comm->rank();
+  for (DType dtype : kAllDTypes) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kMin}) {
+      std::vector<char> buffer(7 * dtype_size(dtype));
+      for (std::size_t i = 0; i < 7; ++i) store(dtype, buffer.data(), i, r + i);
+      comm->all_reduce(buffer.data(), 7, dtype, op);
+      for (std::size_t i = 0; i < 7; ++i) {
+        const double expected = op == ReduceOp::kSum   ? n * (n - 1) / 2.0 + n * static_cast<double>(i)
+                                : op == ReduceOp::kMax ? n - 1 + static_cast<double>(i)
+                                                       : static_cast<double>(i);
+        ASSERT_EQ(load(dtype, buffer.data(), i), expected) << dtype_name(dtype);
+      }
+    }
+  }
+}
+
+TEST(MpiCommunicator, BroadcastFromEveryRoot) {
+  auto comm = world();
+  for (int root = 0; root < comm->size(); ++root) {
+    std::vector<std::int64_t> values(5, comm->rank() == root ? 100 + root : -1);
+    comm->broadcast(values.data(), values.size(), root);
+    for (auto v : values) ASSERT_EQ(v, 100 + root);
+  }
+}
+
+TEST(MpiCommunicator, ByteAccountingFollowsBusBandwidthConvention) {
+  auto comm = world();
+  const int n = comm->size();
+  std::vector<float> shard(11), full(11 * n);
+  comm->all_gather(shard.data(), full.data(), 11, DType::kFloat32);
+  comm->reduce_scatter(full.data(), shard.data(), 11, DType::kFloat32);
+  comm->all_reduce(full.data(), full.size(), DType::kFloat32, ReduceOp::kSum);
+  comm->broadcast(shard.data(), shard.size(), DType::kFloat32, 0);
+  comm->barrier();
+  const CommStats stats = comm->stats();
+  const double full_bytes = 11.0 * 4 * n;
+  EXPECT_EQ(stats[CollectiveKind::kAllGather].bytes, full_bytes * (n - 1) / n);
+  EXPECT_EQ(stats[CollectiveKind::kReduceScatter].bytes, full_bytes * (n - 1) / n);
+  EXPECT_EQ(stats[CollectiveKind::kAllReduce].bytes, 2 * full_bytes * (n - 1) / n);
+  EXPECT_EQ(stats[CollectiveKind::kBroadcast].bytes, n > 1 ? 44.0 : 0.0);
+  EXPECT_EQ(stats[CollectiveKind::kBarrier].calls, 1u);
+  EXPECT_GT(stats.total_seconds(), 0.0);
+  EXPECT_EQ(comm->tracker().snapshot().finished, 5u);
+}
+
+TEST(MpiCommunicator, LocalRanksOnOneNode) {
+  auto comm = world();
+  EXPECT_EQ(comm->local_size(), comm->size());  // ctest runs every rank on this machine
+  EXPECT_EQ(comm->local_rank(), comm->rank());
+}
+
+TEST(Agreement, RootFailureReachesEveryRankWithTheSameCode) {
+  auto comm = world();
+  try {
+    run_on_root(*comm, 0, [] { throw DataError("data", "no such file x.h5", "fix data.path"); });
+    FAIL() << "no error";
+  } catch (const AgreedError& e) {
+    EXPECT_EQ(e.code(), ExitCode::kData);
+    EXPECT_EQ(e.message(), "no such file x.h5");
+    EXPECT_EQ(e.hint(), "fix data.path");
+    EXPECT_EQ(e.component(), "data");
+  }
+  EXPECT_NO_THROW(run_on_root(*comm, 0, [] {}));
+}
+
+TEST(Agreement, LowestFailingRankWins) {
+  auto comm = world();
+  const int n = comm->size();
+  try {
+    run_on_all(*comm, [&] {
+      if (comm->rank() == n - 1) throw ResourceError("memory", "rank " + std::to_string(n - 1));
+      if (n > 2 && comm->rank() == 1) throw UsageError("config", "rank 1");
+    });
+    FAIL() << "no error";
+  } catch (const AgreedError& e) {
+    if (n > 2) {
+      EXPECT_EQ(e.code(), ExitCode::kUsage);
+      EXPECT_EQ(e.message(), "rank 1");
+    } else {
+      EXPECT_EQ(e.code(), ExitCode::kResources);
+    }
+  }
+  EXPECT_NO_THROW(run_on_all(*comm, [] {}));
+}
+
+TEST(Agreement, TextCollectives) {
+  auto comm = world();
+  std::string text = comm->rank() == 0 ? std::string(100000, 'x') + "end" : "";
+  broadcast_text(*comm, text, 0);
+  EXPECT_EQ(text.size(), 100003u);
+  const auto all = all_gather_text(*comm, "rank-" + std::string(comm->rank(), '!'));
+  ASSERT_EQ(static_cast<int>(all.size()), comm->size());
+  for (int r = 0; r < comm->size(); ++r) EXPECT_EQ(all[r], "rank-" + std::string(r, '!'));
+}
+
+}  // namespace
+}  // namespace nss::comm

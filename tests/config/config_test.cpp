@@ -1,0 +1,237 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "config/key_catalog.h"
+#include "config/key_suggestion.h"
+#include "config/load.h"
+#include "config/model_presets.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "support/test_paths.h"
+
+namespace nss::config {
+namespace {
+
+// Expects a UsageError whose text contains every fragment.
+template <class Fn>
+std::string expect_usage_error(Fn&& fn, std::initializer_list<const char*> fragments) {
+  try {
+    fn();
+  } catch (const UsageError& e) {
+    const std::string text = e.what();
+    for (const char* fragment : fragments)
+      EXPECT_NE(text.find(fragment), std::string::npos) << "missing '" << fragment << "' in:\n"
+                                                        << text;
+    return text;
+  }
+  ADD_FAILURE() << "no UsageError thrown";
+  return "";
+}
+
+Config parse(const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return parse_config_text(yaml, "test.yaml", overrides);
+}
+
+TEST(Config, DefaultsAreValidAndResolved) {
+  const Config config = parse("");
+  EXPECT_EQ(config.run.output_dir, "runs/default");
+  EXPECT_EQ(config.checkpoint.dir, "runs/default/checkpoints");
+  EXPECT_EQ(config.model.head_dim, 16);
+  EXPECT_EQ(config.training.lr_schedule, "cosine");
+}
+
+TEST(Config, EveryKeyRoundTripsThroughYaml) {
+  // Change every value away from its default, write, read back, compare.
+  Config config = parse(R"(
+run: {name: rt, output_dir: /tmp/rt, seed: 7}
+model: {preset: tiny, hidden_size: 96, intermediate_size: 256, num_hidden_layers: 3,
+        num_attention_heads: 6, num_key_value_heads: 3, head_dim: 16, vocab_size: 300,
+        max_position_embeddings: 512, rms_norm_eps: 1.0e-6, rope_theta: 50000.5,
+        rope_scaling: {type: llama3, factor: 8, low_freq_factor: 1.5, high_freq_factor: 4.5,
+                       original_max_position_embeddings: 256},
+        tie_word_embeddings: true, from_pretrained: ""}
+data: {path: /d/train.h5, seq_len: 64, num_workers: 3, prefetch_factor: 5}
+eval: {path: /d/val.h5, interval_steps: 5, batches: 7}
+training: {global_batch_size: 12, micro_batch_size: 3, max_steps: 9, lr: 0.002, min_lr: 0.0001,
+           warmup_steps: 2, lr_schedule: linear, weight_decay: 0.05, beta1: 0.8, beta2: 0.99,
+           eps: 1.0e-7, grad_clip: 0.5, dtype: bf16, activation_checkpointing: false,
+           lora: {enabled: true, rank: 4, alpha: 8.5, dropout: 0.1, targets: [q_proj, down_proj]}}
+parallel: {backend: mpi, collective_timeout_s: 30.5}
+preflight: {enabled: false, max_memory_fraction: 0.7, host_memory_warn_fraction: 0.4,
+            host_memory_fail_fraction: 0.6, first_batch_timeout_s: 5, synthetic_steps: 3,
+            fail_on_warning: true, verdict_timeout_s: 12}
+checkpoint: {dir: /ck, interval_steps: 3, keep_last: 2, async: true, resume: never,
+             load_optimizer: false, fail_on_error: true}
+logging: {interval_steps: 4, level: debug}
+)");
+  const std::string once = to_yaml(config, true);
+  const Config again = parse(once);
+  EXPECT_EQ(to_yaml(again, true), once);
+  EXPECT_EQ(again.model.rope_scaling.type, "llama3");
+  EXPECT_DOUBLE_EQ(again.model.rope_theta, 50000.5);
+  EXPECT_EQ(again.training.lora.targets, (std::vector<std::string>{"q_proj", "down_proj"}));
+  EXPECT_TRUE(again.checkpoint.async);
+  EXPECT_EQ(again.logging.level, "debug");
+  // Every documented key appears in the written YAML.
+  for (const auto& key : key_catalog()) {
+    const auto dot = key.path.rfind('.');
+    const std::string leaf = dot == std::string::npos ? key.path : key.path.substr(dot + 1);
+    EXPECT_NE(once.find(leaf + ":"), std::string::npos) << key.path;
+  }
+}
+
+TEST(Config, PresetThenExplicitKeysOverride) {
+  const Config config = parse("model: {preset: llama-3.2-1b, num_hidden_layers: 2}");
+  EXPECT_EQ(config.model.hidden_size, 2048);
+  EXPECT_EQ(config.model.num_hidden_layers, 2);
+  EXPECT_TRUE(config.model.tie_word_embeddings);
+  EXPECT_EQ(config.model.rope_scaling.type, "llama3");
+  for (const auto& name : preset_names()) {
+    ModelConfig model;
+    ASSERT_TRUE(apply_model_preset(name, model));
+    EXPECT_EQ(model.num_attention_heads % model.num_key_value_heads, 0) << name;
+  }
+  ModelConfig model;
+  apply_model_preset("llama-3.1-8b", model);
+  EXPECT_FALSE(model.tie_word_embeddings);
+  EXPECT_EQ(model.intermediate_size, 14336);
+}
+
+TEST(Config, OverridesAreTypedLikeYaml) {
+  const Config config = parse("", {"training.lr=1e-4", "training.lora.targets=[v_proj]",
+                                   "checkpoint.async=true", "run.name=x"});
+  EXPECT_DOUBLE_EQ(config.training.lr, 1e-4);
+  EXPECT_EQ(config.training.lora.targets, std::vector<std::string>{"v_proj"});
+  EXPECT_TRUE(config.checkpoint.async);
+  EXPECT_EQ(config.run.output_dir, "runs/x");
+}
+
+TEST(Config, UnknownKeySuggestsAliasAndNamesOrigin) {
+  expect_usage_error([] { parse("", {"training.lerning_rate=0.1"}); },
+                     {"training.lerning_rate", "unknown key", "did you mean 'training.lr'",
+                      "--set training.lerning_rate=0.1"});
+  expect_usage_error([] { parse("training:\n  learning_rate: 0.1\n"); },
+                     {"training.learning_rate", "'training.lr'", "test.yaml, line 2, column 3"});
+  expect_usage_error([] { parse("training:\n  batch_size: 4\n"); },
+                     {"did you mean 'training.micro_batch_size'"});
+  expect_usage_error([] { parse("trainng:\n  lr: 0.1\n"); }, {"did you mean 'training'"});
+  expect_usage_error([] { parse("training:\n  seq_len: 64\n"); }, {"did you mean 'data.seq_len'"});
+  expect_usage_error([] { parse("model:\n  num_layers: 4\n"); },
+                     {"'model.num_hidden_layers'"});
+}
+
+TEST(Config, WrongTypesNameKeyAndExpectation) {
+  expect_usage_error([] { parse("training:\n  lr: fast\n"); },
+                     {"training.lr", "expected a number, got 'fast'", "line 2"});
+  expect_usage_error([] { parse("training:\n  max_steps: 2.5\n"); },
+                     {"training.max_steps", "expected an integer"});
+  expect_usage_error([] { parse("checkpoint:\n  async: maybe\n"); },
+                     {"checkpoint.async", "expected true or false"});
+  expect_usage_error([] { parse("data: 5\n"); }, {"data", "expected a mapping"});
+  expect_usage_error([] { parse("training:\n  lora:\n    targets: q_proj\n"); },
+                     {"training.lora.targets", "expected a list"});
+}
+
+TEST(Config, ReportsEveryProblemAtOnce) {
+  const std::string text = expect_usage_error(
+      [] { parse("training: {lr: -1, max_steps: 0}\nlogging: {level: loud}\n"); },
+      {"3 configuration problems", "training.lr: must be > 0", "training.max_steps: must be > 0",
+       "logging.level: must be one of"});
+  (void)text;
+}
+
+TEST(Config, OutOfRangeValues) {
+  expect_usage_error([] { parse("training: {min_lr: 0.1, lr: 0.01}"); }, {"training.min_lr"});
+  expect_usage_error([] { parse("model: {num_attention_heads: 4, num_key_value_heads: 3}"); },
+                     {"model.num_key_value_heads", "must divide"});
+  expect_usage_error([] { parse("preflight: {synthetic_steps: 1}"); },
+                     {"preflight.synthetic_steps"});
+  expect_usage_error([] { parse("checkpoint: {keep_last: 0}"); }, {"checkpoint.keep_last"});
+  expect_usage_error([] { parse("training: {lora: {targets: [q_proj, qkv]}}"); },
+                     {"unknown projection 'qkv'"});
+  expect_usage_error([] { parse("model: {preset: llama-3.2-1bb}"); },
+                     {"unknown preset", "did you mean 'llama-3.2-1b'"});
+  expect_usage_error([] { parse("data: {seq_len: 4096}"); }, {"max_position_embeddings"});
+  expect_usage_error([] { parse("eval: {interval_steps: 10}"); }, {"eval.path"});
+}
+
+TEST(Config, MalformedInput) {
+  expect_usage_error([] { parse("training:\n  lr: [1,\n"); }, {"cannot parse YAML", "test.yaml"});
+  expect_usage_error([] { parse("- a\n- b\n"); }, {"top level must be a mapping"});
+  expect_usage_error([] { parse("", {"training.lr"}); }, {"malformed override"});
+  expect_usage_error([] { parse("training: {lr: 0.1}", {"training.lr.x=1"}); },
+                     {"'training.lr' is a value, not a section"});
+  expect_usage_error([] { parse("", {"training.lr.x=1"}); },
+                     {"training.lr: expected a number, got a mapping"});
+  expect_usage_error([] { load_config({"/nonexistent/run.yaml", {}}); },
+                     {"cannot read config file /nonexistent/run.yaml"});
+}
+
+TEST(Config, LoadsFromFile) {
+  const std::string dir = nss::testing::scratch_dir("config");
+  write_file_atomic(dir + "/c.yaml", "run:\n  name: filetest\n");
+  const Config config = load_config({dir + "/c.yaml", {"training.max_steps=5"}});
+  EXPECT_EQ(config.run.name, "filetest");
+  EXPECT_EQ(config.training.max_steps, 5);
+}
+
+TEST(Layout, BatchArithmeticNamesNumbersAndChoices) {
+  const Config config = parse("training: {global_batch_size: 8, micro_batch_size: 2}");
+  EXPECT_NO_THROW(validate_layout(config, 1));
+  EXPECT_NO_THROW(validate_layout(config, 4));
+  EXPECT_EQ(accumulation_steps(config, 2), 2);
+  expect_usage_error([&] { validate_layout(config, 3); },
+                     {"global_batch_size=8", "2 x 3 = 6", "cannot be split evenly over 3 ranks",
+                      "set global_batch_size to 6 or 12"});
+  const Config twelve = parse("training: {global_batch_size: 12, micro_batch_size: 4}");
+  expect_usage_error([&] { validate_layout(twelve, 2); },
+                     {"micro_batch_size can be 1, 2, 3, 6", "8 or 16"});
+}
+
+TEST(KeySuggestion, EditDistanceAndThresholds) {
+  EXPECT_EQ(edit_distance("lr", "lr"), 0u);
+  EXPECT_EQ(edit_distance("lerning_rate", "learning_rate"), 1u);
+  EXPECT_EQ(edit_distance("ab", "ba"), 1u);
+  EXPECT_EQ(suggest_key("training.lerning_rate"), "training.lr");
+  EXPECT_EQ(suggest_key("training.max_step"), "training.max_steps");
+  EXPECT_FALSE(suggest_key("model.zzzzzzzz").has_value());
+}
+
+TEST(KeyCatalog, CoversTheDesignContract) {
+  // The keys DESIGN.md promises; docs/configuration.md documents them all.
+  const char* required[] = {
+      "run.name", "run.output_dir", "run.seed", "model.preset", "model.from_pretrained",
+      "model.hidden_size", "model.intermediate_size", "model.num_hidden_layers",
+      "model.num_attention_heads", "model.num_key_value_heads", "model.head_dim",
+      "model.vocab_size", "model.max_position_embeddings", "model.rms_norm_eps",
+      "model.rope_theta", "model.rope_scaling", "model.tie_word_embeddings", "data.path",
+      "data.seq_len", "data.num_workers", "data.prefetch_factor", "eval.path",
+      "eval.interval_steps", "eval.batches", "training.global_batch_size",
+      "training.micro_batch_size", "training.max_steps", "training.lr", "training.min_lr",
+      "training.warmup_steps", "training.lr_schedule", "training.weight_decay",
+      "training.beta1", "training.beta2", "training.eps", "training.grad_clip",
+      "training.dtype", "training.activation_checkpointing", "training.lora.enabled",
+      "training.lora.rank", "training.lora.alpha", "training.lora.dropout",
+      "training.lora.targets", "parallel.backend", "parallel.collective_timeout_s",
+      "preflight.enabled", "preflight.max_memory_fraction",
+      "preflight.host_memory_warn_fraction", "preflight.host_memory_fail_fraction",
+      "preflight.first_batch_timeout_s", "preflight.synthetic_steps",
+      "preflight.fail_on_warning", "preflight.verdict_timeout_s", "checkpoint.dir",
+      "checkpoint.interval_steps", "checkpoint.keep_last", "checkpoint.async",
+      "checkpoint.resume", "checkpoint.load_optimizer", "checkpoint.fail_on_error",
+      "logging.interval_steps", "logging.level"};
+  const std::string docs =
+      read_text_file(nss::testing::source_dir() + "/docs/configuration.md", "test");
+  for (const char* path : required) {
+    bool found = false;
+    for (const auto& key : key_catalog()) found = found || key.path == path;
+    EXPECT_TRUE(found) << path;
+  }
+  for (const auto& key : key_catalog())
+    EXPECT_NE(docs.find("`" + key.path + "`"), std::string::npos)
+        << key.path << " is missing from docs/configuration.md";
+}
+
+}  // namespace
+}  // namespace nss::config

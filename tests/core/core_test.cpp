@@ -1,0 +1,109 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/half.h"
+#include "core/units.h"
+#include "support/test_paths.h"
+
+namespace nss {
+namespace {
+
+TEST(Error, MessageCarriesComponentAndHint) {
+  const DataError error("data", "cannot open x.h5", "check data.path");
+  EXPECT_EQ(error.code(), ExitCode::kData);
+  EXPECT_STREQ(error.what(), "[data] cannot open x.h5\n  hint: check data.path");
+  EXPECT_EQ(std::string(InternalError("comm", "boom").what()), "[comm] boom");
+}
+
+TEST(Error, ExitCodesMatchTheContract) {
+  EXPECT_EQ(static_cast<int>(ExitCode::kUsage), 2);
+  EXPECT_EQ(static_cast<int>(ExitCode::kResources), 3);
+  EXPECT_EQ(static_cast<int>(ExitCode::kData), 4);
+  EXPECT_EQ(static_cast<int>(ExitCode::kCheckpoint), 5);
+  EXPECT_EQ(static_cast<int>(ExitCode::kCollectiveTimeout), 6);
+  EXPECT_EQ(static_cast<int>(ExitCode::kStopped), 7);
+  EXPECT_EQ(static_cast<int>(ExitCode::kRequeue), 75);
+  EXPECT_EQ(UsageError("c", "m").code(), ExitCode::kUsage);
+  EXPECT_EQ(ResourceError("c", "m").code(), ExitCode::kResources);
+  EXPECT_EQ(CheckpointError("c", "m").code(), ExitCode::kCheckpoint);
+}
+
+TEST(Error, AssertNamesFileAndLine) {
+  try {
+    NSS_ASSERT(1 + 1 == 3, "test", "arithmetic");
+    FAIL() << "NSS_ASSERT did not throw";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("core_test.cpp:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DType, SizesAndNames) {
+  EXPECT_EQ(dtype_size(DType::kFloat32), 4u);
+  EXPECT_EQ(dtype_size(DType::kBFloat16), 2u);
+  EXPECT_EQ(dtype_size(DType::kUInt64), 8u);
+  EXPECT_EQ(parse_dtype("bfloat16"), DType::kBFloat16);
+  EXPECT_STREQ(dtype_name(DType::kFloat16), "float16");
+  EXPECT_THROW(parse_dtype("fp33"), UsageError);
+  static_assert(dtype_of<std::int64_t>() == DType::kInt64);
+}
+
+TEST(Half, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_to_float(0x3f80), 1.0f);
+  // 1 + 2^-8 is exactly halfway between 1 and 1 + 2^-7: ties to even (1.0).
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);
+  // 1 + 3 * 2^-8 is halfway between 1+2^-7 (odd) and 1+2^-6: ties to even (up).
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(Half, Float16RoundTripsAndRounds) {
+  for (float v : {0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f})
+    EXPECT_EQ(f16_to_float(float_to_f16(v)), v) << v;
+  EXPECT_EQ(float_to_f16(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_f16(65520.0f), 0x7c00);  // rounds to infinity
+  EXPECT_EQ(float_to_f16(1e-9f), 0x0000);
+  EXPECT_EQ(float_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie to even
+  EXPECT_EQ(float_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie to even
+  // Every half value converts to float and back unchanged.
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const auto h = static_cast<std::uint16_t>(bits);
+    const float f = f16_to_float(h);
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(float_to_f16(f), h) << std::hex << bits;
+  }
+}
+
+TEST(Units, ParsesAndFormatsByteSizes) {
+  EXPECT_EQ(parse_bytes("4194304"), 4194304u);
+  EXPECT_EQ(parse_bytes("256MiB"), 256u << 20);
+  EXPECT_EQ(parse_bytes("1.5 GiB"), 3u << 29);
+  EXPECT_EQ(parse_bytes("2GB"), 2000000000u);
+  EXPECT_THROW(parse_bytes("lots"), UsageError);
+  EXPECT_THROW(parse_bytes("4 parsecs"), UsageError);
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1536.0 * 1024 * 1024), "1.50 GiB");
+}
+
+TEST(Fs, AtomicWriteReplacesWholeFile) {
+  const std::string dir = testing::scratch_dir("fs");
+  const std::string path = dir + "/file.txt";
+  write_file_atomic(path, "first");
+  write_file_atomic(path, "second version");
+  EXPECT_EQ(read_text_file(path, "test"), "second version");
+  // No temporary files are left behind.
+  int entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) (void)entry, ++entries;
+  EXPECT_EQ(entries, 1);
+  EXPECT_THROW(read_text_file(dir + "/missing", "test"), DataError);
+}
+
+}  // namespace
+}  // namespace nss
