@@ -37,6 +37,9 @@ void check_options(const ConsolidateOptions& options) {
                          format_bytes(static_cast<double>(kMinConsolidateMemory)),
                      "give at least 1MiB");
   std::error_code ec;
+  if (!fs::is_directory(options.step_dir, ec))
+    throw UsageError("consolidate", options.step_dir + " is not a directory",
+                     "give a committed step directory, e.g. runs/NAME/checkpoints/step_00000100");
   if (fs::exists(options.output, ec))
     throw UsageError("consolidate", options.output + " already exists",
                      "remove it or choose another --output");

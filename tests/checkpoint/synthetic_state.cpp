@@ -105,20 +105,30 @@ RankState make_rank_state(const SyntheticModel& model, int rank, int world, bool
   return state;
 }
 
-float expected_value(const std::string& tensor, std::uint64_t element, std::int64_t step) {
-  const std::uint64_t code = fnv1a32(tensor) % 4096;
+namespace {
+
+// The formula with the name's code already computed (hashing per element is slow).
+float value_of(std::uint64_t code, std::uint64_t element, std::int64_t step) {
   const std::uint64_t mixed =
       (element * 2654435761ull + static_cast<std::uint64_t>(step) * 40503ull + code * 97ull) %
       (1ull << 20);
   return static_cast<float>(static_cast<double>(mixed) / 524288.0 - 1.0);
 }
 
+}  // namespace
+
+float expected_value(const std::string& tensor, std::uint64_t element, std::int64_t step) {
+  return value_of(fnv1a32(tensor) % 4096, element, step);
+}
+
 void fill_rank_state(RankState& state, std::int64_t step) {
   for (auto& buffer : state.buffers) {
     float* data = static_cast<float*>(buffer.data);
-    for (const auto& piece : buffer.pieces)
+    for (const auto& piece : buffer.pieces) {
+      const std::uint64_t code = fnv1a32(piece.tensor) % 4096;
       for (std::uint64_t i = 0; i < piece.length; ++i)
-        data[piece.buffer_offset + i] = expected_value(piece.tensor, piece.tensor_offset + i, step);
+        data[piece.buffer_offset + i] = value_of(code, piece.tensor_offset + i, step);
+    }
   }
 }
 
@@ -130,8 +140,9 @@ std::uint64_t count_mismatches(const RankState& state, std::int64_t step, bool o
     for (const auto& piece : buffer.pieces) {
       for (std::uint64_t i = 0; i < piece.length; ++i) covered[piece.buffer_offset + i] = true;
       if (!optimizer && checkpoint::is_optimizer_tensor(piece.tensor)) continue;
+      const std::uint64_t code = fnv1a32(piece.tensor) % 4096;
       for (std::uint64_t i = 0; i < piece.length; ++i) {
-        const float want = expected_value(piece.tensor, piece.tensor_offset + i, step);
+        const float want = value_of(code, piece.tensor_offset + i, step);
         if (std::memcmp(&want, &data[piece.buffer_offset + i], sizeof(float)) != 0) ++bad;
       }
     }

@@ -1,0 +1,155 @@
+// A small MPI program that saves and loads synthetic training state through
+// the real library, for the end-to-end tests (kill -9, disk full, h5py,
+// consolidation) and the benchmark:
+//   ckpt_writer save --dir D --first S --count K [--async] [--keep-last N]
+//               [--block-bytes B] [--shape V,H,I,L,KV] [--fsize-limit BYTES]
+//   ckpt_writer load --dir D [--resume auto|PATH] [--shape V,H,I,L,KV]
+// save prints "rank R: committed step S" or "rank R: step S not saved: ..." per
+// save and rank; exits 0 when every save committed, else 5. load prints one
+// JSON line on rank 0 {"step", "rejected", "mismatches"} and exits 0 when every
+// loaded value is the one saved at that step, 1 when not, 5 when nothing loads.
+#include <csignal>
+#include <cstdio>
+#include <sstream>
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+
+#include "checkpoint/async_saver.h"
+#include "checkpoint/load.h"
+#include "checkpoint/save.h"
+#include "comm/agreement.h"
+#include "comm/mpi_app.h"
+#include "comm/mpi_communicator.h"
+#include "synthetic_state.h"
+
+namespace {
+
+using namespace nss;
+
+testing::SyntheticShape parse_shape(const std::string& text) {
+  testing::SyntheticShape shape;
+  if (text.empty()) return shape;
+  std::vector<std::int64_t> v;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) v.push_back(std::stoll(item));
+  if (v.size() != 5) throw UsageError("ckpt_writer", "--shape needs V,H,I,L,KV");
+  return {v[0], v[1], v[2], v[3], v[4]};
+}
+
+// The resolved configuration of the synthetic model, as training stores it.
+std::string config_yaml(const testing::SyntheticShape& s) {
+  return "model:\n  hidden_size: " + std::to_string(s.hidden) +
+         "\n  intermediate_size: " + std::to_string(s.intermediate) +
+         "\n  num_hidden_layers: " + std::to_string(s.layers) +
+         "\n  num_attention_heads: 4\n  num_key_value_heads: " +
+         std::to_string(4 * s.kv_dim / s.hidden) + "\n  head_dim: " + std::to_string(s.hidden / 4) +
+         "\n  vocab_size: " + std::to_string(s.vocab) + "\n  tie_word_embeddings: false\n";
+}
+
+void say(int rank, const std::string& text) {
+  std::printf("rank %d: %s\n", rank, text.c_str());
+  std::fflush(stdout);
+}
+
+ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t first,
+                  std::int64_t count, bool async, std::int64_t keep_last, std::uint64_t block_bytes,
+                  const testing::SyntheticShape& shape) {
+  const auto model = testing::synthetic_model(shape);
+  testing::RankState state = testing::make_rank_state(model, comm.rank(), comm.size());
+  std::unique_ptr<checkpoint::AsyncCheckpointer> saver;
+  if (async)
+    saver = std::make_unique<checkpoint::AsyncCheckpointer>(
+        comm::MpiCommunicator::create(MPI_COMM_WORLD));
+  bool all_committed = true;
+  auto report = [&](const checkpoint::AsyncSaveOutcome& o) {
+    all_committed = all_committed && o.committed;
+    say(comm.rank(), o.committed ? "committed step " + std::to_string(o.step)
+                                 : "step " + std::to_string(o.step) + " not saved: " + o.error);
+  };
+  for (std::int64_t step = first; step < first + count; ++step) {
+    testing::fill_rank_state(state, step);
+    checkpoint::SaveRequest request;
+    request.checkpoint_dir = dir;
+    request.step = step;
+    request.tensors = model.tensors;
+    request.state = {{"step", step}, {"config", config_yaml(shape)}};
+    request.keep_last = keep_last;
+    request.checksum_block_bytes = block_bytes;
+    if (saver) {
+      const auto started = saver->save(request, state.buffers);
+      if (started.previous) report(*started.previous);
+      continue;
+    }
+    try {
+      checkpoint::save_checkpoint(comm, request, state.buffers);
+      report({step, true, {}, ExitCode::kOk, ""});
+    } catch (const comm::AgreedError& e) {
+      report({step, false, {}, e.code(), e.what()});
+    }
+  }
+  if (saver)
+    if (auto last = saver->wait()) report(*last);
+  return all_committed ? ExitCode::kOk : ExitCode::kCheckpoint;
+}
+
+ExitCode run_load(comm::Communicator& comm, const std::string& dir, const std::string& resume,
+                  const testing::SyntheticShape& shape) {
+  const auto model = testing::synthetic_model(shape);
+  testing::RankState state = testing::make_rank_state(model, comm.rank(), comm.size());
+  const auto loaded = checkpoint::resume_checkpoint(comm, dir, resume, model.tensors, state.buffers,
+                                                    checkpoint::LoadOptions{});
+  std::uint64_t mismatches = loaded ? testing::count_mismatches(state, loaded->step) : 0;
+  comm.all_reduce(&mismatches, 1, comm::ReduceOp::kSum);
+  if (comm.rank() == 0) {
+    nlohmann::json line = {
+        {"step", loaded ? nlohmann::json(loaded->step) : nlohmann::json()},
+        {"rejected", loaded ? loaded->rejected_steps : std::vector<std::string>{}},
+        {"mismatches", mismatches}};
+    std::printf("%s\n", line.dump().c_str());
+    std::fflush(stdout);
+  }
+  return mismatches == 0 ? ExitCode::kOk : ExitCode::kInternal;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return comm::run_mpi_app(argc, argv, [&](int) {
+    CLI::App cli{"ckpt_writer"};
+    cli.require_subcommand(1);
+    std::string dir, resume = "auto", shape_text;
+    std::int64_t first = 1, count = 1, keep_last = 0;
+    std::uint64_t block_bytes = checkpoint::kDefaultChecksumBlockBytes, fsize_limit = 0;
+    bool async = false;
+    auto* save = cli.add_subcommand("save");
+    auto* load = cli.add_subcommand("load");
+    for (auto* sub : {save, load}) {
+      sub->add_option("--dir", dir)->required();
+      sub->add_option("--shape", shape_text);
+    }
+    save->add_option("--first", first);
+    save->add_option("--count", count);
+    save->add_flag("--async", async);
+    save->add_option("--keep-last", keep_last);
+    save->add_option("--block-bytes", block_bytes);
+    save->add_option("--fsize-limit", fsize_limit);
+    load->add_option("--resume", resume);
+    try {
+      cli.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      throw comm::AgreedError(ExitCode::kUsage, "ckpt_writer", e.what(), "");
+    }
+    if (fsize_limit > 0) {
+      // A file-size limit makes write() fail with EFBIG, like a full disk.
+      std::signal(SIGXFSZ, SIG_IGN);
+      const rlimit limit{fsize_limit, fsize_limit};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
+    auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+    const auto shape = parse_shape(shape_text);
+    if (save->parsed())
+      return run_save(*comm, dir, first, count, async, keep_last, block_bytes, shape);
+    return run_load(*comm, dir, resume, shape);
+  });
+}
