@@ -1,0 +1,306 @@
+#include "hf/hf_config.h"
+
+#include <charconv>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "config/model_presets.h"
+#include "config/problems.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "hf/pretrained_directory.h"
+#include "hf/weight_files.h"
+
+namespace nss::hf {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kArchitecture = "LlamaForCausalLM";
+
+// Reads typed values out of config.json, naming the file and key on errors.
+class ConfigJson {
+ public:
+  ConfigJson(const json& root, std::string origin) : root_(root), origin_(std::move(origin)) {}
+
+  const json* get(const json& object, const char* key) const {
+    const auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  std::int64_t integer(const json& object, const char* key, std::int64_t fallback) const {
+    const json* value = get(object, key);
+    if (!value) return fallback;
+    if (!value->is_number_integer()) fail(key, "must be an integer, got " + value->dump());
+    return value->get<std::int64_t>();
+  }
+
+  double number(const json& object, const char* key, double fallback) const {
+    const json* value = get(object, key);
+    if (!value) return fallback;
+    if (!value->is_number()) fail(key, "must be a number, got " + value->dump());
+    return value->get<double>();
+  }
+
+  double required_number(const json& object, const char* key) const {
+    if (!get(object, key)) fail(key, "is required for this rope_scaling type");
+    return number(object, key, 0);
+  }
+
+  bool boolean(const json& object, const char* key, bool fallback) const {
+    const json* value = get(object, key);
+    if (!value) return fallback;
+    if (!value->is_boolean()) fail(key, "must be true or false, got " + value->dump());
+    return value->get<bool>();
+  }
+
+  std::string string(const json& object, const char* key, const std::string& fallback) const {
+    const json* value = get(object, key);
+    if (!value) return fallback;
+    if (!value->is_string()) fail(key, "must be a string, got " + value->dump());
+    return value->get<std::string>();
+  }
+
+  [[noreturn]] void fail(
+      const std::string& key, const std::string& problem,
+      const std::string& hint = "use the config.json that came with the weights") const {
+    throw DataError("hf", origin_ + ": \"" + key + "\" " + problem, hint);
+  }
+
+  const json& root() const { return root_; }
+
+ private:
+  const json& root_;
+  std::string origin_;
+};
+
+void check_architecture(const ConfigJson& c) {
+  const json& root = c.root();
+  if (const json* architectures = c.get(root, "architectures")) {
+    if (!architectures->is_array())
+      c.fail("architectures", "must be a list, got " + architectures->dump());
+    for (const auto& name : *architectures)
+      if (name == kArchitecture) return;
+    c.fail("architectures",
+           "is " + architectures->dump() + "; nss_hpc implements only " + kArchitecture,
+           "choose a Llama-family model (Llama 2/3, SmolLM2, TinyLlama, ...)");
+  }
+  const std::string model_type = c.string(root, "model_type", "");
+  if (model_type != "llama")
+    c.fail("model_type",
+           "is '" + model_type + "' and no \"architectures\" is given; nss_hpc implements only " +
+               kArchitecture,
+           "choose a Llama-family model (model_type \"llama\")");
+}
+
+// Features of other Llama variants that this implementation does not compute.
+void check_unsupported(const ConfigJson& c) {
+  const json& root = c.root();
+  const std::string activation = c.string(root, "hidden_act", "silu");
+  if (activation != "silu")
+    c.fail("hidden_act", "is '" + activation + "'; only \"silu\" (SwiGLU) is implemented");
+  if (c.boolean(root, "attention_bias", false))
+    c.fail("attention_bias", "is true; projections with bias are not implemented");
+  if (c.boolean(root, "mlp_bias", false))
+    c.fail("mlp_bias", "is true; MLP projections with bias are not implemented");
+}
+
+void read_rope_scaling(const ConfigJson& c, config::RopeScalingConfig& rope) {
+  const json* scaling = c.get(c.root(), "rope_scaling");
+  if (!scaling) return;
+  if (!scaling->is_object())
+    c.fail("rope_scaling", "must be an object or null, got " + scaling->dump());
+  // transformers copies the legacy "type" into "rope_type" when only it is given.
+  std::string type = c.string(*scaling, "rope_type", "");
+  if (type.empty()) type = c.string(*scaling, "type", "");
+  if (type.empty()) c.fail("rope_scaling", "has neither \"rope_type\" nor \"type\"");
+  if (type == "default") return;
+  if (type != "linear" && type != "llama3")
+    c.fail("rope_scaling", "has type '" + type + "'; implemented: default, linear, llama3",
+           "use a model whose RoPE scaling is linear or llama3 (or none)");
+  rope.type = type;
+  rope.factor = c.required_number(*scaling, "factor");
+  if (type == "llama3") {
+    rope.low_freq_factor = c.required_number(*scaling, "low_freq_factor");
+    rope.high_freq_factor = c.required_number(*scaling, "high_freq_factor");
+    if (!c.get(*scaling, "original_max_position_embeddings"))
+      c.fail("original_max_position_embeddings", "is required for rope_scaling type llama3");
+    rope.original_max_position_embeddings =
+        c.integer(*scaling, "original_max_position_embeddings", 0);
+  }
+}
+
+// Every shape key as text, for comparisons and messages.
+struct ShapeKey {
+  const char* path;
+  std::function<std::string(const config::ModelConfig&)> text;
+};
+
+std::string to_text(std::int64_t value) {
+  return std::to_string(value);
+}
+std::string to_text(bool value) {
+  return value ? "true" : "false";
+}
+// Shortest text that reads back as the same double: equal texts mean equal values.
+std::string to_text(double value) {
+  char buffer[32];
+  const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
+  return std::string(buffer, end);
+}
+
+const std::vector<ShapeKey>& shape_keys() {
+  using M = config::ModelConfig;
+  static const std::vector<ShapeKey> keys = {
+      {"hidden_size", [](const M& m) { return to_text(m.hidden_size); }},
+      {"intermediate_size", [](const M& m) { return to_text(m.intermediate_size); }},
+      {"num_hidden_layers", [](const M& m) { return to_text(m.num_hidden_layers); }},
+      {"num_attention_heads", [](const M& m) { return to_text(m.num_attention_heads); }},
+      {"num_key_value_heads", [](const M& m) { return to_text(m.num_key_value_heads); }},
+      {"head_dim", [](const M& m) { return to_text(m.head_dim); }},
+      {"vocab_size", [](const M& m) { return to_text(m.vocab_size); }},
+      {"max_position_embeddings", [](const M& m) { return to_text(m.max_position_embeddings); }},
+      {"rms_norm_eps", [](const M& m) { return to_text(m.rms_norm_eps); }},
+      {"rope_theta", [](const M& m) { return to_text(m.rope_theta); }},
+      {"rope_scaling.type", [](const M& m) { return m.rope_scaling.type; }},
+      {"rope_scaling.factor", [](const M& m) { return to_text(m.rope_scaling.factor); }},
+      {"rope_scaling.low_freq_factor",
+       [](const M& m) { return to_text(m.rope_scaling.low_freq_factor); }},
+      {"rope_scaling.high_freq_factor",
+       [](const M& m) { return to_text(m.rope_scaling.high_freq_factor); }},
+      {"rope_scaling.original_max_position_embeddings",
+       [](const M& m) { return to_text(m.rope_scaling.original_max_position_embeddings); }},
+      {"tie_word_embeddings", [](const M& m) { return to_text(m.tie_word_embeddings); }},
+  };
+  return keys;
+}
+
+}  // namespace
+
+config::ModelConfig parse_hf_config(const std::string& json_text, const std::string& origin) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw DataError("hf", origin + " is not valid JSON: " + e.what(),
+                    "use the config.json that came with the weights");
+  }
+  if (!root.is_object()) throw DataError("hf", origin + " must hold a JSON object");
+  const ConfigJson c(root, origin);
+  check_architecture(c);
+  check_unsupported(c);
+
+  // Defaults are transformers' LlamaConfig defaults.
+  config::ModelConfig m;
+  m.hidden_size = c.integer(root, "hidden_size", 4096);
+  m.intermediate_size = c.integer(root, "intermediate_size", 11008);
+  m.num_hidden_layers = c.integer(root, "num_hidden_layers", 32);
+  m.num_attention_heads = c.integer(root, "num_attention_heads", 32);
+  m.num_key_value_heads = c.integer(root, "num_key_value_heads", m.num_attention_heads);
+  if (m.num_attention_heads <= 0) c.fail("num_attention_heads", "must be positive");
+  m.head_dim = c.integer(root, "head_dim", m.hidden_size / m.num_attention_heads);
+  m.vocab_size = c.integer(root, "vocab_size", 32000);
+  m.max_position_embeddings = c.integer(root, "max_position_embeddings", 2048);
+  m.rms_norm_eps = c.number(root, "rms_norm_eps", 1e-6);
+  m.rope_theta = c.number(root, "rope_theta", 10000.0);
+  m.tie_word_embeddings = c.boolean(root, "tie_word_embeddings", false);
+  m.rope_scaling = config::RopeScalingConfig{};
+  read_rope_scaling(c, m.rope_scaling);
+
+  const std::pair<const char*, std::int64_t> positives[] = {
+      {"hidden_size", m.hidden_size},
+      {"intermediate_size", m.intermediate_size},
+      {"num_hidden_layers", m.num_hidden_layers},
+      {"num_key_value_heads", m.num_key_value_heads},
+      {"head_dim", m.head_dim},
+      {"vocab_size", m.vocab_size},
+      {"max_position_embeddings", m.max_position_embeddings}};
+  for (const auto& [key, value] : positives)
+    if (value <= 0) c.fail(key, "must be positive, got " + std::to_string(value));
+  if (m.num_attention_heads % m.num_key_value_heads != 0)
+    c.fail("num_key_value_heads", "(" + std::to_string(m.num_key_value_heads) +
+                                      ") must divide num_attention_heads (" +
+                                      std::to_string(m.num_attention_heads) + ")");
+  if (m.head_dim % 2 != 0) c.fail("head_dim", "must be even for rotary embeddings");
+  if (!(m.rms_norm_eps > 0)) c.fail("rms_norm_eps", "must be positive");
+  if (!(m.rope_theta > 0)) c.fail("rope_theta", "must be positive");
+  return m;
+}
+
+config::ModelConfig read_hf_config(const std::string& path) {
+  return parse_hf_config(read_text_file(path, "hf"), path);
+}
+
+std::string hf_config_json(const config::ModelConfig& m, const std::string& torch_dtype) {
+  nlohmann::ordered_json out;
+  out["architectures"] = {kArchitecture};
+  out["model_type"] = "llama";
+  out["hidden_act"] = "silu";
+  out["attention_bias"] = false;
+  out["attention_dropout"] = 0.0;
+  out["mlp_bias"] = false;
+  out["hidden_size"] = m.hidden_size;
+  out["intermediate_size"] = m.intermediate_size;
+  out["num_hidden_layers"] = m.num_hidden_layers;
+  out["num_attention_heads"] = m.num_attention_heads;
+  out["num_key_value_heads"] = m.num_key_value_heads;
+  out["head_dim"] = m.head_dim;
+  out["vocab_size"] = m.vocab_size;
+  out["max_position_embeddings"] = m.max_position_embeddings;
+  out["rms_norm_eps"] = m.rms_norm_eps;
+  out["rope_theta"] = m.rope_theta;
+  const auto& rope = m.rope_scaling;
+  if (rope.type == "none") {
+    out["rope_scaling"] = nullptr;
+  } else {
+    nlohmann::ordered_json scaling;
+    scaling["rope_type"] = rope.type;
+    scaling["factor"] = rope.factor;
+    if (rope.type == "llama3") {
+      scaling["low_freq_factor"] = rope.low_freq_factor;
+      scaling["high_freq_factor"] = rope.high_freq_factor;
+      scaling["original_max_position_embeddings"] = rope.original_max_position_embeddings;
+    }
+    out["rope_scaling"] = scaling;
+  }
+  out["tie_word_embeddings"] = m.tie_word_embeddings;
+  out["initializer_range"] = 0.02;
+  out["torch_dtype"] = torch_dtype;
+  out["use_cache"] = true;
+  return out.dump(2) + "\n";
+}
+
+config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured) {
+  require_local_model_dir(configured.from_pretrained);
+  const std::string path = configured.from_pretrained + "/" + kConfigFile;
+  const config::ModelConfig pretrained = read_hf_config(path);
+  config::ModelConfig preset_shape;
+  config::apply_model_preset(configured.preset, preset_shape);
+  const bool preset_chosen = configured.preset != config::ModelConfig{}.preset;
+
+  config::Problems problems;
+  for (const auto& key : shape_keys()) {
+    const std::string value = key.text(configured);
+    const std::string wanted = key.text(pretrained);
+    if (value == wanted) continue;
+    const std::string full = std::string("model.") + key.path;
+    if (value != key.text(preset_shape))
+      problems.add(full, "", "is " + value + " but " + path + " says " + wanted,
+                   "remove the key: with model.from_pretrained, config.json defines the shape");
+    else if (preset_chosen)
+      problems.add(
+          "model.preset", "",
+          "'" + configured.preset + "' sets " + key.path + " = " + value + " but " + path +
+              " says " + wanted,
+          "remove model.preset: with model.from_pretrained, config.json defines the shape");
+  }
+  problems.throw_if_any();
+
+  config::ModelConfig resolved = pretrained;
+  resolved.preset = configured.preset;
+  resolved.from_pretrained = configured.from_pretrained;
+  return resolved;
+}
+
+}  // namespace nss::hf

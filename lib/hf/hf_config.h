@@ -1,0 +1,36 @@
+// Hugging Face config.json (LlamaConfig) <-> config::ModelConfig.
+//
+// Reading follows transformers' LlamaConfig: absent keys take its defaults,
+// rope_scaling accepts both "type" and "rope_type", head_dim and
+// num_key_value_heads default to hidden_size / num_attention_heads and
+// num_attention_heads. Anything this implementation would compute differently
+// (another architecture, activation, attention/MLP bias, RoPE type) is a
+// DataError rather than a silently different model.
+#pragma once
+
+#include <string>
+
+#include "config/config.h"
+
+namespace nss::hf {
+
+/// The shape fields of a ModelConfig from config.json text; `origin` names
+/// the file in errors (DataError, exit 4). preset and from_pretrained are left
+/// at their defaults.
+config::ModelConfig parse_hf_config(const std::string& json_text, const std::string& origin);
+
+/// Reads and parses the config.json at `path`.
+config::ModelConfig read_hf_config(const std::string& path);
+
+/// config.json text for `model` ("architectures": ["LlamaForCausalLM"]);
+/// `torch_dtype` names the dtype of the weights written next to it.
+std::string hf_config_json(const config::ModelConfig& model,
+                           const std::string& torch_dtype = "float32");
+
+/// The shape of `configured` with every shape key taken from
+/// configured.from_pretrained/config.json. Keys the YAML changed from its
+/// preset (and a preset other than "tiny") must agree with config.json;
+/// otherwise UsageError (exit 2) naming each conflict.
+config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured);
+
+}  // namespace nss::hf

@@ -1,0 +1,249 @@
+// Hugging Face directories: config.json <-> ModelConfig, sharded and single
+// weight files, and the errors a user can run into (exit 4, or exit 2 for a
+// YAML shape that contradicts config.json).
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "config/model_presets.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "hf/hf_config.h"
+#include "hf/hf_weights_writer.h"
+#include "hf/pretrained_directory.h"
+#include "hf/weight_files.h"
+#include "support/test_paths.h"
+
+namespace nss::hf {
+namespace {
+
+namespace fs = std::filesystem;
+
+// meta-llama/Llama-3.2-1B's config.json as published (abridged to the keys that matter).
+constexpr const char* kLlama32Config = R"({
+  "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu",
+  "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 8192,
+  "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "llama",
+  "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+  "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                   "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+  "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "transformers_version": "4.45.0.dev0", "use_cache": true, "vocab_size": 128256})";
+
+// TinyLlama's config.json: no head_dim, legacy rope_scaling null.
+constexpr const char* kTinyLlamaConfig = R"({
+  "architectures": ["LlamaForCausalLM"], "bos_token_id": 1, "eos_token_id": 2,
+  "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+  "intermediate_size": 5632, "max_position_embeddings": 2048, "model_type": "llama",
+  "num_attention_heads": 32, "num_hidden_layers": 22, "num_key_value_heads": 4,
+  "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": null, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "transformers_version": "4.35.0", "use_cache": true,
+  "vocab_size": 32000})";
+
+config::ModelConfig preset(const std::string& name) {
+  config::ModelConfig m;
+  EXPECT_TRUE(config::apply_model_preset(name, m));
+  return m;
+}
+
+void expect_same_shape(const config::ModelConfig& a, const config::ModelConfig& b) {
+  EXPECT_EQ(hf_config_json(a), hf_config_json(b));
+}
+
+void expect_data_error(const std::function<void()>& body, const std::string& problem) {
+  try {
+    body();
+    FAIL() << "no error for " << problem;
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+  }
+}
+
+TEST(HfConfig, PublishedConfigsMatchPresets) {
+  expect_same_shape(parse_hf_config(kLlama32Config, "llama"), preset("llama-3.2-1b"));
+  expect_same_shape(parse_hf_config(kTinyLlamaConfig, "tinyllama"), preset("tinyllama-1.1b"));
+}
+
+TEST(HfConfig, RoundTripThroughJson) {
+  for (const auto& name : config::preset_names()) {
+    const config::ModelConfig m = preset(name);
+    expect_same_shape(parse_hf_config(hf_config_json(m), name), m);
+  }
+  config::ModelConfig linear = preset("tiny");
+  linear.rope_scaling.type = "linear";
+  linear.rope_scaling.factor = 4;
+  expect_same_shape(parse_hf_config(hf_config_json(linear), "linear"), linear);
+}
+
+TEST(HfConfig, DefaultsAndLegacyKeys) {
+  const auto m = parse_hf_config(R"({"model_type": "llama", "hidden_size": 64,
+      "num_attention_heads": 4, "rope_scaling": {"type": "linear", "factor": 2.0}})",
+                                 "x");
+  EXPECT_EQ(m.head_dim, 16);
+  EXPECT_EQ(m.num_key_value_heads, 4);
+  EXPECT_EQ(m.vocab_size, 32000);
+  EXPECT_DOUBLE_EQ(m.rms_norm_eps, 1e-6);
+  EXPECT_FALSE(m.tie_word_embeddings);
+  EXPECT_EQ(m.rope_scaling.type, "linear");
+  EXPECT_DOUBLE_EQ(m.rope_scaling.factor, 2.0);
+  const auto d =
+      parse_hf_config(R"({"model_type": "llama", "rope_scaling": {"rope_type": "default"}})", "y");
+  EXPECT_EQ(d.rope_scaling.type, "none");
+}
+
+TEST(HfConfig, Errors) {
+  auto parse = [](const std::string& text) {
+    return [text] { parse_hf_config(text, "cfg.json"); };
+  };
+  expect_data_error(parse(R"({"architectures": ["MistralForCausalLM"]})"),
+                    "nss_hpc implements only LlamaForCausalLM");
+  expect_data_error(parse(R"({"model_type": "gpt2"})"), "model_type");
+  expect_data_error(parse(R"({"model_type": "llama", "hidden_act": "gelu"})"), "hidden_act");
+  expect_data_error(parse(R"({"model_type": "llama", "attention_bias": true})"), "attention_bias");
+  expect_data_error(
+      parse(R"({"model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": 4}})"),
+      "type 'yarn'");
+  expect_data_error(
+      parse(R"({"model_type": "llama", "rope_scaling": {"rope_type": "llama3", "factor": 8}})"),
+      "low_freq_factor");
+  expect_data_error(parse(R"({"model_type": "llama", "hidden_size": "big"})"),
+                    "\"hidden_size\" must be an integer");
+  expect_data_error(
+      parse(R"({"model_type": "llama", "num_attention_heads": 6, "num_key_value_heads": 4})"),
+      "must divide num_attention_heads");
+  expect_data_error(parse("{not json"), "cfg.json is not valid JSON");
+}
+
+SafetensorsTensor declare(const std::string& name, std::vector<std::int64_t> shape) {
+  SafetensorsTensor t;
+  t.name = name;
+  t.dtype = DType::kFloat32;
+  t.shape = std::move(shape);
+  return t;
+}
+
+// Writes tensors a [4,4], b [8], c [2,3] filled with offset + index.
+void write_weights(const std::string& dir, std::uint64_t max_shard_bytes) {
+  const std::vector<SafetensorsTensor> tensors = {declare("a", {4, 4}), declare("b", {8}),
+                                                  declare("c", {2, 3})};
+  HfWeightsWriter writer(dir, tensors, max_shard_bytes);
+  float base = 0;
+  for (const auto& t : tensors) {
+    std::vector<float> values(static_cast<std::size_t>(t.numel()));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = base + static_cast<float>(i);
+    writer.write(t.name, 0, t.numel(), values.data(), DType::kFloat32);
+    base += 100;
+  }
+  writer.commit();
+  write_file_atomic(dir + "/config.json", hf_config_json(preset("tiny")));
+}
+
+void expect_weights(const PretrainedDirectory& d) {
+  float out[3];
+  d.read_float32("b", 5, 3, out);
+  EXPECT_EQ(out[0], 105);
+  EXPECT_EQ(out[2], 107);
+  d.read_float32("c", 3, 3, out);
+  EXPECT_EQ(out[0], 203);
+  d.require_tensor("a", {4, 4});
+  EXPECT_EQ(d.tensor_names(), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST(HfDirectory, ShardedAndSingleFile) {
+  const std::string dir = testing::scratch_dir("hf_sharded");
+  write_weights(dir, 64);  // a (64 bytes) | b (32) + c (24)
+  EXPECT_TRUE(fs::exists(dir + "/model-00001-of-00002.safetensors"));
+  EXPECT_TRUE(fs::exists(dir + "/model-00002-of-00002.safetensors"));
+  EXPECT_TRUE(fs::exists(dir + "/model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(dir + "/model.safetensors"));
+  const auto sharded = PretrainedDirectory::open(dir);
+  EXPECT_EQ(sharded->weight_files().size(), 3u);
+  expect_weights(*sharded);
+
+  write_weights(dir, kDefaultMaxShardBytes);  // rewriting unsharded removes the shards
+  EXPECT_TRUE(fs::exists(dir + "/model.safetensors"));
+  EXPECT_FALSE(fs::exists(dir + "/model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(dir + "/model-00001-of-00002.safetensors"));
+  const auto single = PretrainedDirectory::open(dir);
+  EXPECT_EQ(single->weight_files(), std::vector<std::string>{"model.safetensors"});
+  expect_weights(*single);
+  expect_data_error(
+      [&] {
+        single->require_tensor("a", {4, 5});
+      },
+      "has shape [4, 4] but config.json implies [4, 5]");
+  expect_data_error([&] { single->require_tensor("lm_head.weight", {1}); },
+                    "has no tensor 'lm_head.weight'");
+}
+
+TEST(HfDirectory, DirectoryErrors) {
+  const std::string dir = testing::scratch_dir("hf_dir_errors");
+  auto open = [](const std::string& d) { return [d] { PretrainedDirectory::open(d); }; };
+  expect_data_error(open("meta-llama/Llama-3.2-1B"),
+                    "huggingface-cli download meta-llama/Llama-3.2-1B");
+  expect_data_error(open(dir + "/absent"), "does not exist");
+  write_file_atomic(dir + "/file", "x");
+  expect_data_error(open(dir + "/file"), "is not a directory");
+  expect_data_error(open(dir), "has no config.json");
+  write_file_atomic(dir + "/config.json", hf_config_json(preset("tiny")));
+  expect_data_error(open(dir), "has neither model.safetensors nor model.safetensors.index.json");
+  write_file_atomic(dir + "/pytorch_model.bin", "x");
+  expect_data_error(open(dir), "pickle weights");
+}
+
+TEST(HfDirectory, IndexErrors) {
+  const std::string dir = testing::scratch_dir("hf_index_errors");
+  write_weights(dir, 64);
+  auto open = [dir] { PretrainedDirectory::open(dir); };
+  const std::string index = dir + "/model.safetensors.index.json";
+  write_file_atomic(index, R"({"weight_map": {"a": "model-00001-of-00002.safetensors",
+                                              "zz": "model-00002-of-00002.safetensors"}})");
+  expect_data_error(
+      open, "places 'zz' in model-00002-of-00002.safetensors, but that file has no such tensor");
+  write_file_atomic(index, R"({"weight_map": {"a": "model-00001-of-00003.safetensors"}})");
+  expect_data_error(open, "model-00001-of-00003.safetensors is missing");
+  write_file_atomic(index, R"({"weight_map": {"a": "../model-00001-of-00002.safetensors"}})");
+  expect_data_error(open, "which is not a file in the directory");
+  write_file_atomic(index, R"({"metadata": {}})");
+  expect_data_error(open, "has no \"weight_map\"");
+  write_file_atomic(index, "{");
+  expect_data_error(open, "is not valid JSON");
+  // A corrupt shard is reported with its own path.
+  write_file_atomic(index, R"({"weight_map": {"a": "model-00001-of-00002.safetensors"}})");
+  fs::resize_file(dir + "/model-00001-of-00002.safetensors", 100);
+  expect_data_error(open, "model-00001-of-00002.safetensors: truncated");
+}
+
+TEST(HfConfig, PretrainedShapeResolution) {
+  const std::string dir = testing::scratch_dir("hf_resolve");
+  write_file_atomic(dir + "/config.json", kTinyLlamaConfig);
+
+  config::ModelConfig untouched;  // tiny preset defaults, nothing set explicitly
+  untouched.from_pretrained = dir;
+  const auto resolved = resolve_pretrained_shape(untouched);
+  expect_same_shape(resolved, preset("tinyllama-1.1b"));
+  EXPECT_EQ(resolved.from_pretrained, dir);
+
+  config::ModelConfig agreeing = preset("tinyllama-1.1b");
+  agreeing.from_pretrained = dir;
+  EXPECT_NO_THROW(resolve_pretrained_shape(agreeing));
+
+  config::ModelConfig explicit_key;
+  explicit_key.from_pretrained = dir;
+  explicit_key.hidden_size = 128;
+  try {
+    resolve_pretrained_shape(explicit_key);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.hidden_size"), std::string::npos) << e.what();
+  }
+  config::ModelConfig other_preset = preset("smollm2-135m");
+  other_preset.from_pretrained = dir;
+  EXPECT_THROW(resolve_pretrained_shape(other_preset), UsageError);
+}
+
+}  // namespace
+}  // namespace nss::hf
