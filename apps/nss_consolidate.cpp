@@ -13,7 +13,7 @@
 int main(int argc, char** argv) {
   return nss::log::run_tool_app(argc, argv, [&] {
     nss::checkpoint::ConsolidateOptions options;
-    std::string dtype = "float32", max_memory = "256MiB";
+    std::string dtype = "float32", max_memory = "256MiB", max_shard_size = "5GB";
     bool no_file_locking = false;
     CLI::App cli{
         "nss_consolidate: stream a sharded checkpoint into one file under a memory budget"};
@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
     cli.add_option("--dtype", dtype, "Type of floating tensors: float32, bfloat16 or float16")
         ->capture_default_str();
     cli.add_option("--max-memory", max_memory, "Budget for data buffers, e.g. 256MiB")
+        ->capture_default_str();
+    cli.add_option("--max-shard-size", max_shard_size,
+                   "hf: split model.safetensors into shards of at most this size (with an index)")
         ->capture_default_str();
     cli.add_flag("--merge-lora", options.merge_lora,
                  "LoRA checkpoints: write merged weights W + (alpha/r) B A instead of the adapter");
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
     }
     options.dtype = nss::parse_dtype(dtype);
     options.max_memory = nss::parse_bytes(max_memory);
+    options.max_shard_bytes = nss::parse_bytes(max_shard_size);
     options.file_locking = !no_file_locking;
     const auto report = nss::checkpoint::consolidate(options);
     std::printf("wrote %s: %llu tensors, %s in %.2f s\n", report.output.c_str(),

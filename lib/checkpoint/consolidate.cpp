@@ -8,13 +8,14 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/checkpoint_reader.h"
-#include "checkpoint/dtype_convert.h"
 #include "checkpoint/hdf5_output.h"
+#include "checkpoint/hf_export.h"
 #include "checkpoint/layout.h"
 #include "checkpoint/output_file.h"
 #include "checkpoint/verify.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "hf/element_convert.h"
 
 namespace fs = std::filesystem;
 
@@ -22,10 +23,13 @@ namespace nss::checkpoint {
 namespace {
 
 void check_options(const ConsolidateOptions& options) {
-  if (options.format != "hdf5")
+  if (options.format != "hdf5" && options.format != "safetensors" && options.format != "hf")
     throw UsageError("consolidate", "unknown --format '" + options.format + "'",
-                     "use --format hdf5");
-  if (!dtype_is_floating(options.dtype))
+                     "use --format hdf5, safetensors or hf");
+  if (options.merge_lora && options.format == "hdf5")
+    throw UsageError("consolidate", "--merge-lora writes Hugging Face weights",
+                     "use --format hf or --format safetensors with --merge-lora");
+  if (!hf::is_convertible_float(options.dtype))
     throw UsageError(
         "consolidate",
         std::string("--dtype must be a floating type, got ") + dtype_name(options.dtype),
@@ -36,6 +40,9 @@ void check_options(const ConsolidateOptions& options) {
                          " is below the minimum of " +
                          format_bytes(static_cast<double>(kMinConsolidateMemory)),
                      "give at least 1MiB");
+  if (options.max_shard_bytes == 0)
+    throw UsageError("consolidate", "--max-shard-size must be positive",
+                     "e.g. --max-shard-size 5GB");
   std::error_code ec;
   if (!fs::is_directory(options.step_dir, ec))
     throw UsageError("consolidate", options.step_dir + " is not a directory",
@@ -72,24 +79,19 @@ void stream_tensors(CheckpointReader& reader, const std::vector<OutputTensor>& t
                       return;
                     }
                     converted.resize(count * out_size);
-                    convert_elements(stored, data, t.dtype, converted.data(), count);
+                    hf::convert_elements(data, stored, converted.data(), t.dtype,
+                                         static_cast<std::int64_t>(count));
                     out.write_at(at, converted.data(), count * out_size);
                   });
   }
 }
 
-}  // namespace
-
-ConsolidateReport consolidate(const ConsolidateOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  check_options(options);
-  CheckpointReader reader(options.step_dir, options.file_locking);
-  check_step_files(options.step_dir, reader.index());
-
+// Every tensor, optimizer state included, into one HDF5 file; returns bytes written.
+std::uint64_t write_hdf5(CheckpointReader& reader, const ConsolidateOptions& options) {
   std::vector<OutputTensor> tensors;
   for (const auto& [name, record] : reader.index().tensors)
-    tensors.push_back({name, record.shape, output_dtype(record.dtype, options.dtype)});
-
+    tensors.push_back({name, record.shape,
+                       hf::is_convertible_float(record.dtype) ? options.dtype : record.dtype});
   const std::string tmp = OutputFile::temporary_path(options.output);
   std::map<std::string, std::uint64_t> offsets;
   try {
@@ -101,12 +103,38 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
   OutputFile out(options.output, /*existing=*/true);
   stream_tensors(reader, tensors, offsets, options.max_memory, out);
   out.commit();
+  return out.bytes_written();
+}
+
+// Bytes of a file, or of every file in a directory.
+std::uint64_t output_bytes(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return fs::file_size(path, ec);
+  std::uint64_t bytes = 0;
+  for (const auto& entry : fs::directory_iterator(path, ec))
+    bytes += fs::file_size(entry.path(), ec);
+  return bytes;
+}
+
+}  // namespace
+
+ConsolidateReport consolidate(const ConsolidateOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  check_options(options);
+  CheckpointReader reader(options.step_dir, options.file_locking);
+  check_step_files(options.step_dir, reader.index());
 
   ConsolidateReport report;
   report.output = options.output;
-  report.tensors = tensors.size();
+  if (options.format == "hdf5") {
+    const auto written = write_hdf5(reader, options);
+    report.tensors = reader.index().tensors.size();
+    report.bytes_written = written;
+  } else {
+    report.tensors = export_hf(reader, options);
+    report.bytes_written = output_bytes(options.output);
+  }
   report.bytes_read = reader.bytes_read();
-  report.bytes_written = out.bytes_written();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("[consolidate] {} -> {}: {} tensors, {} read, {} written in {:.2f} s",
                options.step_dir, options.output, report.tensors,

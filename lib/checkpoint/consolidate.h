@@ -19,6 +19,7 @@ struct ConsolidateOptions {
   std::uint64_t max_memory = 256u << 20;  // budget for the data buffers
   bool merge_lora = false;
   bool file_locking = true;
+  std::uint64_t max_shard_bytes = 5'000'000'000;  // hf: shard model.safetensors above this
 };
 
 struct ConsolidateReport {
@@ -34,7 +35,8 @@ inline constexpr std::uint64_t kMinConsolidateMemory = 1u << 20;
 
 /// Consolidates; throws UsageError for bad options (existing output, unknown
 /// format, budget too small) and CheckpointError for a damaged step (nothing is
-/// left at the output path then).
+/// left at the output path then). hdf5 holds every tensor, optimizer state
+/// included; safetensors and hf hold the model (see hf_export.h).
 ConsolidateReport consolidate(const ConsolidateOptions& options);
 
 }  // namespace nss::checkpoint

@@ -107,3 +107,73 @@ def dataset_offset(h5_path, dataset):
     """Byte offset of a contiguous dataset's first element in its file."""
     with h5py.File(h5_path, "r") as f:
         return f[dataset].id.get_offset()
+
+
+SAFETENSORS_DTYPES = {"F32": np.float32, "F64": np.float64, "BF16": np.uint16, "F16": np.float16,
+                      "I64": np.int64, "I32": np.int32}
+
+
+def read_safetensors(path):
+    """(metadata, header, {name: array}) of a safetensors file (BF16 as raw uint16)."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    n = int.from_bytes(blob[:8], "little")
+    header = json.loads(blob[8:8 + n])
+    metadata = header.pop("__metadata__", None)
+    data = blob[8 + n:]
+    tensors = {}
+    for name, t in header.items():
+        begin, end = t["data_offsets"]
+        array = np.frombuffer(data[begin:end], dtype=SAFETENSORS_DTYPES[t["dtype"]])
+        tensors[name] = array.reshape(t["shape"])
+    return metadata, header, tensors
+
+
+def write_safetensors(path, tensors):
+    """Writes float32 arrays as a safetensors file with {"format": "pt"}."""
+    header, offset, blobs = {"__metadata__": {"format": "pt"}}, 0, []
+    for name, array in tensors.items():
+        raw = np.ascontiguousarray(array, dtype=np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+        blobs.append(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
+# The synthetic model's Llama configuration (tests/checkpoint/ckpt_writer.cpp).
+TINY_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 16,
+               "intermediate_size": 40, "num_hidden_layers": 2, "num_attention_heads": 4,
+               "num_key_value_heads": 2, "head_dim": 4, "vocab_size": 37,
+               "max_position_embeddings": 1024, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+               "hidden_act": "silu", "tie_word_embeddings": False, "torch_dtype": "float32"}
+
+
+def tiny_model_shapes(tied=False):
+    """Hugging Face names and shapes of the synthetic model's weights."""
+    shapes = {"model.embed_tokens.weight": (37, 16), "model.norm.weight": (16,)}
+    if not tied:
+        shapes["lm_head.weight"] = (37, 16)
+    for i in range(2):
+        p = "model.layers.%d." % i
+        shapes.update({p + "self_attn.q_proj.weight": (16, 16), p + "self_attn.k_proj.weight": (8, 16),
+                       p + "self_attn.v_proj.weight": (8, 16), p + "self_attn.o_proj.weight": (16, 16),
+                       p + "mlp.gate_proj.weight": (40, 16), p + "mlp.up_proj.weight": (40, 16),
+                       p + "mlp.down_proj.weight": (16, 40), p + "input_layernorm.weight": (16,),
+                       p + "post_attention_layernorm.weight": (16,)})
+    return shapes
+
+
+def write_base_model(directory, seed=0):
+    """A Hugging Face directory of the synthetic shape with random weights; returns them."""
+    os.makedirs(directory, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    weights = {name: rng.standard_normal(shape).astype(np.float32)
+               for name, shape in tiny_model_shapes().items()}
+    write_safetensors(os.path.join(directory, "model.safetensors"), weights)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(TINY_CONFIG, f)
+    return weights

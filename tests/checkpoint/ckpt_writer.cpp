@@ -3,7 +3,8 @@
 // consolidation) and the benchmark:
 //   ckpt_writer save --dir D --first S --count K [--async] [--keep-last N]
 //               [--block-bytes B] [--shape V,H,I,L,KV] [--fsize-limit BYTES]
-//   ckpt_writer load --dir D [--resume auto|PATH] [--shape V,H,I,L,KV]
+//               [--tied | --lora RANK --base HF_DIR]
+//   ckpt_writer load --dir D [--resume auto|PATH] [--shape V,H,I,L,KV] [--tied | --lora RANK]
 // save prints "rank R: committed step S" or "rank R: step S not saved: ..." per
 // save and rank; exits 0 when every save committed, else 5. load prints one
 // JSON line on rank 0 {"step", "rejected", "mismatches"} and exits 0 when every
@@ -37,15 +38,34 @@ testing::SyntheticShape parse_shape(const std::string& text) {
   return {v[0], v[1], v[2], v[3], v[4]};
 }
 
-// The resolved configuration of the synthetic model, as training stores it.
-std::string config_yaml(const testing::SyntheticShape& s) {
-  return "model:\n  hidden_size: " + std::to_string(s.hidden) +
-         "\n  intermediate_size: " + std::to_string(s.intermediate) +
-         "\n  num_hidden_layers: " + std::to_string(s.layers) +
-         "\n  num_attention_heads: 4\n  num_key_value_heads: " +
-         std::to_string(4 * s.kv_dim / s.hidden) + "\n  head_dim: " + std::to_string(s.hidden / 4) +
-         "\n  vocab_size: " + std::to_string(s.vocab) + "\n  tie_word_embeddings: false\n";
-}
+struct Variant {
+  testing::SyntheticShape shape;
+  bool tied = false;
+  std::int64_t lora_rank = 0;  // 0: full model
+  std::string base;            // LoRA base model directory
+
+  testing::SyntheticModel model() const {
+    return lora_rank > 0 ? testing::synthetic_lora_model(shape, lora_rank)
+                         : testing::synthetic_model(shape, true, tied);
+  }
+
+  // The resolved configuration of the synthetic model, as training stores it.
+  std::string config_yaml() const {
+    const auto& s = shape;
+    std::string yaml = "model:\n  hidden_size: " + std::to_string(s.hidden) +
+                       "\n  intermediate_size: " + std::to_string(s.intermediate) +
+                       "\n  num_hidden_layers: " + std::to_string(s.layers) +
+                       "\n  num_attention_heads: 4\n  num_key_value_heads: " +
+                       std::to_string(4 * s.kv_dim / s.hidden) +
+                       "\n  head_dim: " + std::to_string(s.hidden / 4) +
+                       "\n  vocab_size: " + std::to_string(s.vocab) +
+                       "\n  tie_word_embeddings: " + (tied ? "true" : "false") + "\n";
+    if (lora_rank > 0)
+      yaml += "training:\n  lora:\n    enabled: true\n    rank: " + std::to_string(lora_rank) +
+              "\n    alpha: 16\n    targets: [q_proj, v_proj]\n";
+    return yaml;
+  }
+};
 
 void say(int rank, const std::string& text) {
   std::printf("rank %d: %s\n", rank, text.c_str());
@@ -54,8 +74,8 @@ void say(int rank, const std::string& text) {
 
 ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t first,
                   std::int64_t count, bool async, std::int64_t keep_last, std::uint64_t block_bytes,
-                  const testing::SyntheticShape& shape) {
-  const auto model = testing::synthetic_model(shape);
+                  const Variant& variant) {
+  const auto model = variant.model();
   testing::RankState state = testing::make_rank_state(model, comm.rank(), comm.size());
   std::unique_ptr<checkpoint::AsyncCheckpointer> saver;
   if (async)
@@ -73,7 +93,8 @@ ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t
     request.checkpoint_dir = dir;
     request.step = step;
     request.tensors = model.tensors;
-    request.state = {{"step", step}, {"config", config_yaml(shape)}};
+    request.state = {{"step", step}, {"config", variant.config_yaml()}};
+    if (!variant.base.empty()) request.state["lora_base"] = {{"path", variant.base}};
     request.keep_last = keep_last;
     request.checksum_block_bytes = block_bytes;
     if (saver) {
@@ -94,8 +115,8 @@ ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t
 }
 
 ExitCode run_load(comm::Communicator& comm, const std::string& dir, const std::string& resume,
-                  const testing::SyntheticShape& shape) {
-  const auto model = testing::synthetic_model(shape);
+                  const Variant& variant) {
+  const auto model = variant.model();
   testing::RankState state = testing::make_rank_state(model, comm.rank(), comm.size());
   const auto loaded = checkpoint::resume_checkpoint(comm, dir, resume, model.tensors, state.buffers,
                                                     checkpoint::LoadOptions{});
@@ -122,12 +143,16 @@ int main(int argc, char** argv) {
     std::int64_t first = 1, count = 1, keep_last = 0;
     std::uint64_t block_bytes = checkpoint::kDefaultChecksumBlockBytes, fsize_limit = 0;
     bool async = false;
+    Variant variant;
     auto* save = cli.add_subcommand("save");
     auto* load = cli.add_subcommand("load");
     for (auto* sub : {save, load}) {
       sub->add_option("--dir", dir)->required();
       sub->add_option("--shape", shape_text);
+      sub->add_flag("--tied", variant.tied);
+      sub->add_option("--lora", variant.lora_rank);
     }
+    save->add_option("--base", variant.base);
     save->add_option("--first", first);
     save->add_option("--count", count);
     save->add_flag("--async", async);
@@ -147,9 +172,9 @@ int main(int argc, char** argv) {
       setrlimit(RLIMIT_FSIZE, &limit);
     }
     auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-    const auto shape = parse_shape(shape_text);
+    variant.shape = parse_shape(shape_text);
     if (save->parsed())
-      return run_save(*comm, dir, first, count, async, keep_last, block_bytes, shape);
-    return run_load(*comm, dir, resume, shape);
+      return run_save(*comm, dir, first, count, async, keep_last, block_bytes, variant);
+    return run_load(*comm, dir, resume, variant);
   });
 }

@@ -37,7 +37,16 @@ bool is_nan_bits(float v) {
 
 }  // namespace
 
-SyntheticModel synthetic_model(const SyntheticShape& s, bool with_optimizer) {
+// Appends both AdamW moments of every tensor so far.
+void add_moments(SyntheticModel& model) {
+  const std::size_t n = model.tensors.size();
+  for (int k = 1; k <= 2; ++k)
+    for (std::size_t i = 0; i < n; ++i)
+      model.tensors.push_back(
+          {kStates[k] + model.tensors[i].name, model.tensors[i].shape, DType::kFloat32});
+}
+
+SyntheticModel synthetic_model(const SyntheticShape& s, bool with_optimizer, bool tied) {
   SyntheticModel model;
   auto add = [&](std::vector<std::string>& unit, const std::string& name,
                  std::vector<std::int64_t> shape) {
@@ -63,15 +72,28 @@ SyntheticModel synthetic_model(const SyntheticShape& s, bool with_optimizer) {
   }
   std::vector<std::string> head;
   add(head, "model.norm.weight", {s.hidden});
-  add(head, "lm_head.weight", {s.vocab, s.hidden});
+  if (!tied) add(head, "lm_head.weight", {s.vocab, s.hidden});
   model.units.push_back(head);
-  if (with_optimizer) {
-    const std::size_t n = model.tensors.size();
-    for (int k = 1; k <= 2; ++k)
-      for (std::size_t i = 0; i < n; ++i)
-        model.tensors.push_back(
-            {kStates[k] + model.tensors[i].name, model.tensors[i].shape, DType::kFloat32});
+  if (with_optimizer) add_moments(model);
+  return model;
+}
+
+SyntheticModel synthetic_lora_model(const SyntheticShape& s, std::int64_t rank) {
+  SyntheticModel model;
+  for (std::int64_t i = 0; i < s.layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+    std::vector<std::string> unit;
+    for (const auto& [proj, out] :
+         {std::pair<const char*, std::int64_t>{"q_proj", s.hidden}, {"v_proj", s.kv_dim}}) {
+      const std::string module = p + proj;
+      model.tensors.push_back({module + ".lora_A.weight", {rank, s.hidden}, DType::kFloat32});
+      model.tensors.push_back({module + ".lora_B.weight", {out, rank}, DType::kFloat32});
+      unit.push_back(module + ".lora_A.weight");
+      unit.push_back(module + ".lora_B.weight");
+    }
+    model.units.push_back(unit);
   }
+  add_moments(model);
   return model;
 }
 

@@ -31,8 +31,15 @@ struct SyntheticModel {
   std::vector<std::vector<std::string>> units;  // model tensor names per FSDP unit
 };
 
-/// The tensors of a tiny Llama of `shape` (untied lm_head) and their moments.
-SyntheticModel synthetic_model(const SyntheticShape& shape = {}, bool with_optimizer = true);
+/// The tensors of a tiny Llama of `shape` and their moments; `tied` leaves out
+/// lm_head.weight (tie_word_embeddings).
+SyntheticModel synthetic_model(const SyntheticShape& shape = {}, bool with_optimizer = true,
+                               bool tied = false);
+
+/// LoRA adapters of rank `rank` on q_proj and v_proj of every layer
+/// ("<module>.lora_A.weight" [rank, in], "<module>.lora_B.weight" [out, rank])
+/// and their moments.
+SyntheticModel synthetic_lora_model(const SyntheticShape& shape, std::int64_t rank);
 
 /// One rank's buffers (model, exp_avg, exp_avg_sq per unit) and their storage.
 struct RankState {
