@@ -3,15 +3,20 @@
 // consolidation) and the benchmark:
 //   ckpt_writer save --dir D --first S --count K [--async] [--keep-last N]
 //               [--block-bytes B] [--shape V,H,I,L,KV] [--fsize-limit BYTES]
-//               [--tied | --lora RANK --base HF_DIR]
+//               [--interval-ms MS] [--tied | --lora RANK --base HF_DIR]
 //   ckpt_writer load --dir D [--resume auto|PATH] [--shape V,H,I,L,KV] [--tied | --lora RANK]
 // save prints "rank R: committed step S" or "rank R: step S not saved: ..." per
-// save and rank; exits 0 when every save committed, else 5. load prints one
-// JSON line on rank 0 {"step", "rejected", "mismatches"} and exits 0 when every
+// save and rank, and rank 0 the metrics.jsonl checkpoint event of every commit
+// ({"event": "checkpoint", "step", "bytes", "seconds", "blocking_seconds"});
+// --interval-ms stands for training time between saves. It exits 0 when every
+// save committed, else 5. load prints one JSON line on rank 0 {"step",
+// "rejected", "mismatches", "seconds", "bytes_read"} and exits 0 when every
 // loaded value is the one saved at that step, 1 when not, 5 when nothing loads.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <sstream>
+#include <thread>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -74,20 +79,31 @@ void say(int rank, const std::string& text) {
 
 ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t first,
                   std::int64_t count, bool async, std::int64_t keep_last, std::uint64_t block_bytes,
-                  const Variant& variant) {
+                  std::int64_t interval_ms, const Variant& variant) {
   const auto model = variant.model();
   testing::RankState state = testing::make_rank_state(model, comm.rank(), comm.size());
   std::unique_ptr<checkpoint::AsyncCheckpointer> saver;
-  if (async)
+  if (async) {
     saver = std::make_unique<checkpoint::AsyncCheckpointer>(
         comm::MpiCommunicator::create(MPI_COMM_WORLD));
+    saver->reserve_staging(state.buffers);
+  }
   bool all_committed = true;
   auto report = [&](const checkpoint::AsyncSaveOutcome& o) {
     all_committed = all_committed && o.committed;
     say(comm.rank(), o.committed ? "committed step " + std::to_string(o.step)
                                  : "step " + std::to_string(o.step) + " not saved: " + o.error);
+    if (o.committed && comm.rank() == 0)
+      std::printf("%s\n", nlohmann::json{{"event", "checkpoint"},
+                                         {"step", o.step},
+                                         {"bytes", o.result.bytes},
+                                         {"seconds", o.result.seconds},
+                                         {"blocking_seconds", o.result.blocking_seconds}}
+                              .dump()
+                              .c_str());
   };
   for (std::int64_t step = first; step < first + count; ++step) {
+    if (step > first) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
     testing::fill_rank_state(state, step);
     checkpoint::SaveRequest request;
     request.checkpoint_dir = dir;
@@ -103,8 +119,8 @@ ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t
       continue;
     }
     try {
-      checkpoint::save_checkpoint(comm, request, state.buffers);
-      report({step, true, {}, ExitCode::kOk, ""});
+      report({step, true, checkpoint::save_checkpoint(comm, request, state.buffers),
+              ExitCode::kOk, ""});
     } catch (const comm::AgreedError& e) {
       report({step, false, {}, e.code(), e.what()});
     }
@@ -122,11 +138,17 @@ ExitCode run_load(comm::Communicator& comm, const std::string& dir, const std::s
                                                     checkpoint::LoadOptions{});
   std::uint64_t mismatches = loaded ? testing::count_mismatches(state, loaded->step) : 0;
   comm.all_reduce(&mismatches, 1, comm::ReduceOp::kSum);
+  std::uint64_t bytes_read = loaded ? loaded->bytes_read : 0;
+  comm.all_reduce(&bytes_read, 1, comm::ReduceOp::kSum);
+  double seconds = loaded ? loaded->seconds : 0;
+  comm.all_reduce(&seconds, 1, comm::ReduceOp::kMax);
   if (comm.rank() == 0) {
     nlohmann::json line = {
         {"step", loaded ? nlohmann::json(loaded->step) : nlohmann::json()},
         {"rejected", loaded ? loaded->rejected_steps : std::vector<std::string>{}},
-        {"mismatches", mismatches}};
+        {"mismatches", mismatches},
+        {"seconds", seconds},
+        {"bytes_read", bytes_read}};
     std::printf("%s\n", line.dump().c_str());
     std::fflush(stdout);
   }
@@ -140,7 +162,7 @@ int main(int argc, char** argv) {
     CLI::App cli{"ckpt_writer"};
     cli.require_subcommand(1);
     std::string dir, resume = "auto", shape_text;
-    std::int64_t first = 1, count = 1, keep_last = 0;
+    std::int64_t first = 1, count = 1, keep_last = 0, interval_ms = 0;
     std::uint64_t block_bytes = checkpoint::kDefaultChecksumBlockBytes, fsize_limit = 0;
     bool async = false;
     Variant variant;
@@ -159,6 +181,7 @@ int main(int argc, char** argv) {
     save->add_option("--keep-last", keep_last);
     save->add_option("--block-bytes", block_bytes);
     save->add_option("--fsize-limit", fsize_limit);
+    save->add_option("--interval-ms", interval_ms);
     load->add_option("--resume", resume);
     try {
       cli.parse(argc, argv);
@@ -174,7 +197,8 @@ int main(int argc, char** argv) {
     auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
     variant.shape = parse_shape(shape_text);
     if (save->parsed())
-      return run_save(*comm, dir, first, count, async, keep_last, block_bytes, variant);
+      return run_save(*comm, dir, first, count, async, keep_last, block_bytes, interval_ms,
+                      variant);
     return run_load(*comm, dir, resume, variant);
   });
 }

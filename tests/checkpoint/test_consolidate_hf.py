@@ -4,6 +4,7 @@ bfloat16), PEFT LoRA adapters, and merged LoRA weights W + (alpha/r) B A."""
 import json
 import os
 import shutil
+import subprocess
 import unittest
 
 import numpy as np
@@ -149,6 +150,19 @@ class ConsolidateHfTest(unittest.TestCase):
             np.testing.assert_allclose(tensors[name], want, rtol=1e-5, atol=1e-5, err_msg=name)
             merged += 1
         self.assertEqual(merged, 4)
+
+    def test_login_node_wrapper_picks_the_newest_step(self):
+        script = os.path.join(nss_e2e.SOURCE, "scripts", "consolidate_checkpoint.sh")
+        copy = os.path.join(self.root, "wrapper")
+        shutil.copytree(self.full, copy)
+        proc = subprocess.run([script, copy, "--dtype", "bfloat16"], capture_output=True, text=True,
+                              env=dict(os.environ, NSS_BIN_DIR=nss_e2e.BIN))
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("newest committed step is " + ck.step_dir(copy, 5), proc.stderr)
+        out = ck.step_dir(copy, 5) + "_hf"
+        self.assertEqual(sorted(os.listdir(out)), ["config.json", "model.safetensors"])
+        self.assertEqual(subprocess.run([script, os.path.join(self.root, "nowhere")],
+                                        capture_output=True).returncode, 2)
 
     def test_refusals(self):
         _, proc = self.consolidate(self.full, "x1", "--format", "hf", "--merge-lora", expect=2)
