@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "comm/agreement.h"
+
 namespace nss::checkpoint {
 namespace {
 
@@ -17,8 +19,9 @@ std::uint64_t packed_bytes(const ShardBuffer& buffer) {
 
 }  // namespace
 
-AsyncCheckpointer::AsyncCheckpointer(std::unique_ptr<comm::Communicator> writer_comm)
-    : writer_comm_(std::move(writer_comm)) {}
+AsyncCheckpointer::AsyncCheckpointer(std::unique_ptr<comm::Communicator> writer_comm,
+                                     SnapshotMode mode)
+    : writer_comm_(std::move(writer_comm)), mode_(mode) {}
 
 AsyncCheckpointer::~AsyncCheckpointer() {
   if (!in_flight()) return;
@@ -35,7 +38,11 @@ std::uint64_t AsyncCheckpointer::staging_bytes() const {
 }
 
 void AsyncCheckpointer::reserve_staging(const std::vector<ShardBuffer>& buffers) {
-  if (in_flight()) wait();
+  NSS_ASSERT(!in_flight(), "checkpoint", "reserve_staging() while a save is in flight");
+  allocate_staging(buffers);
+}
+
+void AsyncCheckpointer::allocate_staging(const std::vector<ShardBuffer>& buffers) {
   staging_.resize(buffers.size());
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     const std::uint64_t bytes = packed_bytes(buffers[i]);
@@ -48,7 +55,7 @@ void AsyncCheckpointer::reserve_staging(const std::vector<ShardBuffer>& buffers)
 }
 
 void AsyncCheckpointer::stage(const std::vector<ShardBuffer>& buffers) {
-  reserve_staging(buffers);
+  allocate_staging(buffers);
   staged_.clear();
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     const ShardBuffer& source = buffers[i];
@@ -74,20 +81,58 @@ AsyncSaveStart AsyncCheckpointer::save(const SaveRequest& request,
   const auto start = std::chrono::steady_clock::now();
   AsyncSaveStart started;
   if (in_flight()) started.previous = wait();
-  stage(buffers);
+  if (mode_ == SnapshotMode::kCopyInSave) {
+    stage(buffers);
+  } else {
+    sources_ = buffers;
+    snapshot_taken_ = false;
+  }
   request_ = request;
   outcome_ = AsyncSaveOutcome{};
   outcome_.step = request.step;
   finished_.store(false);
+  thread_ = std::thread([this] { run_writer(); });
   started.blocking_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   blocking_seconds_ = started.blocking_seconds;
-  thread_ = std::thread([this] { run_writer(); });
   return started;
+}
+
+void AsyncCheckpointer::mark_snapshot_taken() {
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mutex_);
+    snapshot_taken_ = true;
+  }
+  snapshot_taken_cv_.notify_all();
+}
+
+double AsyncCheckpointer::snapshot_fence() {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(snapshot_mutex_);
+  snapshot_taken_cv_.wait(lock, [this] { return snapshot_taken_; });
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  blocking_seconds_ += waited;
+  return waited;
 }
 
 void AsyncCheckpointer::run_writer() {
   try {
+    if (mode_ == SnapshotMode::kOverlapped) {
+      // Whatever happens, the caller may go on once the copy is over; whether
+      // every rank staged is then agreed before any collective of the save.
+      std::exception_ptr staging_error;
+      try {
+        stage(sources_);
+      } catch (...) {
+        staging_error = std::current_exception();
+      }
+      sources_.clear();
+      mark_snapshot_taken();
+      comm::run_on_all(*writer_comm_, [&] {
+        if (staging_error) std::rethrow_exception(staging_error);
+      });
+    }
     outcome_.result = save_checkpoint(*writer_comm_, request_, staged_);
     outcome_.committed = true;
   } catch (const Error& e) {
@@ -113,6 +158,7 @@ std::optional<AsyncSaveOutcome> AsyncCheckpointer::poll(comm::Communicator& trai
 std::optional<AsyncSaveOutcome> AsyncCheckpointer::wait() {
   if (!in_flight()) return std::nullopt;
   thread_.join();
+  mark_snapshot_taken();
   outcome_.result.blocking_seconds = blocking_seconds_;
   return outcome_;
 }

@@ -95,7 +95,8 @@ std::uint64_t write_hdf5(CheckpointReader& reader, const ConsolidateOptions& opt
   const std::string tmp = OutputFile::temporary_path(options.output);
   std::map<std::string, std::uint64_t> offsets;
   try {
-    offsets = layout_hdf5_output(tmp, tensors, reader.index().step, reader.index().state);
+    offsets = layout_hdf5_output(tmp, tensors, reader.index().step, reader.index().state,
+                                 options.file_locking);
   } catch (...) {
     fs::remove(tmp);
     throw;

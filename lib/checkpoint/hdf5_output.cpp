@@ -32,9 +32,10 @@ void write_int_attribute(hid_t object, const char* name, std::int64_t value,
 std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
                                                         const std::vector<OutputTensor>& tensors,
                                                         std::int64_t step,
-                                                        const nlohmann::json& state) {
+                                                        const nlohmann::json& state,
+                                                        bool file_locking) {
   silence_h5_errors();
-  const H5Id fapl = file_access_properties(true);
+  const H5Id fapl = file_access_properties(file_locking);
   H5Id file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
   NSS_H5_CHECK(file.get(), path);
   write_string_attribute(file.get(), "format", "nss-dcp-consolidated", path);

@@ -28,6 +28,7 @@ struct OutputTensor {
 std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
                                                         const std::vector<OutputTensor>& tensors,
                                                         std::int64_t step,
-                                                        const nlohmann::json& state);
+                                                        const nlohmann::json& state,
+                                                        bool file_locking);
 
 }  // namespace nss::checkpoint

@@ -1,9 +1,11 @@
 // Collective save/load at 1, 2 and 4 ranks: round trips, N -> M resharding
 // (4->2, 2->4, 4->3, 3->1 inside a 4-rank job through sub-communicators),
 // asynchronous snapshots, and failures that every rank must agree on.
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -181,8 +183,8 @@ TEST(CheckpointMpi, AsyncSaveWritesTheSnapshotNotLaterValues) {
   EXPECT_EQ(second.previous->step, 5);
   EXPECT_EQ(second.previous->result.blocking_seconds, first.blocking_seconds);
   std::optional<AsyncSaveOutcome> outcome;
-  while (!(outcome = saver.poll(*comm))) {
-  }
+  // Once per "training step", as the trainer polls.
+  while (!(outcome = saver.poll(*comm))) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_TRUE(outcome->committed);
   EXPECT_EQ(outcome->step, 6);
   EXPECT_GT(outcome->result.bytes, 0u);
@@ -194,6 +196,33 @@ TEST(CheckpointMpi, AsyncSaveWritesTheSnapshotNotLaterValues) {
   EXPECT_EQ(testing::count_mismatches(loaded, 5), 0u);
   load_checkpoint(*comm, step_dir_path(dir, 6), model().tensors, loaded.buffers, LoadOptions{});
   EXPECT_EQ(testing::count_mismatches(loaded, 6), 0u);
+  remove_shared(*comm, dir);
+}
+
+TEST(CheckpointMpi, OverlappedSnapshotHoldsTheValuesAtSaveOnceFenced) {
+  auto comm = world();
+  const std::string dir = shared_dir(*comm, "ckpt_overlap");
+  AsyncCheckpointer saver(comm::MpiCommunicator::create(MPI_COMM_WORLD), SnapshotMode::kOverlapped);
+  EXPECT_LT(saver.snapshot_fence(), 0.01);  // nothing in flight
+  RankState state = testing::make_rank_state(model(), comm->rank(), comm->size());
+  for (std::int64_t step : {21, 22}) {
+    testing::fill_rank_state(state, step);
+    saver.save(request(dir, step), state.buffers);
+    // Forward/backward would read the buffers here; the optimizer step may
+    // change them only after the fence.
+    saver.snapshot_fence();
+    testing::set_pieces(state, -2.0f);
+  }
+  const auto outcome = saver.wait();
+  ASSERT_TRUE(outcome);
+  EXPECT_TRUE(outcome->committed) << outcome->error;
+  EXPECT_GE(outcome->result.blocking_seconds, 0.0);
+  for (std::int64_t step : {21, 22}) {
+    RankState loaded = testing::make_rank_state(model(), comm->rank(), comm->size());
+    load_checkpoint(*comm, step_dir_path(dir, step), model().tensors, loaded.buffers,
+                    LoadOptions{});
+    EXPECT_EQ(testing::count_mismatches(loaded, step), 0u) << step;
+  }
   remove_shared(*comm, dir);
 }
 

@@ -3,12 +3,13 @@
 // consolidation) and the benchmark:
 //   ckpt_writer save --dir D --first S --count K [--async] [--keep-last N]
 //               [--block-bytes B] [--shape V,H,I,L,KV] [--fsize-limit BYTES]
-//               [--interval-ms MS] [--tied | --lora RANK --base HF_DIR]
+//               [--overlap-snapshot] [--interval-ms MS] [--tied | --lora RANK --base HF_DIR]
 //   ckpt_writer load --dir D [--resume auto|PATH] [--shape V,H,I,L,KV] [--tied | --lora RANK]
 // save prints "rank R: committed step S" or "rank R: step S not saved: ..." per
 // save and rank, and rank 0 the metrics.jsonl checkpoint event of every commit
 // ({"event": "checkpoint", "step", "bytes", "seconds", "blocking_seconds"});
-// --interval-ms stands for training time between saves. It exits 0 when every
+// --interval-ms stands for the forward/backward after each save (before the
+// snapshot fence and the next optimizer step). It exits 0 when every
 // save committed, else 5. load prints one JSON line on rank 0 {"step",
 // "rejected", "mismatches", "seconds", "bytes_read"} and exits 0 when every
 // loaded value is the one saved at that step, 1 when not, 5 when nothing loads.
@@ -16,8 +17,8 @@
 #include <csignal>
 #include <cstdio>
 #include <sstream>
-#include <thread>
 #include <sys/resource.h>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
@@ -78,14 +79,15 @@ void say(int rank, const std::string& text) {
 }
 
 ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t first,
-                  std::int64_t count, bool async, std::int64_t keep_last, std::uint64_t block_bytes,
-                  std::int64_t interval_ms, const Variant& variant) {
+                  std::int64_t count, bool async, bool overlap, std::int64_t keep_last,
+                  std::uint64_t block_bytes, std::int64_t interval_ms, const Variant& variant) {
   const auto model = variant.model();
   testing::RankState state = testing::make_rank_state(model, comm.rank(), comm.size());
   std::unique_ptr<checkpoint::AsyncCheckpointer> saver;
   if (async) {
     saver = std::make_unique<checkpoint::AsyncCheckpointer>(
-        comm::MpiCommunicator::create(MPI_COMM_WORLD));
+        comm::MpiCommunicator::create(MPI_COMM_WORLD),
+        overlap ? checkpoint::SnapshotMode::kOverlapped : checkpoint::SnapshotMode::kCopyInSave);
     saver->reserve_staging(state.buffers);
   }
   bool all_committed = true;
@@ -102,8 +104,9 @@ ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t
                               .dump()
                               .c_str());
   };
+  // The trainer's order: optimizer step (new values), save, the next step's
+  // forward/backward (stood for by a sleep), the snapshot fence, the next optimizer step.
   for (std::int64_t step = first; step < first + count; ++step) {
-    if (step > first) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
     testing::fill_rank_state(state, step);
     checkpoint::SaveRequest request;
     request.checkpoint_dir = dir;
@@ -116,14 +119,16 @@ ExitCode run_save(comm::Communicator& comm, const std::string& dir, std::int64_t
     if (saver) {
       const auto started = saver->save(request, state.buffers);
       if (started.previous) report(*started.previous);
-      continue;
+    } else {
+      try {
+        report({step, true, checkpoint::save_checkpoint(comm, request, state.buffers),
+                ExitCode::kOk, ""});
+      } catch (const comm::AgreedError& e) {
+        report({step, false, {}, e.code(), e.what()});
+      }
     }
-    try {
-      report({step, true, checkpoint::save_checkpoint(comm, request, state.buffers),
-              ExitCode::kOk, ""});
-    } catch (const comm::AgreedError& e) {
-      report({step, false, {}, e.code(), e.what()});
-    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    if (saver) saver->snapshot_fence();
   }
   if (saver)
     if (auto last = saver->wait()) report(*last);
@@ -164,7 +169,7 @@ int main(int argc, char** argv) {
     std::string dir, resume = "auto", shape_text;
     std::int64_t first = 1, count = 1, keep_last = 0, interval_ms = 0;
     std::uint64_t block_bytes = checkpoint::kDefaultChecksumBlockBytes, fsize_limit = 0;
-    bool async = false;
+    bool async = false, overlap = false;
     Variant variant;
     auto* save = cli.add_subcommand("save");
     auto* load = cli.add_subcommand("load");
@@ -178,6 +183,7 @@ int main(int argc, char** argv) {
     save->add_option("--first", first);
     save->add_option("--count", count);
     save->add_flag("--async", async);
+    save->add_flag("--overlap-snapshot", overlap);
     save->add_option("--keep-last", keep_last);
     save->add_option("--block-bytes", block_bytes);
     save->add_option("--fsize-limit", fsize_limit);
@@ -197,7 +203,7 @@ int main(int argc, char** argv) {
     auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
     variant.shape = parse_shape(shape_text);
     if (save->parsed())
-      return run_save(*comm, dir, first, count, async, keep_last, block_bytes, interval_ms,
+      return run_save(*comm, dir, first, count, async, overlap, keep_last, block_bytes, interval_ms,
                       variant);
     return run_load(*comm, dir, resume, variant);
   });
