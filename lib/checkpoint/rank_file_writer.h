@@ -15,7 +15,7 @@ namespace nss::checkpoint {
 
 struct RankFileOptions {
   std::uint64_t checksum_block_bytes = kDefaultChecksumBlockBytes;
-  std::uint64_t slice_bytes = 16u << 20;  // most bytes per HDF5 call (bounds the global lock)
+  std::uint64_t slice_bytes = 4u << 20;  // most bytes per HDF5 call (bounds the global lock)
   bool file_locking = true;
 };
 

@@ -30,7 +30,7 @@ struct SaveRequest {
   std::int64_t keep_last = 3;  // committed steps kept after this one commits; 0 keeps all
   bool file_locking = true;    // checkpoint.hdf5_file_locking
   std::uint64_t checksum_block_bytes = kDefaultChecksumBlockBytes;
-  std::uint64_t slice_bytes = 16u << 20;  // most bytes per HDF5 write call
+  std::uint64_t slice_bytes = 4u << 20;  // most bytes per HDF5 write call (a few ms of lock)
 };
 
 struct SaveResult {
