@@ -1,0 +1,67 @@
+// How one FSDP unit's parameters are laid out: trainable parameters are
+// concatenated into one flat buffer and frozen ones (the LoRA base) into
+// another, each padded to a multiple of the world size N; rank r owns
+// elements [r*S, (r+1)*S) of each, S = padded / N. Pure arithmetic, no torch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nss::fsdp {
+
+struct FlatParam {
+  std::string name;  // Hugging Face name
+  std::vector<std::int64_t> shape;
+  bool trainable = true;
+  bool decay = true;  // AdamW weight decay applies
+  std::int64_t numel() const;
+};
+
+/// Where a parameter lives: which flat buffer and at which element offset.
+struct FlatSlot {
+  bool trainable;
+  std::int64_t offset;
+};
+
+/// A contiguous piece of one parameter inside one rank's shard.
+struct ShardPiece {
+  std::size_t param;           // index into FlatLayout::params()
+  std::int64_t tensor_offset;  // element offset in the row-major flattened parameter
+  std::int64_t length;
+  std::int64_t shard_offset;  // element offset inside the rank's shard
+};
+
+using ElementRanges = std::vector<std::pair<std::int64_t, std::int64_t>>;  // [begin, end)
+
+class FlatLayout {
+ public:
+  FlatLayout(std::vector<FlatParam> params, int world_size);
+
+  /// Parameters in their original (unit) order.
+  const std::vector<FlatParam>& params() const { return params_; }
+  /// Position of params()[i] in its flat buffer.
+  const FlatSlot& slot(std::size_t i) const { return slots_[i]; }
+
+  int world_size() const { return world_size_; }
+  /// Unpadded and padded element counts, and the per-rank shard size.
+  std::int64_t numel(bool trainable) const { return trainable ? trainable_numel_ : frozen_numel_; }
+  std::int64_t padded(bool trainable) const { return shard_size(trainable) * world_size_; }
+  std::int64_t shard_size(bool trainable) const;
+
+  /// The pieces of parameters held by `rank`'s shard of one buffer.
+  std::vector<ShardPiece> shard_pieces(bool trainable, int rank) const;
+
+  /// Element ranges of `rank`'s trainable shard that get weight decay.
+  ElementRanges decay_ranges(int rank) const;
+
+ private:
+  std::vector<FlatParam> params_;
+  std::vector<FlatSlot> slots_;
+  int world_size_;
+  std::int64_t trainable_numel_ = 0;
+  std::int64_t frozen_numel_ = 0;
+};
+
+}  // namespace nss::fsdp

@@ -1,0 +1,32 @@
+#include "optim/adamw.h"
+
+#include <cmath>
+
+#include <torch/torch.h>
+
+namespace nss::optim {
+
+void AdamW::step(const std::vector<AdamWShard>& shards, double lr, std::int64_t step) const {
+  torch::NoGradGuard no_grad;
+  const auto& o = options_;
+  const double bias_correction1 = 1.0 - std::pow(o.beta1, static_cast<double>(step));
+  const double bias_correction2 = 1.0 - std::pow(o.beta2, static_cast<double>(step));
+  const double step_size = lr / bias_correction1;
+  const double bias_correction2_sqrt = std::sqrt(bias_correction2);
+  for (const auto& shard : shards) {
+    torch::Tensor& param = *shard.param;
+    const torch::Tensor& grad = param.grad();
+    if (!grad.defined() || param.numel() == 0) continue;
+    // Decoupled weight decay, only where it applies (torch: param.mul_(1 - lr * wd)).
+    if (o.weight_decay != 0) {
+      for (const auto& [begin, end] : shard.decay_ranges)
+        param.narrow(0, begin, end - begin).mul_(1.0 - lr * o.weight_decay);
+    }
+    shard.exp_avg->lerp_(grad, 1.0 - o.beta1);
+    shard.exp_avg_sq->mul_(o.beta2).addcmul_(grad, grad, 1.0 - o.beta2);
+    const torch::Tensor denom = (shard.exp_avg_sq->sqrt() / bias_correction2_sqrt).add_(o.eps);
+    param.addcdiv_(*shard.exp_avg, denom, -step_size);
+  }
+}
+
+}  // namespace nss::optim
