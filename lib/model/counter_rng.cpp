@@ -44,15 +44,16 @@ void fill_normal(PhiloxKey key, std::int64_t offset, std::int64_t count, float m
   const std::int64_t end = offset + count;
   while (i < end) {
     const auto words = block(key, static_cast<std::uint64_t>(i / 4));
-    double normals[4];
+    float normals[4];
     for (int pair = 0; pair < 2; ++pair) {
-      const double radius = std::sqrt(-2.0 * std::log(unit_uniform(words[2 * pair])));
-      const double angle = kTwoPi * unit_uniform(words[2 * pair + 1]);
+      const float radius =
+          std::sqrt(-2.0f * std::log(static_cast<float>(unit_uniform(words[2 * pair]))));
+      const float angle = static_cast<float>(kTwoPi * unit_uniform(words[2 * pair + 1]));
       normals[2 * pair] = radius * std::cos(angle);
       normals[2 * pair + 1] = radius * std::sin(angle);
     }
     for (int lane = static_cast<int>(i % 4); lane < 4 && i < end; ++lane, ++i)
-      out[i - offset] = static_cast<float>(mean + stddev * normals[lane]);
+      out[i - offset] = mean + stddev * normals[lane];
   }
 }
 

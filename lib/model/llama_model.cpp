@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "hf/pretrained_directory.h"
 #include "model/llama_functional.h"
 #include "model/rotary_embedding.h"
 
@@ -84,6 +85,15 @@ torch::Tensor LlamaModel::loss(const torch::Tensor& tokens, const torch::Tensor&
   return head_loss_forward(hidden_states(tokens, dropout), tensors_.back().front(),
                            lm_head_weight(), targets, model_,
                            1.0 / static_cast<double>(targets.numel()));
+}
+
+LlamaModel load_pretrained_model(const std::string& dir, const config::LoraConfig& lora,
+                                 torch::TensorOptions options, std::uint64_t seed) {
+  config::ModelConfig model = hf::PretrainedDirectory::open(dir)->config();
+  model.from_pretrained = dir;
+  LlamaModel result(model, lora, options);
+  result.load(InitialWeights(model, lora, seed));
+  return result;
 }
 
 }  // namespace nss::model

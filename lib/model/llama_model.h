@@ -56,4 +56,11 @@ class LlamaModel {
   std::vector<std::vector<torch::Tensor>> tensors_;
 };
 
+/// The model of a local Hugging Face directory (config.json defines the
+/// shape; base weights from its safetensors, LoRA adapters initialised from
+/// `seed`), created with `options`. DataError (exit 4) for a missing or
+/// malformed directory.
+LlamaModel load_pretrained_model(const std::string& dir, const config::LoraConfig& lora,
+                                 torch::TensorOptions options, std::uint64_t seed = 0);
+
 }  // namespace nss::model

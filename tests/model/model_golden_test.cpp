@@ -169,11 +169,7 @@ TEST(Golden, LogitsAndLossMatchIndependentImplementations) {
 }
 
 LlamaModel load_pretrained(const std::string& dir) {
-  config::ModelConfig m = hf::read_hf_config(dir + "/config.json");
-  m.from_pretrained = dir;
-  LlamaModel model(m, {}, torch::kFloat32);
-  model.load(InitialWeights(m, {}, 0));
-  return model;
+  return load_pretrained_model(dir, {}, torch::kFloat32);
 }
 
 TEST(Golden, PretrainedDirectoriesLoadBack) {
