@@ -147,6 +147,8 @@ struct TrainingConfig {
   double grad_clip = 1.0;
   std::string dtype = "auto";
   bool activation_checkpointing = true;
+  bool weight_decay_embeddings = false;
+  std::int64_t max_skipped_steps = 5;
   LoraConfig lora;
 
   template <class V>
@@ -172,6 +174,11 @@ struct TrainingConfig {
             "weights and gradient reduction stay fp32.");
     v.field("activation_checkpointing", activation_checkpointing,
             "Recompute each unit in backward instead of keeping its activations.");
+    v.field("weight_decay_embeddings", weight_decay_embeddings,
+            "Apply weight decay to the embedding (and a tied LM head) as well.");
+    v.field("max_skipped_steps", max_skipped_steps,
+            "Stop (exit 1) after this many consecutive steps whose loss or gradient norm is "
+            "not finite; each such step is skipped on every rank.");
     v.section("lora", lora, "Low-rank adapters (PEFT-compatible).");
   }
 };
