@@ -23,7 +23,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-openmp
   libopenmpi-dev openmpi-bin
-  libhdf5-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
+  libhdf5-dev hdf5-tools libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev
   python3 python3-numpy python3-h5py python3-torch python3-matplotlib python3-venv
 )
