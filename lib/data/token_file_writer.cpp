@@ -1,7 +1,7 @@
 #include "data/token_file_writer.h"
 
+#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <unistd.h>
