@@ -94,9 +94,11 @@ struct DataConfig {
   template <class V>
   void visit(V& v) {
     v.field("path", path, "Token dataset (HDF5 with a contiguous /tokens, see docs/data.md).");
-    v.field("seq_len", seq_len, "Tokens per training sequence.");
+    v.field("seq_len", seq_len,
+            "Tokens per training sequence (samples are windows of seq_len + 1 tokens).");
     v.field("num_workers", num_workers, "Dataloader threads per rank (0: load on the caller).");
-    v.field("prefetch_factor", prefetch_factor, "Batches queued per worker.");
+    v.field("prefetch_factor", prefetch_factor,
+            "Micro-batches queued per worker (the queue holds num_workers x prefetch_factor).");
   }
 };
 
