@@ -104,6 +104,7 @@ void check_training(const TrainingConfig& t, Checker& c) {
   c.positive(t.eps, "training.eps");
   c.non_negative(t.grad_clip, "training.grad_clip");
   c.one_of(t.dtype, "training.dtype", {"auto", "fp32", "bf16"});
+  c.positive(t.max_skipped_steps, "training.max_skipped_steps");
   if (t.global_batch_size > 0 && t.micro_batch_size > 0)
     c.require(t.global_batch_size % t.micro_batch_size == 0, "training.micro_batch_size",
               "must divide global_batch_size (" + std::to_string(t.global_batch_size) +
