@@ -46,6 +46,11 @@ def job_info(job_id):
     return dict(re.findall(r"(?:^|\s)([A-Za-z:/]+)=(\S*)", proc.stdout))
 
 
+def ended(job_id):
+    """True once the job will not run again."""
+    return job_info(job_id)["JobState"] in FINAL_STATES
+
+
 def exit_code(info):
     """The job's exit code from ExitCode=CODE:SIGNAL."""
     code, signal = info["ExitCode"].split(":")

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import unittest
 
-from slurm_jobs import (CONSOLIDATE_SBATCH, SOURCE, TRAIN_SBATCH, binary, exit_code, job_info, read,
+from slurm_jobs import (CONSOLIDATE_SBATCH, SOURCE, TRAIN_SBATCH, binary, ended, exit_code, job_info, read,
                         require_cluster, sbatch, signal_job, wait_finished, wait_for)
 
 NSS = binary("nss_hpc")
@@ -100,10 +100,16 @@ class PreemptionTest(unittest.TestCase):
                      {"NSS_HPC": NSS, "NSS_LAUNCHER": launcher})
         return job, output, run_dir
 
+    def wait_for_first_checkpoint(self, job, output, run_dir):
+        wait_for(lambda: latest_step(run_dir) is not None or ended(job), 300, "the first checkpoint", job, output)
+        first = latest_step(run_dir)
+        self.assertIsNotNone(first, "the job ended before its first checkpoint:\n" + read(output))
+        return first
+
     def assert_complete_checkpoint(self, run_dir, step):
         """Every rank's shard is there, listed in metadata.json, and verifies."""
         path = step_dir(run_dir, step)
-        metadata = json.load(open(os.path.join(path, "metadata.json")))
+        metadata = json.loads(read(os.path.join(path, "metadata.json")))
         self.assertEqual(metadata["step"], step)
         self.assertEqual(metadata["world_size"], RANKS)
         for rank in range(RANKS):
@@ -115,10 +121,11 @@ class PreemptionTest(unittest.TestCase):
 
     def test_usr1_saves_requeues_resumes_and_matches_the_uninterrupted_run(self):
         job, output, run_dir = self.submit("usr1", "srun")
-        first = wait_for(lambda: latest_step(run_dir), 300, "the first checkpoint", job, output)
+        first = self.wait_for_first_checkpoint(job, output, run_dir)
         signal_job(job, "USR1")
         # nss_hpc has exited before the script requeues, so this is the first run's final state.
-        wait_for(lambda: job_info(job)["Restarts"] == "1", 300, "the requeue", job, output)
+        wait_for(lambda: job_info(job)["Restarts"] == "1" or ended(job), 300, "the requeue", job, output)
+        self.assertEqual(job_info(job)["Restarts"], "1", "the job ended without a requeue:\n" + read(output))
         saved = latest_step(run_dir)
         first_run = training_steps(run_dir)
         info = wait_finished(job, output, 600)
@@ -152,7 +159,7 @@ class PreemptionTest(unittest.TestCase):
 
     def test_term_saves_and_stops_without_requeue(self):
         job, output, run_dir = self.submit("term", "mpirun")
-        first = wait_for(lambda: latest_step(run_dir), 300, "the first checkpoint", job, output)
+        first = self.wait_for_first_checkpoint(job, output, run_dir)
         signal_job(job, "TERM")
         info = wait_finished(job, output, 300)
         log = read(output)
@@ -178,7 +185,7 @@ class PreemptionTest(unittest.TestCase):
         log = read(output)
         self.assertEqual(exit_code(info), (0, 0), log)
         self.assertIn("step_%08d" % MAX_STEPS, log)  # `latest` was resolved to the final step
-        config = json.load(open(os.path.join(hf_dir, "config.json")))
+        config = json.loads(read(os.path.join(hf_dir, "config.json")))
         self.assertEqual(config["architectures"], ["LlamaForCausalLM"])
         with open(os.path.join(hf_dir, "model.safetensors"), "rb") as f:
             header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))

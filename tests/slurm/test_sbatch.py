@@ -1,16 +1,16 @@
-"""slurm/train.sbatch on a real one-node Slurm (run through
-tests/slurm/local_cluster.sh): under srun (PMIx) and mpirun the ranks form
-one MPI world with the right node-local ranks, nss_hpc's exit code becomes the
-job's exit code, and a signal for the batch script reaches every rank.
-Checkpoint, requeue and resume on a signal are test_preemption.py."""
+"""slurm/train.sbatch and slurm/consolidate.sbatch on a real one-node Slurm
+(run through tests/slurm/local_cluster.sh): under srun (PMIx) and mpirun the
+ranks form one MPI world with the right node-local ranks, nss_hpc's exit code
+becomes the job's exit code, and a signal for the batch script reaches every
+rank. Checkpoint, requeue and resume on a signal are test_preemption.py."""
 import json
 import os
 import shutil
 import tempfile
 import unittest
 
-from slurm_jobs import (TRAIN_SBATCH, binary, exit_code, job_info, read, require_cluster, sbatch,
-                        signal_job, wait_finished, wait_for)
+from slurm_jobs import (CONSOLIDATE_SBATCH, TRAIN_SBATCH, binary, ended, exit_code, read, require_cluster,
+                        sbatch, signal_job, wait_finished, wait_for)
 
 NSS = binary("nss_hpc")
 PROBE = binary("signal_probe")
@@ -52,7 +52,7 @@ class TrainSbatchTest(unittest.TestCase):
                 self.assertIn(expected, log)
                 self.assertIn("restart count 0", log)
                 self.assertIn("nss_hpc exited with code 0", log)
-                env = json.load(open(os.path.join(run_dir, "environment.json")))
+                env = json.loads(read(os.path.join(run_dir, "environment.json")))
                 self.assertEqual(env["world_size"], RANKS)
                 self.assertEqual([r["rank"] for r in env["ranks"]], [0, 1])
                 # MPI_Comm_split_type found both ranks on this node.
@@ -77,6 +77,14 @@ class TrainSbatchTest(unittest.TestCase):
         self.assertEqual(exit_code(info), (2, 0), read(output))
         self.assertIn("usage: sbatch [sbatch options] slurm/train.sbatch CONFIG.yaml", read(output))
 
+    def test_consolidate_sbatch_refuses_a_missing_checkpoint(self):
+        output = os.path.join(self.tmp, "consolidate.out")
+        missing = os.path.join(self.tmp, "no_such_run", "checkpoints")
+        job = sbatch([CONSOLIDATE_SBATCH, missing, os.path.join(self.tmp, "hf")], output)
+        info = wait_finished(job, output)
+        self.assertEqual(exit_code(info), (2, 0), read(output))
+        self.assertIn("no checkpoint at %s" % missing, read(output))
+
     def test_signals_for_the_script_reach_every_rank(self):
         # USR1 (time limit near) goes on as USR1; TERM (stop) goes on as USR2,
         # because both launchers turn a TERM into an immediate kill.
@@ -87,8 +95,9 @@ class TrainSbatchTest(unittest.TestCase):
                     os.makedirs(probe_dir)
                     job, output = self.submit("probe_%s_%s" % (launcher, sent), [probe_dir], launcher, PROBE)
                     ready = [os.path.join(probe_dir, "rank_%d.ready" % r) for r in range(RANKS)]
-                    wait_for(lambda: all(os.path.exists(p) for p in ready), 120,
+                    wait_for(lambda: all(os.path.exists(p) for p in ready) or ended(job), 120,
                              "every rank to be ready", job, output)
+                    self.assertFalse(ended(job), "the probe ended before the signal:\n" + read(output))
                     signal_job(job, sent)
                     info = wait_finished(job, output)
                     log = read(output)
