@@ -70,6 +70,7 @@ class PreemptionTest(unittest.TestCase):
     def setUpClass(cls):
         require_cluster()
         cls.tmp = tempfile.mkdtemp(prefix="nss_preempt_")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, True)  # also when setUpClass fails
         corpus = os.path.join(cls.tmp, "corpus.txt")
         write_corpus(corpus)
         cls.data = os.path.join(cls.tmp, "train.h5")
@@ -84,10 +85,6 @@ class PreemptionTest(unittest.TestCase):
         steps = training_steps(cls.reference)
         assert steps and steps[-1][0] == MAX_STEPS, steps[-3:]
         cls.reference_loss = steps[-1][1]
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     @classmethod
     def train_args(cls, run_dir):
