@@ -23,7 +23,7 @@ PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
   libtorch-dev libopenblas0-openmp
   libopenmpi-dev openmpi-bin
-  libhdf5-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
+  libhdf5-dev hdf5-tools libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev
   python3 python3-numpy python3-h5py python3-torch python3-matplotlib python3-venv python3-xxhash time
 )
@@ -72,6 +72,22 @@ select_openblas_openmp() {
   esac
 }
 
+# Python helpers that need PyPI packages (scripts/prepare_data_hf.py needs
+# Hugging Face `tokenizers`) run in a venv over Debian's /usr/bin/python3, so
+# Debian's numpy and h5py stay visible. Created once; repaired when incomplete.
+PYTHON_VENV=${PYTHON_VENV:-$BUILD_DIR/venv}
+VENV_PIP_PACKAGES=(tokenizers)
+create_python_venv() {
+  if [ -x "$PYTHON_VENV/bin/python" ] && "$PYTHON_VENV/bin/python" -c "import tokenizers, h5py, numpy" 2>/dev/null; then
+    say "Python venv: $PYTHON_VENV (tokenizers $("$PYTHON_VENV/bin/python" -c 'import tokenizers; print(tokenizers.__version__)'))"
+    return
+  fi
+  say "creating the Python venv $PYTHON_VENV with ${VENV_PIP_PACKAGES[*]}"
+  /usr/bin/python3 -m venv --system-site-packages "$PYTHON_VENV" || die "cannot create $PYTHON_VENV (python3-venv missing?)"
+  "$PYTHON_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${VENV_PIP_PACKAGES[@]}" \
+    || die "pip could not install ${VENV_PIP_PACKAGES[*]} into $PYTHON_VENV"
+}
+
 build() {
   say "configuring and building in $BUILD_DIR"
   cmake -S "$NSS_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" \
@@ -81,4 +97,5 @@ build() {
 
 install_missing "${PACKAGES[@]}"
 select_openblas_openmp
+create_python_venv
 build

@@ -94,9 +94,11 @@ struct DataConfig {
   template <class V>
   void visit(V& v) {
     v.field("path", path, "Token dataset (HDF5 with a contiguous /tokens, see docs/data.md).");
-    v.field("seq_len", seq_len, "Tokens per training sequence.");
+    v.field("seq_len", seq_len,
+            "Tokens per training sequence (samples are windows of seq_len + 1 tokens).");
     v.field("num_workers", num_workers, "Dataloader threads per rank (0: load on the caller).");
-    v.field("prefetch_factor", prefetch_factor, "Batches queued per worker.");
+    v.field("prefetch_factor", prefetch_factor,
+            "Micro-batches queued per worker (the queue holds num_workers x prefetch_factor).");
   }
 };
 
@@ -147,6 +149,8 @@ struct TrainingConfig {
   double grad_clip = 1.0;
   std::string dtype = "auto";
   bool activation_checkpointing = true;
+  bool weight_decay_embeddings = false;
+  std::int64_t max_skipped_steps = 5;
   LoraConfig lora;
 
   template <class V>
@@ -172,6 +176,11 @@ struct TrainingConfig {
             "weights and gradient reduction stay fp32.");
     v.field("activation_checkpointing", activation_checkpointing,
             "Recompute each unit in backward instead of keeping its activations.");
+    v.field("weight_decay_embeddings", weight_decay_embeddings,
+            "Apply weight decay to the embedding (and a tied LM head) as well.");
+    v.field("max_skipped_steps", max_skipped_steps,
+            "Stop (exit 1) after this many consecutive steps whose loss or gradient norm is "
+            "not finite; each such step is skipped on every rank.");
     v.section("lora", lora, "Low-rank adapters (PEFT-compatible).");
   }
 };

@@ -130,6 +130,12 @@ void check_layout(std::vector<SafetensorsTensor>& tensors, std::uint64_t data_by
   std::uint64_t covered = 0;
   const SafetensorsTensor* previous = nullptr;
   for (const auto& tensor : tensors) {
+    if (tensor.end > data_bytes)
+      fail(path, "truncated or offsets out of range: tensor '" + tensor.name +
+                     "' ends at data byte " + std::to_string(tensor.end) +
+                     " but the file holds only " + std::to_string(data_bytes) +
+                     " data bytes (file is " + std::to_string(file_size) +
+                     " bytes, needs at least " + std::to_string(data_start + tensor.end) + ")");
     if (tensor.begin < covered)
       fail(path, "tensors '" + previous->name + "' (bytes " + std::to_string(previous->begin) +
                      ".." + std::to_string(previous->end) + ") and '" + tensor.name + "' (bytes " +
@@ -139,12 +145,6 @@ void check_layout(std::vector<SafetensorsTensor>& tensors, std::uint64_t data_by
       fail(path, "bytes " + std::to_string(covered) + ".." + std::to_string(tensor.begin) +
                      " of the data section belong to no tensor (a hole before '" + tensor.name +
                      "')");
-    if (tensor.end > data_bytes)
-      fail(path, "truncated: tensor '" + tensor.name + "' ends at data byte " +
-                     std::to_string(tensor.end) + " but the file holds only " +
-                     std::to_string(data_bytes) + " data bytes (file is " +
-                     std::to_string(file_size) + " bytes, needs at least " +
-                     std::to_string(data_start + tensor.end) + ")");
     covered = tensor.end;
     previous = &tensor;
   }

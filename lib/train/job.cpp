@@ -14,19 +14,24 @@
 #include "core/fs.h"
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
+#include "preflight/preflight.h"
 #include "train/environment.h"
+#include "train/stop_signal.h"
+#include "train/trainer.h"
 
 namespace nss::train {
 namespace {
 
 // Rank 0 reads and validates the file; the other ranks receive the resolved
 // text, so every rank runs with byte-identical settings even if the file
-// changes on disk mid-launch, and a bad file gives one message, not N.
+// changes on disk mid-launch, and a bad file gives one message, not N. Batch
+// arithmetic is the preflight's first check (reported with all the others in
+// preflight.json); without a preflight it is checked here.
 config::Config agree_on_config(comm::Communicator& comm, const JobOptions& options) {
   std::string resolved;
   comm::run_on_root(comm, 0, [&] {
     config::Config config = config::load_config({options.config_path, options.overrides});
-    config::validate_layout(config, comm.size());
+    if (!config.preflight.enabled) config::validate_layout(config, comm.size());
     resolved = config::to_yaml(config, /*with_comments=*/false);
   });
   comm::broadcast_text(comm, resolved, 0);
@@ -35,7 +40,7 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
 
 }  // namespace
 
-ExitCode run_job(const JobOptions& options) {
+ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const comm::ProcessLayout layout = comm::discover_layout(MPI_COMM_WORLD);
   const config::Config config = agree_on_config(*world, options);
@@ -45,6 +50,8 @@ ExitCode run_job(const JobOptions& options) {
     return ExitCode::kOk;
   }
   log::set_level(config.logging.level);
+  // From here on a signal is a request to stop at the next step boundary.
+  install_stop_signal_handlers();
   comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 
   // Run directory: rank 0 owns it (lock, resolved config); every rank logs there.
@@ -63,7 +70,20 @@ ExitCode run_job(const JobOptions& options) {
   });
   spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank", config.run.name, run_dir,
                world->size(), layout.threads_per_rank);
-  return ExitCode::kOk;
+
+  if (config.preflight.enabled) {
+    preflight::PreflightPlan plan;
+    plan.before_verdict = hooks.before_preflight_verdict;
+    preflight::run_preflight(*world, MPI_COMM_WORLD,
+                             {config, layout, preflight::DeviceKind::kCpu, run_dir}, plan);
+  } else {
+    spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
+  }
+  if (options.preflight_only) {
+    spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
+    return ExitCode::kOk;
+  }
+  return train(config, *world, {run_dir, layout.threads_per_rank});
 }
 
 }  // namespace nss::train

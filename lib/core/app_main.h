@@ -1,0 +1,17 @@
+// The frame of a non-MPI tool's main() (nss_prepare_data, nss_consolidate,
+// nss_ckpt): exceptions mapped to the exit codes of docs/operations.md and
+// printed as one "<tool>: error: ..." message.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/error.h"
+
+namespace nss {
+
+/// Runs `body()` and returns its exit code; an nss::Error becomes its code,
+/// std::bad_alloc exit 3, any other exception exit 1, each printed to stderr.
+int run_app(const std::string& name, const std::function<ExitCode()>& body);
+
+}  // namespace nss

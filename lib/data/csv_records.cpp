@@ -1,0 +1,145 @@
+#include "data/csv_records.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+
+namespace nss::data {
+
+CsvReader::CsvReader(std::istream& in, std::string path) : in_(in), path_(std::move(path)) {}
+
+int CsvReader::get() {
+  const int c = in_.get();
+  if (c == '\n') ++line_;
+  return c;
+}
+
+bool CsvReader::next(std::vector<std::string>& fields) {
+  for (;;) {
+    fields.assign(1, std::string());
+    record_line_ = line_;
+    int c = get();
+    if (c == EOF) return false;
+    bool any_text = false;
+    bool after_quotes = false;  // a quoted field has just closed
+    for (;; c = get()) {
+      if (c == EOF || c == '\n') break;
+      if (c == '\r' && in_.peek() == '\n') continue;
+      std::string& field = fields.back();
+      if (c == ',') {
+        fields.emplace_back();
+        after_quotes = false;
+        any_text = true;
+        continue;
+      }
+      if (after_quotes)
+        throw DataError(
+            "data",
+            path_ + ":" + std::to_string(line_) + ": text after the closing quote of a field",
+            "quote the whole field and write a quote inside it as \"\"");
+      any_text = true;
+      if (c == '"' && field.empty()) {
+        const std::int64_t opened = line_;
+        for (;;) {
+          c = get();
+          if (c == EOF)
+            throw DataError(
+                "data", path_ + ":" + std::to_string(opened) + ": a quoted field is never closed",
+                "close the quote, or write a quote inside a field as \"\"");
+          if (c == '"') {
+            if (in_.peek() != '"') break;
+            get();
+          }
+          field.push_back(static_cast<char>(c));
+        }
+        after_quotes = true;
+        continue;
+      }
+      field.push_back(static_cast<char>(c));
+    }
+    if (any_text) return true;
+    if (c == EOF) return false;
+  }
+}
+
+bool is_json_number(const std::string& text) {
+  std::size_t i = 0;
+  const std::size_t n = text.size();
+  const auto digits = [&] {
+    const std::size_t start = i;
+    while (i < n && text[i] >= '0' && text[i] <= '9') ++i;
+    return i - start;
+  };
+  if (i < n && text[i] == '-') ++i;
+  if (i < n && text[i] == '0') {
+    ++i;
+  } else if (i >= n || text[i] < '1' || text[i] > '9' || digits() == 0) {
+    return false;
+  }
+  if (i < n && text[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  }
+  if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < n && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == n;
+}
+
+void append_json_string(const std::string& text, std::string& out) {
+  out.push_back('"');
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+          out += escaped;
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+std::string csv_row_to_json(const std::vector<std::string>& header,
+                            const std::vector<std::string>& row) {
+  std::string json = "{";
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (i) json.push_back(',');
+    append_json_string(header[i], json);
+    json.push_back(':');
+    if (is_json_number(row[i]))
+      json += row[i];
+    else
+      append_json_string(row[i], json);
+  }
+  json.push_back('}');
+  return json;
+}
+
+}  // namespace nss::data

@@ -1,0 +1,50 @@
+// CSV input for nss_prepare_data: an RFC 4180 reader and the serialisation
+// of a row as one JSON object keyed by the header, the way tabular data is
+// given to a language model for synthetic-data fine-tuning (NSS style).
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <string>
+#include <vector>
+
+namespace nss::data {
+
+class CsvReader {
+ public:
+  /// Reads `in`; `path` names the file in errors.
+  CsvReader(std::istream& in, std::string path);
+
+  /// The next record into `fields`; false at the end. Fields are separated by
+  /// ',', may be quoted with '"' ("" is a quote inside quotes, newlines may be
+  /// quoted), records end at LF or CRLF; blank lines are skipped. Throws
+  /// DataError "file:line: ..." for an unterminated quote or text after one.
+  bool next(std::vector<std::string>& fields);
+
+  /// 1-based line on which the last record returned starts.
+  std::int64_t record_line() const { return record_line_; }
+
+ private:
+  int get();
+
+  std::istream& in_;
+  std::string path_;
+  std::int64_t line_ = 1;
+  std::int64_t record_line_ = 0;
+};
+
+/// True when `text` is exactly a JSON number literal ("12", "-0.5", "1e9";
+/// not "007", "+1", "NaN" or " 1").
+bool is_json_number(const std::string& text);
+
+/// Appends `text` as a JSON string literal: quotes, backslashes and control
+/// characters escaped; every other byte, valid UTF-8 or not, unchanged.
+void append_json_string(const std::string& text, std::string& out);
+
+/// One row as a compact JSON object in header order, {"name":"Ada","age":36}:
+/// a cell that is a JSON number literal stays a number (its text unchanged),
+/// any other cell is a string.
+std::string csv_row_to_json(const std::vector<std::string>& header,
+                            const std::vector<std::string>& row);
+
+}  // namespace nss::data

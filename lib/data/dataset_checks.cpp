@@ -1,0 +1,58 @@
+#include "data/dataset_checks.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace nss::data {
+
+std::int64_t num_windows(std::int64_t num_tokens, std::int64_t seq_len) {
+  NSS_ASSERT(seq_len > 0, "data", "seq_len must be positive");
+  return num_tokens < 1 ? 0 : (num_tokens - 1) / seq_len;
+}
+
+std::int64_t tokens_for_windows(std::int64_t windows, std::int64_t seq_len) {
+  return windows * seq_len + 1;
+}
+
+void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  const std::int64_t windows = num_windows(dataset.num_tokens(), needs.seq_len);
+  if (windows >= needs.min_windows) return;
+  throw DataError(
+      "data",
+      "token dataset " + dataset.path() + " is too short: " + std::to_string(dataset.num_tokens()) +
+          " tokens make " + std::to_string(windows) +
+          " windows of seq_len+1 = " + std::to_string(needs.seq_len + 1) +
+          " tokens, but one global batch needs " + std::to_string(needs.min_windows) + " (" +
+          std::to_string(tokens_for_windows(needs.min_windows, needs.seq_len)) + " tokens)",
+      "prepare more text, or lower training.global_batch_size or data.seq_len");
+}
+
+MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  const MaxTokenId max_id = dataset.max_token_id();
+  if (max_id.value < needs.model_vocab_size) return max_id;
+  const std::string source = max_id.from_attribute
+                                 ? "its max_token_id attribute says " + std::to_string(max_id.value)
+                                 : "it has no max_token_id attribute and a sampled scan of " +
+                                       std::to_string(max_id.scanned_tokens) + " of its " +
+                                       std::to_string(dataset.num_tokens()) + " tokens found id " +
+                                       std::to_string(max_id.value);
+  const std::string tokenizer = dataset.metadata().tokenizer.empty()
+                                    ? ""
+                                    : " (tokenizer " + dataset.metadata().tokenizer + ")";
+  throw DataError("data",
+                  "token dataset " + dataset.path() + tokenizer +
+                      " has ids beyond the model's "
+                      "vocabulary: " +
+                      source + ", but model.vocab_size is " +
+                      std::to_string(needs.model_vocab_size),
+                  "set model.vocab_size above " + std::to_string(max_id.value) +
+                      " or prepare the data with the model's own tokenizer");
+}
+
+void check_dataset(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  check_dataset_length(dataset, needs);
+  check_dataset_vocabulary(dataset, needs);
+}
+
+}  // namespace nss::data

@@ -1,0 +1,36 @@
+// Checks that a token dataset can feed a given training or evaluation job.
+// The preflight and the trainer call these; each failure is a DataError
+// (exit 4) naming the file, the numbers and what to change.
+#pragma once
+
+#include <cstdint>
+
+#include "data/token_dataset.h"
+
+namespace nss::data {
+
+/// What a job needs from its dataset.
+struct DatasetRequirements {
+  std::int64_t seq_len = 0;           // tokens per sequence (windows hold seq_len + 1)
+  std::int64_t min_windows = 0;       // e.g. the global batch size
+  std::int64_t model_vocab_size = 0;  // every id must be below it
+};
+
+/// Windows of seq_len + 1 tokens (overlapping by one) that `num_tokens` holds.
+std::int64_t num_windows(std::int64_t num_tokens, std::int64_t seq_len);
+
+/// Tokens needed for `windows` windows: windows * seq_len + 1.
+std::int64_t tokens_for_windows(std::int64_t windows, std::int64_t seq_len);
+
+/// Throws DataError when the dataset holds fewer than min_windows windows.
+void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements& needs);
+
+/// Throws DataError when max_token_id >= model_vocab_size (from the attribute,
+/// or from a sampled scan when the attribute is absent; the message says which).
+/// Returns what it compared.
+MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs);
+
+/// Both checks above.
+void check_dataset(const TokenDataset& dataset, const DatasetRequirements& needs);
+
+}  // namespace nss::data

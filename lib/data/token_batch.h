@@ -1,0 +1,30 @@
+// A batch of token windows as the trainer and nss_eval consume it: plain
+// int64 buffers, no libtorch (the trainer wraps them in tensors).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "data/token_dataset.h"
+
+namespace nss::data {
+
+struct TokenBatch {
+  std::int64_t rows = 0;
+  std::int64_t seq_len = 0;
+  /// rows x (seq_len + 1) token ids, row-major: inputs are a row's first
+  /// seq_len tokens, labels its last seq_len.
+  std::vector<std::int64_t> tokens;
+  /// The window index of each row (window i = tokens[i*seq_len, i*seq_len +
+  /// seq_len + 1)): a sample's identity at any world size.
+  std::vector<std::int64_t> sample_ids;
+
+  /// Tokens per row: seq_len + 1.
+  std::int64_t row_length() const { return seq_len + 1; }
+};
+
+/// Fills `batch` with the windows `window_ids` of `dataset`.
+void read_windows(const TokenDataset& dataset, std::int64_t seq_len,
+                  std::vector<std::int64_t> window_ids, TokenBatch& batch);
+
+}  // namespace nss::data

@@ -1,0 +1,155 @@
+#include "model/llama_functional.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "core/error.h"
+#include "model/param_spec.h"
+
+namespace nss::model {
+namespace {
+
+// Positions of a block's tensors inside its parameter list (unit_parameters order).
+struct BlockLayout {
+  int input_norm = 0;
+  int post_attention_norm = 0;
+  int weight[7] = {};
+  int lora_a[7] = {};  // -1: no adapter on this projection
+  std::size_t size = 0;
+};
+
+enum Projection { kQ, kK, kV, kO, kGate, kUp, kDown };
+
+BlockLayout block_layout(const config::LoraConfig& lora) {
+  BlockLayout layout;
+  int next = 0;
+  layout.input_norm = next++;
+  const auto& names = projection_names();
+  for (int p = 0; p < 7; ++p) {
+    if (p == kGate) layout.post_attention_norm = next++;
+    layout.weight[p] = next++;
+    const bool adapted = lora.enabled && std::find(lora.targets.begin(), lora.targets.end(),
+                                                   names[p]) != lora.targets.end();
+    layout.lora_a[p] = adapted ? next : -1;
+    if (adapted) next += 2;
+  }
+  layout.size = static_cast<std::size_t>(next);
+  return layout;
+}
+
+// A block's projections, with their LoRA adapters and dropout.
+class BlockProjections {
+ public:
+  BlockProjections(const std::vector<torch::Tensor>& params, const config::LoraConfig& lora,
+                   const DropoutKey* dropout)
+      : params_(params), lora_(lora), layout_(block_layout(lora)), dropout_(dropout) {
+    NSS_ASSERT(params.size() == layout_.size, "model",
+               "a decoder block takes " + std::to_string(layout_.size) + " tensors, got " +
+                   std::to_string(params.size()));
+  }
+
+  const torch::Tensor& input_norm() const { return params_[layout_.input_norm]; }
+  const torch::Tensor& post_attention_norm() const { return params_[layout_.post_attention_norm]; }
+
+  // PEFT's Linear: base(x) + lora_B(lora_A(dropout(x))) * alpha / r.
+  torch::Tensor operator()(Projection p, const torch::Tensor& x) const {
+    torch::Tensor y = torch::linear(x, params_[layout_.weight[p]]);
+    const int a = layout_.lora_a[p];
+    if (a < 0) return y;
+    torch::Tensor input = x;
+    if (dropout_ && lora_.dropout > 0)
+      input = x * lora_dropout_multiplier(x, *dropout_, p, lora_.dropout);
+    const double scaling = lora_.alpha / static_cast<double>(lora_.rank);
+    return y + torch::linear(torch::linear(input, params_[a]), params_[a + 1]) * scaling;
+  }
+
+ private:
+  const std::vector<torch::Tensor>& params_;
+  const config::LoraConfig& lora_;
+  BlockLayout layout_;
+  const DropoutKey* dropout_;
+};
+
+// [B, kv_heads, S, D] -> [B, kv_heads * groups, S, D], head h reading kv head h / groups (HF
+// repeat_kv).
+torch::Tensor repeat_kv(const torch::Tensor& x, std::int64_t groups) {
+  if (groups == 1) return x;
+  const auto b = x.size(0), heads = x.size(1), s = x.size(2), d = x.size(3);
+  return x.unsqueeze(2).expand({b, heads, groups, s, d}).reshape({b, heads * groups, s, d});
+}
+
+// Causal scaled-dot-product attention on [B, heads, S, D]; softmax in float32 like HF's eager path.
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+#else
+  const std::int64_t s = q.size(2);
+  const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling;
+  const torch::Tensor future =
+      torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  const torch::Tensor weights = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+  return torch::matmul(weights, v);
+#endif
+}
+
+}  // namespace
+
+torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight) {
+  return torch::embedding(weight, tokens);
+}
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  const torch::Tensor x32 = x.to(torch::kFloat32);
+  const torch::Tensor variance = x32.pow(2).mean(-1, /*keepdim=*/true);
+  return weight * (x32 * torch::rsqrt(variance + eps)).to(x.scalar_type());
+}
+
+torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
+                                    const std::vector<torch::Tensor>& params,
+                                    const config::ModelConfig& model,
+                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const DropoutKey* dropout) {
+  const BlockProjections proj(params, lora, dropout);
+  const std::int64_t b = hidden.size(0), s = hidden.size(1);
+  const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;
+  const std::int64_t d = model.head_dim;
+
+  const torch::Tensor x = rms_norm(hidden, proj.input_norm(), model.rms_norm_eps);
+  const torch::Tensor q = rope.apply(proj(kQ, x).view({b, s, heads, d}).transpose(1, 2));
+  const torch::Tensor k = rope.apply(proj(kK, x).view({b, s, kv_heads, d}).transpose(1, 2));
+  const torch::Tensor v = proj(kV, x).view({b, s, kv_heads, d}).transpose(1, 2);
+  const std::int64_t groups = heads / kv_heads;
+  const torch::Tensor attended = causal_attention(q, repeat_kv(k, groups), repeat_kv(v, groups))
+                                     .transpose(1, 2)
+                                     .reshape({b, s, heads * d});
+  const torch::Tensor h = hidden + proj(kO, attended);
+
+  const torch::Tensor y = rms_norm(h, proj.post_attention_norm(), model.rms_norm_eps);
+  return h + proj(kDown, torch::silu(proj(kGate, y)) * proj(kUp, y));
+}
+
+torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
+                                  const torch::Tensor& lm_head_weight,
+                                  const config::ModelConfig& model) {
+  return torch::linear(rms_norm(hidden, norm_weight, model.rms_norm_eps), lm_head_weight);
+}
+
+torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
+                                const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
+                                const config::ModelConfig& model, double scale) {
+  const torch::Tensor logits =
+      head_logits_forward(hidden, norm_weight, lm_head_weight, model).to(torch::kFloat32);
+  const torch::Tensor loss = torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+  return loss * scale;
+}
+
+}  // namespace nss::model

@@ -1,0 +1,36 @@
+// Rotary position embeddings exactly as Hugging Face Llama computes them:
+// inv_freq = 1 / rope_theta^(2i / head_dim) in float32, adjusted by
+// rope_scaling ("linear": divided by factor; "llama3": the piecewise
+// wavelength rule of Llama 3.1), angles = position x inv_freq in float32,
+// cos/sin of [angles, angles], applied in the "rotate_half" convention.
+#pragma once
+
+#include <torch/types.h>
+
+#include "config/config.h"
+
+namespace nss::model {
+
+/// HF's inv_freq for `model` (float32, [head_dim / 2]), on the CPU.
+torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model);
+
+class RotaryEmbedding {
+ public:
+  /// cos/sin tables for positions [0, max_positions) on `device`, float32.
+  RotaryEmbedding(const config::ModelConfig& model, std::int64_t max_positions,
+                  torch::Device device);
+
+  /// Applies the rotation to q [B, heads, S, head_dim] or k in their dtype,
+  /// for positions 0..S-1.
+  torch::Tensor apply(const torch::Tensor& x) const;
+
+  /// The float32 cos and sin tables, [max_positions, head_dim].
+  const torch::Tensor& cos() const { return cos_; }
+  const torch::Tensor& sin() const { return sin_; }
+  std::int64_t max_positions() const { return cos_.size(0); }
+
+ private:
+  torch::Tensor cos_, sin_;
+};
+
+}  // namespace nss::model

@@ -1,0 +1,90 @@
+#include "train/sharded_llama.h"
+
+#include <torch/torch.h>
+
+#include "model/initial_weights.h"
+#include "model/llama_functional.h"
+#include "model/param_spec.h"
+
+namespace nss::train {
+namespace {
+
+fsdp::FlatParam flat_param(const model::ParamSpec& spec, bool decay_embeddings) {
+  const bool decay = spec.role == model::ParamRole::kLinear ||
+                     spec.role == model::ParamRole::kLoraA ||
+                     spec.role == model::ParamRole::kLoraB ||
+                     (spec.role == model::ParamRole::kEmbedding && decay_embeddings);
+  return {spec.name, spec.shape, spec.trainable, decay};
+}
+
+}  // namespace
+
+ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
+                           bool decay_embeddings, comm::Communicator& comm,
+                           fsdp::ShardOptions options, std::int64_t max_positions)
+    : model_(model), lora_(lora), rope_(model, max_positions, options.device) {
+  const int units = model::num_units(model_);
+  for (int u = 0; u < units; ++u) {
+    std::vector<fsdp::FlatParam> params;
+    for (const auto& spec : model::unit_parameters(model_, lora_, u))
+      params.push_back(flat_param(spec, decay_embeddings));
+    const std::string label = u == 0           ? "unit 0 (embedding)"
+                              : u == units - 1 ? "unit " + std::to_string(u) + " (head)"
+                                               : "unit " + std::to_string(u) + " (block " +
+                                                     std::to_string(u - 1) + ")";
+    units_.push_back(std::make_unique<fsdp::ShardedUnit>(
+        label, fsdp::FlatLayout(std::move(params), comm.size()), comm, options));
+  }
+
+  computes_.push_back([](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p) {
+    return model::embedding_forward(tokens, p[0]);
+  });
+  for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
+    computes_.push_back([this, layer](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+      const model::DropoutKey* key =
+          dropout_keys_.empty() ? nullptr : &dropout_keys_[static_cast<std::size_t>(layer)];
+      return model::decoder_block_forward(x, p, model_, lora_, rope_, key);
+    });
+  }
+  // Head parameters: [model.norm.weight, lm_head.weight], or with tied
+  // embeddings [model.norm.weight] followed by the embedding unit's weight.
+  computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+    return model::head_loss_forward(x, p[0], p[1], targets_, model_, scale_);
+  });
+}
+
+void ShardedLlama::initialize(const model::InitialWeights& weights) {
+  const int units = static_cast<int>(units_.size());
+  for (int u = 0; u < units; ++u) {
+    const auto specs = model::unit_parameters(model_, lora_, u);
+    units_[static_cast<std::size_t>(u)]->materialize(
+        [&](const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
+          for (const auto& spec : specs)
+            if (spec.name == param.name) return weights.fill(spec, offset, count, out);
+        });
+  }
+}
+
+torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tensor& targets,
+                                 double scale, const MicroBatchRandomness* randomness) {
+  targets_ = targets;
+  scale_ = scale;
+  dropout_keys_.clear();
+  if (randomness && lora_.enabled && lora_.dropout > 0) {
+    for (std::int64_t layer = 0; layer < model_.num_hidden_layers; ++layer)
+      dropout_keys_.push_back({randomness->seed, randomness->step, randomness->sample_ids, layer});
+  }
+  const std::size_t last = units_.size() - 1;
+  torch::Tensor hidden = units_[0]->apply(inputs, computes_[0]);
+  for (std::size_t u = 1; u < last; ++u) hidden = units_[u]->apply(hidden, computes_[u]);
+  fsdp::ShardedUnit* tied = model_.tie_word_embeddings ? units_[0].get() : nullptr;
+  return units_[last]->apply(hidden, computes_[last], tied);
+}
+
+std::vector<torch::Tensor*> ShardedLlama::masters() {
+  std::vector<torch::Tensor*> out;
+  for (auto& unit : units_) out.push_back(&unit->master());
+  return out;
+}
+
+}  // namespace nss::train

@@ -1,0 +1,67 @@
+// The Llama model as FSDP units: unit 0 the embedding, units 1..L the decoder
+// blocks, unit L+1 the final norm and the head, which computes the loss (the
+// B x S x vocab logits never cross a unit boundary). With tied embeddings
+// the head unit gathers the embedding unit's shard as well.
+#pragma once
+
+#include <torch/types.h>
+
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "config/config.h"
+#include "fsdp/sharded_unit.h"
+#include "model/lora_dropout.h"
+#include "model/rotary_embedding.h"
+
+namespace nss::model {
+class InitialWeights;
+}
+
+namespace nss::train {
+
+/// What the LoRA dropout of one micro-batch is keyed by.
+struct MicroBatchRandomness {
+  std::uint64_t seed = 0;
+  std::int64_t step = 0;
+  std::vector<std::int64_t> sample_ids;  // global sample index of each row
+};
+
+class ShardedLlama {
+ public:
+  ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
+               bool decay_embeddings, comm::Communicator& comm, fsdp::ShardOptions options,
+               std::int64_t max_positions);
+
+  /// Fills every shard from initialisation or pretrained files (only the
+  /// ranges this rank owns are produced or read).
+  void initialize(const model::InitialWeights& weights);
+
+  /// Sum of the micro-batch's token losses times `scale`, connected through
+  /// autograd to the unit masters. `randomness` nullptr: no dropout (eval).
+  /// The unit recompute in backward reuses this micro-batch's targets and
+  /// randomness, so call backward before the next loss().
+  torch::Tensor loss(const torch::Tensor& inputs, const torch::Tensor& targets, double scale,
+                     const MicroBatchRandomness* randomness);
+
+  std::vector<std::unique_ptr<fsdp::ShardedUnit>>& units() { return units_; }
+  /// Trainable masters of every unit (numel 0 ones included, for a fixed order).
+  std::vector<torch::Tensor*> masters();
+  const config::ModelConfig& model() const { return model_; }
+  const config::LoraConfig& lora() const { return lora_; }
+
+ private:
+  config::ModelConfig model_;
+  config::LoraConfig lora_;
+  model::RotaryEmbedding rope_;
+  std::vector<std::unique_ptr<fsdp::ShardedUnit>> units_;
+  std::vector<fsdp::UnitCompute> computes_;
+
+  // The micro-batch in flight (read by the unit computes, also during recompute).
+  torch::Tensor targets_;
+  double scale_ = 1.0;
+  std::vector<model::DropoutKey> dropout_keys_;  // per decoder block; empty: no dropout
+};
+
+}  // namespace nss::train

@@ -1,0 +1,25 @@
+// The training loop of one rank: sharded model, optimizer state, dataloader,
+// then for each step the micro-batches, the optimizer update, metrics,
+// validation, checkpoints and the stop-signal agreement.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "comm/communicator.h"
+#include "config/config.h"
+#include "core/error.h"
+
+namespace nss::train {
+
+struct TrainerContext {
+  std::string run_dir;
+  int threads = 1;  // intra-op threads of this rank
+};
+
+/// Trains until training.max_steps or a stop signal; returns the exit code
+/// (0, or 7/75 after a stop signal).
+ExitCode train(const config::Config& config, comm::Communicator& comm,
+               const TrainerContext& context);
+
+}  // namespace nss::train

@@ -1,0 +1,58 @@
+#include "train/training_step.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "optim/grad_clip.h"
+
+namespace nss::train {
+
+OptimizerState::OptimizerState(ShardedLlama& model) {
+  auto& units = model.units();
+  exp_avg_.reserve(units.size());
+  exp_avg_sq_.reserve(units.size());
+  for (auto& unit : units) {
+    const torch::Tensor& master = unit->master();
+    exp_avg_.push_back(torch::zeros_like(master, master.options().requires_grad(false)));
+    exp_avg_sq_.push_back(torch::zeros_like(master, master.options().requires_grad(false)));
+  }
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    shards_.push_back({&units[u]->master(), &exp_avg_[u], &exp_avg_sq_[u],
+                       units[u]->layout().decay_ranges(units[u]->comm().rank())});
+  }
+}
+
+StepOutcome run_training_step(ShardedLlama& model, OptimizerState& state,
+                              const optim::AdamW& adamw, const StepSettings& settings,
+                              const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
+                              comm::Communicator& comm) {
+  double local_loss = 0;
+  for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
+    const MicroBatchTensors batch = next_micro_batch(micro);
+    torch::Tensor loss =
+        model.loss(batch.inputs, batch.targets, settings.loss_scale, &batch.randomness);
+    loss.backward();
+    local_loss += loss.item<double>();
+  }
+  StepOutcome outcome;
+  outcome.lr = settings.lr;
+  {
+    comm::CollectiveLabel label(comm, "loss");
+    comm.all_reduce(&local_loss, 1, comm::ReduceOp::kSum);
+  }
+  outcome.loss = local_loss;  // the scale already divided by the global token count
+
+  const std::vector<torch::Tensor*> masters = model.masters();
+  outcome.grad_norm = optim::global_grad_norm(comm, masters);
+  outcome.skipped = !std::isfinite(outcome.loss) || !std::isfinite(outcome.grad_norm);
+  if (!outcome.skipped) {
+    optim::clip_grads(masters, outcome.grad_norm, settings.grad_clip);
+    adamw.step(state.shards(), settings.lr, ++state.applied_updates);
+  }
+  // Drop the gradients: their memory is free until the next backward.
+  for (auto* master : masters) master->mutable_grad() = torch::Tensor();
+  return outcome;
+}
+
+}  // namespace nss::train

@@ -1,0 +1,62 @@
+// One optimizer step: forward/backward over this rank's micro-batches
+// (gradients accumulate in the masters' .grad), the global loss and gradient
+// norm (one all-reduce each), clipping, and AdamW — or, when the loss or the
+// norm is not finite, no update at all on any rank.
+#pragma once
+
+#include <torch/types.h>
+
+#include <functional>
+#include <vector>
+
+#include "optim/adamw.h"
+#include "train/sharded_llama.h"
+
+namespace nss::train {
+
+/// AdamW moments for every unit's master shard, and the shard list the optimizer updates.
+class OptimizerState {
+ public:
+  explicit OptimizerState(ShardedLlama& model);
+
+  /// The shards with their moments and weight-decay ranges.
+  const std::vector<optim::AdamWShard>& shards() const { return shards_; }
+  std::vector<torch::Tensor>& exp_avg() { return exp_avg_; }
+  std::vector<torch::Tensor>& exp_avg_sq() { return exp_avg_sq_; }
+  /// Updates applied so far (skipped steps excluded), as torch's AdamW counts
+  /// them for bias correction; saved in checkpoints.
+  std::int64_t applied_updates = 0;
+
+ private:
+  std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
+  std::vector<optim::AdamWShard> shards_;
+};
+
+/// One micro-batch as tensors: inputs/targets int64 [rows, seq_len].
+struct MicroBatchTensors {
+  torch::Tensor inputs, targets;
+  MicroBatchRandomness randomness;
+};
+
+struct StepOutcome {
+  double loss = 0;       // mean token loss of the global batch
+  double grad_norm = 0;  // before clipping
+  double lr = 0;
+  bool skipped = false;  // loss or norm not finite: nothing was applied
+};
+
+struct StepSettings {
+  std::int64_t step = 1;          // 1-based training step (schedule, dropout keys)
+  std::int64_t micro_steps = 1;   // gradient-accumulation steps on this rank
+  double loss_scale = 1.0;        // 1 / tokens in the global batch
+  double lr = 0;
+  double grad_clip = 0;           // 0: off
+};
+
+/// Runs one optimizer step; `next_micro_batch(i)` supplies micro-batch i.
+StepOutcome run_training_step(ShardedLlama& model, OptimizerState& state,
+                              const optim::AdamW& adamw, const StepSettings& settings,
+                              const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
+                              comm::Communicator& comm);
+
+}  // namespace nss::train

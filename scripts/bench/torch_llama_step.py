@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Plain-PyTorch baseline for scripts/bench/train_throughput.sh: the same Llama
+shape as nss_hpc (RMSNorm, GQA, RoPE, SwiGLU), per-block activation
+checkpointing, AdamW, fp32 on CPU, random tokens. Prints one JSON line with
+tokens/s (median of the timed steps)."""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+
+class Block(torch.nn.Module):
+    def __init__(self, hidden, intermediate, heads, kv_heads):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
+        self.input_norm = torch.nn.Parameter(torch.ones(hidden))
+        self.post_norm = torch.nn.Parameter(torch.ones(hidden))
+        self.q = torch.nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k = torch.nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v = torch.nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o = torch.nn.Linear(heads * self.head_dim, hidden, bias=False)
+        self.gate = torch.nn.Linear(hidden, intermediate, bias=False)
+        self.up = torch.nn.Linear(hidden, intermediate, bias=False)
+        self.down = torch.nn.Linear(intermediate, hidden, bias=False)
+
+    @staticmethod
+    def norm(x, weight):
+        variance = x.float().pow(2).mean(-1, keepdim=True)
+        return weight * (x.float() * torch.rsqrt(variance + 1e-5)).to(x.dtype)
+
+    @staticmethod
+    def rotate(x, cos, sin):
+        half = x.shape[-1] // 2
+        rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * cos + rotated * sin
+
+    def forward(self, x, cos, sin, mask):
+        b, s, _ = x.shape
+        h = self.norm(x, self.input_norm)
+        q = self.q(h).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
+        q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        groups = self.heads // self.kv_heads
+        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        scores = (q @ k.transpose(-1, -2)) / self.head_dim ** 0.5 + mask
+        attn = torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
+        x = x + self.o(attn.transpose(1, 2).reshape(b, s, -1))
+        h = self.norm(x, self.post_norm)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(torch.nn.Module):
+    def __init__(self, vocab, hidden, intermediate, layers, heads, kv_heads):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.blocks = torch.nn.ModuleList(Block(hidden, intermediate, heads, kv_heads) for _ in range(layers))
+        self.norm = torch.nn.Parameter(torch.ones(hidden))
+        self.head = torch.nn.Linear(hidden, vocab, bias=False)
+        self.head_dim = hidden // heads
+
+    def forward(self, tokens, targets):
+        s = tokens.shape[1]
+        inv = 1.0 / (10000.0 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
+        angles = torch.outer(torch.arange(s).float(), inv)
+        angles = torch.cat((angles, angles), dim=-1)
+        cos, sin = angles.cos(), angles.sin()
+        mask = torch.full((s, s), float("-inf")).triu(1)
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = checkpoint(block, x, cos, sin, mask)
+        logits = self.head(Block.norm(x, self.norm))
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--vocab", type=int, default=258)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--intermediate", type=int, default=688)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--kv-heads", type=int, default=4)
+    p.add_argument("--seq", type=int, default=256)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = Llama(a.vocab, a.hidden, a.intermediate, a.layers, a.heads, a.kv_heads)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    times = []
+    for step in range(a.warmup + a.steps):
+        tokens = torch.randint(0, a.vocab, (a.batch, a.seq + 1))
+        start = time.perf_counter()
+        loss = model(tokens[:, :-1], tokens[:, 1:])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if step >= a.warmup:
+            times.append(time.perf_counter() - start)
+    seconds = statistics.median(times)
+    print(json.dumps({"tokens_per_s": a.batch * a.seq / seconds, "step_time_s": seconds,
+                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+
+
+if __name__ == "__main__":
+    main()

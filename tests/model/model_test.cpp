@@ -1,0 +1,317 @@
+// The libtorch model: parameter counts of the built model, RoPE against its
+// closed forms, equivalences (GQA vs MHA, tied vs untied, LoRA with B = 0),
+// causality, LoRA dropout replay and batch-split independence, unit slices.
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "config/model_presets.h"
+#include "core/error.h"
+#include "model/initial_weights.h"
+#include "model/llama_functional.h"
+#include "model/llama_model.h"
+#include "model/param_spec.h"
+#include "model/rotary_embedding.h"
+
+namespace nss::model {
+namespace {
+
+config::ModelConfig preset(const std::string& name) {
+  config::ModelConfig m;
+  EXPECT_TRUE(config::apply_model_preset(name, m));
+  return m;
+}
+
+config::LoraConfig lora_on(double dropout = 0.0) {
+  config::LoraConfig lora;
+  lora.enabled = true;
+  lora.rank = 4;
+  lora.alpha = 8;
+  lora.dropout = dropout;
+  lora.targets = projection_names();
+  return lora;
+}
+
+LlamaModel build(const config::ModelConfig& m, const config::LoraConfig& lora, std::uint64_t seed) {
+  LlamaModel model(m, lora, torch::kFloat32);
+  model.load(InitialWeights(m, lora, seed));
+  return model;
+}
+
+torch::Tensor tokens_for(const config::ModelConfig& m, std::int64_t batch, std::int64_t seq,
+                         std::uint64_t seed = 0) {
+  torch::manual_seed(seed);
+  return torch::randint(m.vocab_size, {batch, seq}, torch::kInt64);
+}
+
+double max_difference(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+TEST(LlamaModel, BuiltModelMatchesExactCounts) {
+  for (const auto& name : config::preset_names()) {
+    for (const auto& lora : {config::LoraConfig{}, lora_on()}) {
+      const auto m = preset(name);
+      const LlamaModel model(m, lora, torch::TensorOptions().device(torch::kMeta));
+      std::int64_t total = 0, trainable = 0;
+      for (int unit = 0; unit < model.num_units(); ++unit)
+        for (const auto& t : model.unit_tensors(unit)) {
+          total += t.numel();
+          if (t.requires_grad()) trainable += t.numel();
+        }
+      const ParameterCount count = count_parameters(m, lora);
+      EXPECT_EQ(total, count.total) << name;
+      EXPECT_EQ(trainable, count.trainable) << name;
+    }
+  }
+  const auto m = preset("tiny");
+  LlamaModel meta(m, {}, torch::TensorOptions().device(torch::kMeta));
+  EXPECT_THROW(meta.load(InitialWeights(m, {}, 1)), InternalError);
+}
+
+// inv_freq from the published formulas, in double precision.
+std::vector<double> closed_form_frequencies(const config::ModelConfig& m) {
+  std::vector<double> f;
+  const auto& r = m.rope_scaling;
+  for (std::int64_t i = 0; i < m.head_dim / 2; ++i) {
+    const double base = std::pow(m.rope_theta, -2.0 * i / m.head_dim);
+    if (r.type == "linear") {
+      f.push_back(base / r.factor);
+    } else if (r.type == "llama3") {
+      const double wavelen = 2 * M_PI / base;
+      const double old = static_cast<double>(r.original_max_position_embeddings);
+      if (wavelen < old / r.high_freq_factor) {
+        f.push_back(base);
+      } else if (wavelen > old / r.low_freq_factor) {
+        f.push_back(base / r.factor);
+      } else {
+        const double smooth =
+            (old / wavelen - r.low_freq_factor) / (r.high_freq_factor - r.low_freq_factor);
+        f.push_back((1 - smooth) * base / r.factor + smooth * base);
+      }
+    } else {
+      f.push_back(base);
+    }
+  }
+  return f;
+}
+
+void expect_rope_closed_form(const config::ModelConfig& m) {
+  const std::int64_t positions = 64, half = m.head_dim / 2;
+  const RotaryEmbedding rope(m, positions, torch::kCPU);
+  const auto f = closed_form_frequencies(m);
+  const auto inv = rope_inverse_frequencies(m);
+  for (std::int64_t i = 0; i < half; ++i)
+    EXPECT_NEAR(inv[i].item<double>() / f[i], 1.0, 1e-6) << m.rope_scaling.type << " i=" << i;
+  // apply() on the unit vector e_i at position s rotates the pair (i, i + half) by s * f_i.
+  for (std::int64_t i = 0; i < half; ++i) {
+    torch::Tensor x = torch::zeros({1, 1, positions, m.head_dim});
+    x.select(3, i).fill_(1.0f);
+    const torch::Tensor y = rope.apply(x);
+    for (std::int64_t s = 0; s < positions; s += 7) {
+      EXPECT_NEAR(y[0][0][s][i].item<double>(), std::cos(s * f[i]), 1e-5);
+      EXPECT_NEAR(y[0][0][s][i + half].item<double>(), std::sin(s * f[i]), 1e-5);
+    }
+  }
+}
+
+TEST(Rope, NoScalingLinearAndLlama3MatchClosedForms) {
+  auto m = preset("tiny");
+  expect_rope_closed_form(m);
+  m.rope_scaling.type = "linear";
+  m.rope_scaling.factor = 4;
+  expect_rope_closed_form(m);
+  auto llama = preset("llama-3.2-1b");  // llama3, factor 32: all three frequency bands occur
+  const auto f = closed_form_frequencies(llama);
+  expect_rope_closed_form(llama);
+  config::ModelConfig no_scaling = llama;
+  no_scaling.rope_scaling.type = "none";
+  const auto unscaled = closed_form_frequencies(no_scaling);
+  int high = 0, low = 0, medium = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == unscaled[i])
+      ++high;
+    else if (std::abs(f[i] * 32 - unscaled[i]) < 1e-15)
+      ++low;
+    else
+      ++medium;
+  }
+  EXPECT_GT(high, 0);
+  EXPECT_GT(low, 0);
+  EXPECT_GT(medium, 0);
+}
+
+TEST(LlamaModel, GroupedQueryAttentionEqualsMultiHeadWithRepeatedKeyValues) {
+  auto gqa_config = preset("tiny");  // 4 query heads, 2 key/value heads
+  const auto gqa = build(gqa_config, {}, 11);
+  auto mha_config = gqa_config;
+  mha_config.num_key_value_heads = 4;
+  LlamaModel mha = build(mha_config, {}, 12);
+  torch::NoGradGuard no_grad;
+  const std::int64_t d = gqa_config.head_dim;
+  for (int unit = 0; unit < gqa.num_units(); ++unit)
+    for (std::size_t i = 0; i < gqa.unit_specs(unit).size(); ++i) {
+      const std::string& name = gqa.unit_specs(unit)[i].name;
+      torch::Tensor source = gqa.unit_tensors(unit)[i];
+      if (name.find("k_proj") != std::string::npos || name.find("v_proj") != std::string::npos)
+        source = source.view({2, 1, d, -1}).expand({2, 2, d, source.size(1)}).reshape({4 * d, -1});
+      mha.parameter(name).copy_(source);
+    }
+  const auto tokens = tokens_for(gqa_config, 2, 12);
+  EXPECT_LT(max_difference(gqa.logits(tokens), mha.logits(tokens)), 1e-5);
+}
+
+TEST(LlamaModel, TiedEqualsUntiedWithCopiedHead) {
+  auto tied_config = preset("tiny");
+  tied_config.tie_word_embeddings = true;
+  const auto tied = build(tied_config, {}, 5);
+  auto untied_config = tied_config;
+  untied_config.tie_word_embeddings = false;
+  const auto untied = build(untied_config, {}, 5);
+  {
+    torch::NoGradGuard no_grad;
+    untied.parameter("lm_head.weight").copy_(untied.parameter("model.embed_tokens.weight"));
+  }
+  EXPECT_TRUE(tied.parameter("model.embed_tokens.weight")
+                  .equal(untied.parameter("model.embed_tokens.weight")));
+  const auto tokens = tokens_for(tied_config, 2, 10);
+  EXPECT_TRUE(tied.logits(tokens).equal(untied.logits(tokens)));
+  EXPECT_THROW(tied.parameter("lm_head.weight"), InternalError);
+}
+
+TEST(LlamaModel, AttentionIsCausal) {
+  const auto m = preset("tiny");
+  const auto model = build(m, {}, 2);
+  torch::Tensor tokens = tokens_for(m, 1, 12);
+  const torch::Tensor before = model.logits(tokens);
+  tokens[0][6] = (tokens[0][6].item<std::int64_t>() + 1) % m.vocab_size;
+  const torch::Tensor after = model.logits(tokens);
+  EXPECT_TRUE(before.narrow(1, 0, 6).equal(after.narrow(1, 0, 6)));
+  EXPECT_GT(max_difference(before.narrow(1, 6, 6), after.narrow(1, 6, 6)), 1e-4);
+}
+
+TEST(LlamaModel, HeadLossIsScaledSumOfCrossEntropy) {
+  const auto m = preset("tiny");
+  const auto model = build(m, {}, 3);
+  const auto tokens = tokens_for(m, 2, 9);
+  const auto inputs = tokens.narrow(1, 0, 8), targets = tokens.narrow(1, 1, 8);
+  const torch::Tensor mean = torch::nn::functional::cross_entropy(
+      model.logits(inputs).reshape({-1, m.vocab_size}), targets.reshape({-1}));
+  EXPECT_NEAR(model.loss(inputs, targets).item<double>(), mean.item<double>(), 1e-6);
+  // A fresh model scores near log(vocab): the loss is in nats, per token.
+  EXPECT_NEAR(mean.item<double>(), std::log(static_cast<double>(m.vocab_size)), 0.1);
+}
+
+TEST(Lora, ZeroBLeavesLogitsUnchanged) {
+  const auto m = preset("tiny");
+  const auto base = build(m, {}, 9);
+  const auto adapted = build(m, lora_on(0.3), 9);
+  const auto tokens = tokens_for(m, 2, 10);
+  EXPECT_TRUE(base.logits(tokens).equal(adapted.logits(tokens)));
+  DropoutKey key{9, 1, {0, 1}, 0};
+  EXPECT_TRUE(base.loss(tokens, tokens, nullptr).equal(adapted.loss(tokens, tokens, &key)));
+}
+
+// A LoRA model whose B matrices are non-zero, so adapters and dropout matter.
+LlamaModel adapted_model(const config::ModelConfig& m, double dropout) {
+  LlamaModel model = build(m, lora_on(dropout), 4);
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(4);
+  for (int unit = 0; unit < model.num_units(); ++unit)
+    for (std::size_t i = 0; i < model.unit_specs(unit).size(); ++i)
+      if (model.unit_specs(unit)[i].role == ParamRole::kLoraB)
+        model.unit_tensors(unit)[i].normal_(0.0, 0.5);
+  return model;
+}
+
+TEST(Lora, DropoutReplaysAndDoesNotDependOnHowSamplesAreSplit) {
+  const auto m = preset("tiny");
+  const auto model = adapted_model(m, 0.25);
+  const auto tokens = tokens_for(m, 2, 9, 8);
+  const auto inputs = tokens.narrow(1, 0, 8), targets = tokens.narrow(1, 1, 8);
+  const DropoutKey key{77, 5, {10, 11}, 0};
+  const double loss = model.loss(inputs, targets, &key).item<double>();
+  EXPECT_EQ(loss, model.loss(inputs, targets, &key).item<double>());  // replay
+  const DropoutKey next_step{77, 6, {10, 11}, 0};
+  EXPECT_NE(loss, model.loss(inputs, targets, &next_step).item<double>());
+  EXPECT_NE(loss, model.loss(inputs, targets, nullptr).item<double>());
+
+  // One sample per micro-batch (as on 2 ranks), and the rows swapped.
+  const DropoutKey first{77, 5, {10}, 0}, second{77, 5, {11}, 0};
+  const double split =
+      0.5 * (model.loss(inputs.narrow(0, 0, 1), targets.narrow(0, 0, 1), &first).item<double>() +
+             model.loss(inputs.narrow(0, 1, 1), targets.narrow(0, 1, 1), &second).item<double>());
+  EXPECT_NEAR(split, loss, 1e-6);
+  const DropoutKey swapped{77, 5, {11, 10}, 0};
+  EXPECT_NEAR(model.loss(inputs.flip(0), targets.flip(0), &swapped).item<double>(), loss, 1e-6);
+
+  // The gradient (activation-checkpointing recompute) replays the same mask.
+  auto grads = [&] {
+    const torch::Tensor a = model.parameter("model.layers.0.self_attn.q_proj.lora_A.weight");
+    a.mutable_grad() = torch::Tensor();
+    model.loss(inputs, targets, &key).backward();
+    return a.grad().clone();
+  };
+  EXPECT_TRUE(grads().equal(grads()));
+}
+
+TEST(Lora, DropoutRate) {
+  DropoutKey key{1, 2, {3, 4}, 5};
+  const torch::Tensor x = torch::ones({2, 50, 40});
+  const torch::Tensor mult = lora_dropout_multiplier(x, key, 2, 0.1);
+  const double kept = (mult > 0).to(torch::kFloat64).mean().item<double>();
+  EXPECT_NEAR(kept, 0.9, 0.02);
+  EXPECT_NEAR(mult.max().item<double>(), 1.0 / 0.9, 1e-6);
+  EXPECT_FALSE(mult.equal(lora_dropout_multiplier(x, key, 3, 0.1)));  // per projection
+  key.layer = 6;
+  EXPECT_FALSE(mult.equal(lora_dropout_multiplier(x, key, 2, 0.1)));  // per layer
+}
+
+// The flat buffer of a unit filled rank by rank (ragged shards crossing
+// parameter boundaries, as FSDP does) equals the whole model's unit.
+TEST(Init, UnitShardsEqualTheWholeModel) {
+  const auto m = preset("tiny");
+  const auto lora = lora_on();
+  const auto model = build(m, lora, 21);
+  const InitialWeights weights(m, lora, 21);
+  for (int unit = 0; unit < model.num_units(); ++unit) {
+    const auto& specs = model.unit_specs(unit);
+    std::vector<torch::Tensor> flat_parts;
+    for (const auto& t : model.unit_tensors(unit)) flat_parts.push_back(t.detach().reshape({-1}));
+    const torch::Tensor whole = torch::cat(flat_parts);
+    const std::int64_t total = whole.numel();
+    for (int world = 1; world <= 3; ++world) {
+      const std::int64_t shard = (total + world - 1) / world;
+      std::vector<float> buffer(static_cast<std::size_t>(shard * world), 0.0f);
+      for (int rank = 0; rank < world; ++rank) {
+        // Rank r fills [r * shard, (r + 1) * shard) parameter by parameter.
+        std::int64_t start = 0;
+        for (const auto& spec : specs) {
+          const std::int64_t lo = std::max(start, rank * shard);
+          const std::int64_t hi = std::min(start + spec.numel(), (rank + 1) * shard);
+          if (lo < hi) weights.fill(spec, lo - start, hi - lo, buffer.data() + lo);
+          start += spec.numel();
+        }
+      }
+      const torch::Tensor gathered =
+          torch::from_blob(buffer.data(), {total}, torch::kFloat32).clone();
+      EXPECT_TRUE(gathered.equal(whole)) << "unit " << unit << " at world size " << world;
+    }
+  }
+}
+
+TEST(LlamaModel, Bfloat16ComputeStaysCloseToFloat32) {
+  const auto m = preset("tiny");
+  const auto fp32 = build(m, {}, 6);
+  LlamaModel bf16(m, {}, torch::kBFloat16);
+  bf16.load(InitialWeights(m, {}, 6));
+  const auto tokens = tokens_for(m, 2, 16);
+  const torch::Tensor a = fp32.logits(tokens);
+  const torch::Tensor b = bf16.logits(tokens).to(torch::kFloat32);
+  EXPECT_EQ(bf16.logits(tokens).scalar_type(), torch::kBFloat16);
+  EXPECT_LT(max_difference(a, b), 0.05 * a.abs().max().item<double>());
+}
+
+}  // namespace
+}  // namespace nss::model
