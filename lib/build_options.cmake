@@ -23,6 +23,17 @@ if(NOT NSS_WITH_NCCL STREQUAL "OFF")
 endif()
 message(STATUS "nss_hpc: NCCL communicator ${NSS_HAVE_NCCL}")
 
+# CUDA runtime alone (the preflight's GPU inventory): whenever the toolkit is
+# found, like the NCCL communicator; a stub reports no GPUs otherwise.
+set(NSS_HAVE_CUDART OFF)
+if(NOT NSS_WITH_CUDA STREQUAL "OFF")
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(NSS_HAVE_CUDART ON)
+  endif()
+endif()
+message(STATUS "nss_hpc: CUDA runtime for the GPU inventory ${NSS_HAVE_CUDART}")
+
 # CUDA device path (torch CUDA streams, caching-allocator statistics): only with
 # a CUDA-enabled libtorch; Debian's libtorch is CPU-only and ships no c10_cuda.
 set(NSS_HAVE_CUDA OFF)

@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
 
 #include "comm/agreement.h"
 #include "comm/mpi_runtime.h"
+#include "core/deadline.h"
 #include "log/logger.h"
 
 namespace nss::comm {
@@ -29,6 +31,21 @@ void print_error(const std::string& text) {
   abort_job(code);
 }
 
+// The normal way out. A thread abandoned by run_with_deadline may be stuck
+// holding a lock that exit handlers need (HDF5's, for one), so then MPI is
+// finalized by hand and the process leaves without running them.
+int finish(std::unique_ptr<MpiRuntime>& mpi, ExitCode code) {
+  log::flush();
+  if (abandoned_threads() > 0) {
+    spdlog::debug("leaving without exit handlers: {} abandoned thread(s)", abandoned_threads());
+    log::flush();
+    mpi.reset();
+    std::fflush(nullptr);
+    std::_Exit(static_cast<int>(code));
+  }
+  return static_cast<int>(code);
+}
+
 }  // namespace
 
 int run_mpi_app(int& argc, char**& argv, const std::function<ExitCode(int rank)>& body) {
@@ -47,15 +64,12 @@ int run_mpi_app(int& argc, char**& argv, const std::function<ExitCode(int rank)>
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::init(rank);
   try {
-    const ExitCode code = body(rank);
-    log::flush();
-    return static_cast<int>(code);
+    return finish(mpi, body(rank));
   } catch (const AgreedError& e) {
     // Every rank holds the same error; rank 0 speaks for all of them.
     if (rank == 0) print_error(e.what());
     spdlog::debug("leaving with the agreed error: {}", e.what());
-    log::flush();
-    return static_cast<int>(e.code());
+    return finish(mpi, e.code());
   } catch (const Error& e) {
     abort_with(e.code(), e.what());
   } catch (const std::bad_alloc&) {

@@ -43,7 +43,6 @@ class Checker {
     require(value > 0 && value <= 1, path, "must be in (0, 1], got " + text(value));
   }
 
- private:
   static std::string text(double value) {
     std::string s = std::to_string(value);
     s.erase(s.find_last_not_of('0') + 1);
@@ -52,6 +51,7 @@ class Checker {
   }
   static std::string text(std::int64_t value) { return std::to_string(value); }
 
+ private:
   Problems& problems_;
 };
 
@@ -179,6 +179,13 @@ void validate(const Config& config) {
             "must be >= 2 (the peak of the second optimizer step is the one that counts), got " +
                 std::to_string(p.synthetic_steps));
   c.positive(p.verdict_timeout_s, "preflight.verdict_timeout_s");
+  // Ranks wait for the slowest rank's dataset probe inside a watched collective.
+  c.require(p.first_batch_timeout_s < config.parallel.collective_timeout_s,
+            "preflight.first_batch_timeout_s",
+            "must be below parallel.collective_timeout_s (" +
+                c.text(config.parallel.collective_timeout_s) + ")",
+            "the other ranks wait for the slowest dataset probe inside a collective, which "
+            "the hang watchdog would end first; raise parallel.collective_timeout_s too");
 
   const auto& k = config.checkpoint;
   c.non_negative(k.interval_steps, "checkpoint.interval_steps");

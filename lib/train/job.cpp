@@ -14,6 +14,7 @@
 #include "core/fs.h"
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
+#include "preflight/preflight.h"
 #include "train/environment.h"
 
 namespace nss::train {
@@ -21,12 +22,14 @@ namespace {
 
 // Rank 0 reads and validates the file; the other ranks receive the resolved
 // text, so every rank runs with byte-identical settings even if the file
-// changes on disk mid-launch, and a bad file gives one message, not N.
+// changes on disk mid-launch, and a bad file gives one message, not N. Batch
+// arithmetic is the preflight's first check (reported with all the others in
+// preflight.json); without a preflight it is checked here.
 config::Config agree_on_config(comm::Communicator& comm, const JobOptions& options) {
   std::string resolved;
   comm::run_on_root(comm, 0, [&] {
     config::Config config = config::load_config({options.config_path, options.overrides});
-    config::validate_layout(config, comm.size());
+    if (!config.preflight.enabled) config::validate_layout(config, comm.size());
     resolved = config::to_yaml(config, /*with_comments=*/false);
   });
   comm::broadcast_text(comm, resolved, 0);
@@ -35,7 +38,7 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
 
 }  // namespace
 
-ExitCode run_job(const JobOptions& options) {
+ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const comm::ProcessLayout layout = comm::discover_layout(MPI_COMM_WORLD);
   const config::Config config = agree_on_config(*world, options);
@@ -63,6 +66,19 @@ ExitCode run_job(const JobOptions& options) {
   });
   spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank", config.run.name, run_dir,
                world->size(), layout.threads_per_rank);
+
+  if (config.preflight.enabled) {
+    preflight::PreflightPlan plan;
+    plan.before_verdict = hooks.before_preflight_verdict;
+    preflight::run_preflight(*world, MPI_COMM_WORLD,
+                             {config, layout, preflight::DeviceKind::kCpu, run_dir}, plan);
+  } else {
+    spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
+  }
+  if (options.preflight_only) {
+    spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
+    return ExitCode::kOk;
+  }
   return ExitCode::kOk;
 }
 

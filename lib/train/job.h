@@ -3,6 +3,7 @@
 // preflight and training.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,13 @@ struct JobOptions {
   std::vector<std::string> command_line;  // for environment.json
 };
 
+/// Instrumentation for test binaries that drive the real job; nss_hpc passes none.
+struct JobHooks {
+  std::function<void()> before_preflight_verdict;  // rank 0, just before the verdict is sent
+};
+
 /// Runs the job; returns the exit code. Throws nss::Error (comm::AgreedError at
 /// agreement points, so every rank leaves with the same code).
-ExitCode run_job(const JobOptions& options);
+ExitCode run_job(const JobOptions& options, const JobHooks& hooks = {});
 
 }  // namespace nss::train

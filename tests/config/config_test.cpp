@@ -154,6 +154,9 @@ TEST(Config, OutOfRangeValues) {
                      {"unknown preset", "did you mean 'llama-3.2-1b'"});
   expect_usage_error([] { parse("data: {seq_len: 4096}"); }, {"max_position_embeddings"});
   expect_usage_error([] { parse("eval: {interval_steps: 10}"); }, {"eval.path"});
+  expect_usage_error(
+      [] { parse("preflight: {first_batch_timeout_s: 700}"); },
+      {"preflight.first_batch_timeout_s: must be below parallel.collective_timeout_s (600)"});
 }
 
 TEST(Config, MalformedInput) {

@@ -36,3 +36,18 @@ def write(path, text):
 
 def remove(path):
     shutil.rmtree(path, ignore_errors=True)
+
+
+def write_token_dataset(path, tokens=4096, vocab_size=258):
+    """Writes a small valid token dataset: contiguous uint16 /tokens with the
+    tokenizer, vocab_size, max_token_id and documents attributes."""
+    import h5py
+    import numpy as np
+    values = (np.arange(tokens, dtype=np.int64) * 7 % vocab_size).astype(np.uint16)
+    with h5py.File(path, "w") as f:
+        dataset = f.create_dataset("tokens", data=values)  # no chunks, no filters: contiguous
+        dataset.attrs["tokenizer"] = "byte"
+        dataset.attrs["vocab_size"] = vocab_size
+        dataset.attrs["max_token_id"] = int(values.max())
+        dataset.attrs["documents"] = 1
+    return path

@@ -6,7 +6,7 @@ import json
 import os
 import unittest
 
-from nss_e2e import SOURCE, binary, mpirun, scratch, write, remove
+from nss_e2e import SOURCE, binary, mpirun, scratch, write, remove, write_token_dataset
 
 NSS = binary("nss_hpc")
 RUN_YAML = os.path.join(SOURCE, "configs", "run.yaml")
@@ -46,9 +46,16 @@ class ConfigErrorsTest(unittest.TestCase):
             remove(tmp)
 
     def test_batch_arithmetic_names_numbers(self):
-        self.expect_usage_error(
-            [RUN_YAML, "--set", "training.global_batch_size=6"],
-            "global_batch_size=6", "2 x 2 = 4", "set global_batch_size to 4 or 8", ranks=2)
+        # Found by the preflight's first check, which needs a run directory and data.
+        tmp = scratch("batch")
+        try:
+            data = write_token_dataset(os.path.join(tmp, "train.h5"))
+            self.expect_usage_error(
+                [RUN_YAML, "--set", "training.global_batch_size=6", "--set", "data.path=" + data,
+                 "--set", "run.output_dir=" + os.path.join(tmp, "run")],
+                "global_batch_size=6", "2 x 2 = 4", "set global_batch_size to 4 or 8", ranks=2)
+        finally:
+            remove(tmp)
 
     def test_unknown_flag(self):
         self.expect_usage_error([RUN_YAML, "--frobnicate"], "usage: nss_hpc CONFIG.yaml")
@@ -61,6 +68,7 @@ class RunDirectoryTest(unittest.TestCase):
     def setUp(self):
         self.tmp = scratch("rundir")
         self.run_dir = os.path.join(self.tmp, "run")
+        self.data = write_token_dataset(os.path.join(self.tmp, "train.h5"))
 
     def tearDown(self):
         remove(self.tmp)
@@ -73,7 +81,8 @@ class RunDirectoryTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.run_dir))
 
     def test_writes_resolved_config_environment_and_rank_logs(self):
-        proc = mpirun(2, [NSS, RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + self.run_dir])
+        proc = mpirun(2, [NSS, RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + self.run_dir,
+                          "--set", "data.path=" + self.data])
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         resolved = open(os.path.join(self.run_dir, "config.resolved.yaml")).read()
         self.assertIn("output_dir: \"%s\"" % self.run_dir, resolved)
@@ -97,7 +106,8 @@ class RunDirectoryTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 2, output)
         self.assertIn("is in use by a live job (host=elsewhere pid=4242 slurm_job=99", output)
         # Once the owner is gone the directory is usable again.
-        proc = mpirun(2, [NSS, RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + self.run_dir])
+        proc = mpirun(2, [NSS, RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + self.run_dir,
+                          "--set", "data.path=" + self.data])
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
 

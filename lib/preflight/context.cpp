@@ -1,0 +1,24 @@
+#include "preflight/context.h"
+
+namespace nss::preflight {
+
+std::vector<NodeRanks> group_by_node(const std::vector<RankFacts>& ranks) {
+  std::vector<NodeRanks> nodes;
+  for (const auto& facts : ranks) {
+    NodeRanks* node = nullptr;
+    for (auto& candidate : nodes)
+      if (candidate.host == facts.host) node = &candidate;
+    if (!node) {
+      nodes.push_back({facts.host, {}});
+      node = &nodes.back();
+    }
+    node->ranks.push_back(&facts);
+  }
+  return nodes;
+}
+
+std::string rank_label(const RankFacts& facts) {
+  return "rank " + std::to_string(facts.rank) + " (host " + facts.host + ")";
+}
+
+}  // namespace nss::preflight

@@ -1,0 +1,24 @@
+// Check group 3, dataloader host memory (exit 3 on failure): the batches the
+// prefetch queues hold, for every rank of a node, against that node's usable
+// host memory — on every node, so the tightest node decides.
+#pragma once
+
+#include <cstdint>
+
+#include "preflight/check.h"
+#include "preflight/context.h"
+#include "preflight/report.h"
+
+namespace nss::preflight {
+
+/// Bytes one rank's dataloader queue holds: max(1, num_workers) x
+/// prefetch_factor x micro_batch_size x (seq_len + 1) x 8 (int64 tokens) x 2
+/// (the batch as read and as handed over). Also a component of the memory model.
+std::uint64_t dataloader_bytes_per_rank(const config::Config& config);
+
+/// "dataloader.host_memory": warns above preflight.host_memory_warn_fraction
+/// and fails above host_memory_fail_fraction of the tightest node's usable
+/// memory; fills report.dataloader (estimated and available bytes).
+Check check_dataloader_host_memory(const PreflightContext& context, PreflightReport& report);
+
+}  // namespace nss::preflight

@@ -1,0 +1,86 @@
+// The preflight report rank 0 builds: every check in order, the summaries the
+// memory and model checks fill in, and the go/no-go decision derived from them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "preflight/check.h"
+
+namespace nss::preflight {
+
+/// preflight.json "model": exact parameter counts (null until the model check ran).
+struct ModelSummary {
+  std::optional<std::int64_t> parameters;
+  std::optional<std::int64_t> trainable_parameters;
+};
+
+struct MemoryComponent {
+  std::string name;  // e.g. "master_shards", "dataloader_queue"
+  std::uint64_t bytes = 0;
+};
+
+/// preflight.json "memory": one rank's budget, prediction and measurement.
+struct MemorySummary {
+  std::string device;  // "cpu" or "cuda"
+  std::optional<std::uint64_t> capacity_bytes;
+  std::optional<std::uint64_t> budget_bytes;
+  std::optional<std::uint64_t> predicted_peak_bytes;
+  std::optional<std::uint64_t> measured_peak_bytes;
+  std::vector<MemoryComponent> components;
+  std::optional<std::int64_t> max_micro_batch_size;
+};
+
+/// preflight.json "dataloader": the host-memory estimate and the first batch.
+struct DataloaderSummary {
+  std::optional<std::uint64_t> estimated_bytes;  // the node with the highest share
+  std::optional<std::uint64_t> available_bytes;  // that node's usable host memory
+  std::optional<double> first_batch_s;
+};
+
+/// What every rank learns: go, or no-go with an exit code and one line.
+struct Verdict {
+  bool go = true;
+  ExitCode code = ExitCode::kOk;
+  std::string reason;  // one line
+  std::string hint;    // the deciding check's remediation
+};
+
+class PreflightReport {
+ public:
+  explicit PreflightReport(std::string device) { memory.device = std::move(device); }
+
+  /// Appends a check (order is the order of the table and of preflight.json).
+  void add(Check check);
+
+  /// Runs `body` (which adds checks). If it throws, adds a failing check `id`
+  /// with the error's exit code (out of memory: 3; anything unexpected: 1) —
+  /// a check that crashes is a failure, never a skip.
+  void run_guarded(const std::string& id, const std::function<void()>& body);
+
+  const std::vector<Check>& checks() const { return checks_; }
+
+  /// The check with this id, or nullptr.
+  const Check* find(const std::string& id) const;
+
+  /// True when the check exists and did not fail or get skipped (later
+  /// checks that depend on it skip themselves otherwise).
+  bool usable(const std::string& id) const;
+
+  /// The decision: the first failure decides the code; with `fail_on_warning`
+  /// the first warning does when nothing failed. Skipped checks never decide.
+  Verdict verdict(bool fail_on_warning) const;
+
+  ModelSummary model;
+  MemorySummary memory;
+  DataloaderSummary dataloader;
+
+ private:
+  std::vector<Check> checks_;
+};
+
+}  // namespace nss::preflight

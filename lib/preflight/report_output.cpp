@@ -1,0 +1,106 @@
+#include "preflight/report_output.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/fs.h"
+#include "core/units.h"
+
+namespace nss::preflight {
+namespace {
+
+template <class T>
+nlohmann::ordered_json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json check_to_json(const Check& check) {
+  return {{"id", check.id},
+          {"status", status_name(check.status)},
+          {"code", static_cast<int>(check.code)},
+          {"message", check.message},
+          {"predicted", optional_json(check.predicted)},
+          {"measured", optional_json(check.measured)},
+          {"threshold", optional_json(check.threshold)},
+          {"unit", check.unit.empty() ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(check.unit)},
+          {"remediation", check.remediation}};
+}
+
+std::string number_text(const std::optional<double>& value, const std::string& unit) {
+  if (!value) return "-";
+  if (unit == "bytes") return format_bytes(*value);
+  char text[48];
+  std::snprintf(text, sizeof text, "%.4g%s%s", *value, unit.empty() ? "" : " ", unit.c_str());
+  return text;
+}
+
+std::string pad(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdict& verdict,
+                                      int world_size, double duration_s,
+                                      const std::vector<RankFacts>& ranks) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const auto& check : report.checks()) checks.push_back(check_to_json(check));
+  nlohmann::ordered_json components = nlohmann::ordered_json::object();
+  for (const auto& component : report.memory.components)
+    components[component.name] = component.bytes;
+  nlohmann::ordered_json rank_entries = nlohmann::ordered_json::array();
+  for (const auto& facts : ranks) rank_entries.push_back(facts_to_json(facts));
+  const auto& m = report.memory;
+  return {{"schema_version", kPreflightSchemaVersion},
+          {"verdict", verdict.go ? "go" : "no-go"},
+          {"exit_code", static_cast<int>(verdict.code)},
+          {"reason", verdict.reason},
+          {"world_size", world_size},
+          {"duration_s", duration_s},
+          {"checks", checks},
+          {"model",
+           {{"parameters", optional_json(report.model.parameters)},
+            {"trainable_parameters", optional_json(report.model.trainable_parameters)}}},
+          {"memory",
+           {{"device", m.device},
+            {"capacity_bytes", optional_json(m.capacity_bytes)},
+            {"budget_bytes", optional_json(m.budget_bytes)},
+            {"predicted_peak_bytes", optional_json(m.predicted_peak_bytes)},
+            {"measured_peak_bytes", optional_json(m.measured_peak_bytes)},
+            {"components", components},
+            {"max_micro_batch_size", optional_json(m.max_micro_batch_size)}}},
+          {"dataloader",
+           {{"estimated_bytes", optional_json(report.dataloader.estimated_bytes)},
+            {"available_bytes", optional_json(report.dataloader.available_bytes)},
+            {"first_batch_s", optional_json(report.dataloader.first_batch_s)}}},
+          {"ranks", rank_entries}};
+}
+
+void write_preflight_json(const std::string& run_dir, const nlohmann::ordered_json& document) {
+  write_file_atomic(run_dir + "/preflight.json", document.dump(2) + "\n");
+}
+
+std::vector<std::string> format_report_table(const PreflightReport& report,
+                                             const Verdict& verdict) {
+  std::size_t id_width = 5;
+  for (const auto& check : report.checks()) id_width = std::max(id_width, check.id.size());
+  std::vector<std::string> lines;
+  lines.push_back(pad("status", 8) + pad("check", id_width + 2) + pad("predicted", 12) +
+                  pad("measured", 12) + pad("threshold", 12) + "finding");
+  for (const auto& check : report.checks()) {
+    lines.push_back(pad(status_name(check.status), 8) + pad(check.id, id_width + 2) +
+                    pad(number_text(check.predicted, check.unit), 12) +
+                    pad(number_text(check.measured, check.unit), 12) +
+                    pad(number_text(check.threshold, check.unit), 12) + check.message);
+    if (check.status != CheckStatus::kPass && !check.remediation.empty())
+      lines.push_back(std::string(8, ' ') + "-> " + check.remediation);
+  }
+  lines.push_back(verdict.go ? "verdict: " + verdict.reason
+                             : "verdict: " + verdict.reason + " (exit " +
+                                   std::to_string(static_cast<int>(verdict.code)) + ")");
+  return lines;
+}
+
+}  // namespace nss::preflight
