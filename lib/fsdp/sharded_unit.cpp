@@ -24,38 +24,45 @@ DType comm_dtype(torch::Dtype dtype) {
   throw InternalError("fsdp", std::string("unsupported compute dtype ") + c10::toString(dtype));
 }
 
-// The gathered parameters of a unit (and of its tied unit), and the flat
-// buffers autograd differentiates against.
-struct Gathered {
-  torch::Tensor trainable, frozen, tied_trainable, tied_frozen;
+// One unit's (and its tied unit's) parameters for one forward or recompute:
+// views into freshly gathered flat buffers. Trainable views become separate
+// autograd leaves when their gradient is needed, so autograd returns one
+// gradient per parameter instead of materialising a full-buffer zero tensor
+// per view (what the backward of narrow() on a flat leaf would do).
+struct UnitParams {
+  std::vector<torch::Tensor> unit, tied;
+
+  std::vector<torch::Tensor> all() const {
+    std::vector<torch::Tensor> params = unit;
+    params.insert(params.end(), tied.begin(), tied.end());
+    return params;
+  }
 };
 
-Gathered gather_all(ShardedUnit& unit, ShardedUnit* tied, const char* phase) {
-  Gathered g;
-  g.trainable = unit.gather(true, phase);
-  g.frozen = unit.gather(false, phase);
-  if (tied) {
-    g.tied_trainable = tied->gather(true, phase);
-    g.tied_frozen = tied->gather(false, phase);
+std::vector<torch::Tensor> gathered_views(ShardedUnit& unit, bool as_leaves, const char* phase) {
+  std::vector<torch::Tensor> views = unit.views(unit.gather(true, phase), unit.gather(false, phase));
+  if (as_leaves) {
+    for (std::size_t i = 0; i < views.size(); ++i)
+      if (unit.layout().slot(i).trainable) views[i] = views[i].detach().requires_grad_(true);
   }
-  return g;
+  return views;
 }
 
-std::vector<torch::Tensor> param_views(const ShardedUnit& unit, const ShardedUnit* tied,
-                                       const Gathered& g) {
-  std::vector<torch::Tensor> params = unit.views(g.trainable, g.frozen);
-  if (tied) {
-    auto more = tied->views(g.tied_trainable, g.tied_frozen);
-    params.insert(params.end(), more.begin(), more.end());
-  }
-  return params;
+UnitParams gather_params(ShardedUnit& unit, ShardedUnit* tied, bool unit_leaves, bool tied_leaves,
+                         const char* phase) {
+  UnitParams p;
+  p.unit = gathered_views(unit, unit_leaves, phase);
+  if (tied) p.tied = gathered_views(*tied, tied_leaves, phase);
+  return p;
 }
 
-// Turns the gathered trainable buffers into leaves, so autograd returns the
-// whole flat gradient (padding included, as zeros) in one tensor.
-void make_leaves(Gathered& g, bool unit_grad, bool tied_grad) {
-  if (unit_grad) g.trainable = g.trainable.detach().requires_grad_(true);
-  if (tied_grad) g.tied_trainable = g.tied_trainable.detach().requires_grad_(true);
+// The trainable leaves of one unit, the tensors autograd differentiates against.
+std::vector<torch::Tensor> trainable_leaves(const ShardedUnit& unit,
+                                            const std::vector<torch::Tensor>& views) {
+  std::vector<torch::Tensor> leaves;
+  for (std::size_t i = 0; i < views.size(); ++i)
+    if (unit.layout().slot(i).trainable) leaves.push_back(views[i]);
+  return leaves;
 }
 
 torch::Tensor detached_input(const torch::Tensor& input, bool needs_grad) {
@@ -75,63 +82,79 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     ctx->saved_data["tied"] = tied_address;
     ctx->saved_data["compute"] = compute_address;
 
-    Gathered g = gather_all(unit, tied, "forward");
     if (unit.options().activation_checkpointing) {
       ctx->save_for_backward({input});
       torch::NoGradGuard no_grad;
-      return compute(input, param_views(unit, tied, g));
+      return compute(input, gather_params(unit, tied, false, false, "forward").all());
     }
     // No recompute: build the unit's graph now and keep it (with the
     // gathered parameters it references) until this unit's backward.
     torch::AutoGradMode grad_mode(true);
-    make_leaves(g, master.requires_grad() && master.numel() > 0,
-                tied && tied_master.requires_grad() && tied_master.numel() > 0);
+    const UnitParams p =
+        gather_params(unit, tied, master.requires_grad() && master.numel() > 0,
+                      tied && tied_master.requires_grad() && tied_master.numel() > 0, "forward");
     torch::Tensor x = detached_input(input, input.requires_grad());
-    torch::Tensor out = compute(x, param_views(unit, tied, g));
+    torch::Tensor out = compute(x, p.all());
     ctx->saved_data["out"] = out;
     ctx->saved_data["x"] = x;
-    ctx->saved_data["leaf"] = g.trainable;
-    ctx->saved_data["tied_leaf"] = g.tied_trainable;
+    ctx->saved_data["unit_params"] = p.unit;
+    ctx->saved_data["tied_params"] = p.tied;
     return out.detach();
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     auto& unit = *reinterpret_cast<ShardedUnit*>(ctx->saved_data["unit"].toInt());
     auto* tied = reinterpret_cast<ShardedUnit*>(ctx->saved_data["tied"].toInt());
-    const auto& compute = *reinterpret_cast<const UnitCompute*>(ctx->saved_data["compute"].toInt());
+    const auto& compute =
+        *reinterpret_cast<const UnitCompute*>(ctx->saved_data["compute"].toInt());
     const bool need_input = ctx->needs_input_grad(0);
     const bool need_unit = ctx->needs_input_grad(1);
     const bool need_tied = tied != nullptr && ctx->needs_input_grad(2);
 
-    torch::Tensor out, x, leaf, tied_leaf;
+    torch::Tensor out, x;
+    UnitParams p;
     if (unit.options().activation_checkpointing) {
-      Gathered g = gather_all(unit, tied, "backward");
-      make_leaves(g, need_unit, need_tied);
+      p = gather_params(unit, tied, need_unit, need_tied, "backward");
       x = detached_input(ctx->get_saved_variables()[0], need_input);
       torch::AutoGradMode grad_mode(true);
-      out = compute(x, param_views(unit, tied, g));
-      leaf = g.trainable;
-      tied_leaf = g.tied_trainable;
+      out = compute(x, p.all());
     } else {
       out = ctx->saved_data["out"].toTensor();
       x = ctx->saved_data["x"].toTensor();
-      leaf = ctx->saved_data["leaf"].toTensor();
-      tied_leaf = ctx->saved_data["tied_leaf"].toTensor();
-      ctx->saved_data.erase("out");  // release the graph as soon as possible
+      p.unit = ctx->saved_data["unit_params"].toTensorVector();
+      p.tied = ctx->saved_data["tied_params"].toTensorVector();
+      ctx->saved_data.clear();  // release the graph as soon as possible
     }
 
     std::vector<torch::Tensor> wrt;
     if (need_input) wrt.push_back(x);
-    if (need_unit) wrt.push_back(leaf);
-    if (need_tied) wrt.push_back(tied_leaf);
+    const std::vector<torch::Tensor> unit_leaves =
+        need_unit ? trainable_leaves(unit, p.unit) : std::vector<torch::Tensor>();
+    const std::vector<torch::Tensor> tied_leaves =
+        need_tied ? trainable_leaves(*tied, p.tied) : std::vector<torch::Tensor>();
+    wrt.insert(wrt.end(), unit_leaves.begin(), unit_leaves.end());
+    wrt.insert(wrt.end(), tied_leaves.begin(), tied_leaves.end());
     variable_list grads =
         torch::autograd::grad({out}, wrt, {grad_outputs[0]}, /*retain_graph=*/false,
                               /*create_graph=*/false, /*allow_unused=*/true);
+    // The gathered parameters are no longer needed: free them before the
+    // flat gradient buffers are allocated.
     out = torch::Tensor();
-    std::size_t next = 0;
-    torch::Tensor grad_input = need_input ? grads[next++] : torch::Tensor();
-    torch::Tensor grad_unit = need_unit ? unit.reduce_gradient(grads[next++]) : torch::Tensor();
-    torch::Tensor grad_tied = need_tied ? tied->reduce_gradient(grads[next++]) : torch::Tensor();
+    x = torch::Tensor();
+    p = UnitParams();
+
+    torch::Tensor grad_input = need_input ? grads[0] : torch::Tensor();
+    auto next = grads.begin() + (need_input ? 1 : 0);
+    torch::Tensor grad_unit, grad_tied;
+    if (need_unit) {
+      std::vector<torch::Tensor> mine(next, next + static_cast<std::ptrdiff_t>(unit_leaves.size()));
+      next += static_cast<std::ptrdiff_t>(unit_leaves.size());
+      grad_unit = unit.reduce_gradient(std::move(mine));
+    }
+    if (need_tied) {
+      std::vector<torch::Tensor> theirs(next, grads.end());
+      grad_tied = tied->reduce_gradient(std::move(theirs));
+    }
     return {grad_input, grad_unit, grad_tied, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
@@ -188,18 +211,26 @@ torch::Tensor ShardedUnit::gather(bool trainable, const char* phase) {
   return full;
 }
 
-torch::Tensor ShardedUnit::reduce_gradient(const torch::Tensor& full_grad) {
+torch::Tensor ShardedUnit::reduce_gradient(std::vector<torch::Tensor> param_grads) {
   const std::int64_t shard = layout_.shard_size(true);
   const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32).device(options_.device);
-  // An unused parameter has no gradient, but every rank must still take part.
-  const torch::Tensor full = full_grad.defined() ? full_grad.to(torch::kFloat32).contiguous()
-                                                 : torch::zeros({shard * comm_.size()}, fp32);
+  // The flat fp32 gradient: parameters at their slots, padding zero. An unused
+  // parameter has no gradient (zeros), but every rank still takes part.
+  torch::Tensor full = torch::zeros({shard * comm_.size()}, fp32);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < layout_.params().size(); ++i) {
+    if (!layout_.slot(i).trainable) continue;
+    torch::Tensor& grad = param_grads[next++];
+    if (grad.defined())
+      full.narrow(0, layout_.slot(i).offset, layout_.params()[i].numel()).copy_(grad.reshape(-1));
+    grad = torch::Tensor();  // free each parameter gradient as soon as it is copied
+  }
   // Fresh storage: autograd's accumulation may steal this tensor as .grad.
-  torch::Tensor grad = torch::empty({shard}, fp32);
+  torch::Tensor shard_grad = torch::empty({shard}, fp32);
   comm::CollectiveLabel label(comm_, label_ + " backward");
-  comm_.reduce_scatter(full.data_ptr(), grad.data_ptr(), static_cast<std::size_t>(shard),
+  comm_.reduce_scatter(full.data_ptr(), shard_grad.data_ptr(), static_cast<std::size_t>(shard),
                        DType::kFloat32);
-  return grad;
+  return shard_grad;
 }
 
 std::vector<torch::Tensor> ShardedUnit::views(const torch::Tensor& trainable_full,

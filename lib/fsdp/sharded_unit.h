@@ -61,8 +61,9 @@ class ShardedUnit {
 
   /// All-gathers one flat buffer in the compute dtype (padded length).
   torch::Tensor gather(bool trainable, const char* phase);
-  /// Reduce-scatters (sum, fp32) a full flat gradient into a new shard gradient.
-  torch::Tensor reduce_gradient(const torch::Tensor& full_grad);
+  /// Flattens one gradient per trainable parameter (layout order; undefined =
+  /// zero) into fp32 and reduce-scatters (sum) it into a new shard gradient.
+  torch::Tensor reduce_gradient(std::vector<torch::Tensor> param_grads);
   /// Views of the parameters inside gathered buffers, in layout order.
   std::vector<torch::Tensor> views(const torch::Tensor& trainable_full,
                                    const torch::Tensor& frozen_full) const;

@@ -16,6 +16,8 @@
 #include "log/run_directory_lock.h"
 #include "preflight/preflight.h"
 #include "train/environment.h"
+#include "train/stop_signal.h"
+#include "train/trainer.h"
 
 namespace nss::train {
 namespace {
@@ -48,6 +50,8 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     return ExitCode::kOk;
   }
   log::set_level(config.logging.level);
+  // From here on a signal is a request to stop at the next step boundary.
+  install_stop_signal_handlers();
   comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 
   // Run directory: rank 0 owns it (lock, resolved config); every rank logs there.
@@ -79,7 +83,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
     return ExitCode::kOk;
   }
-  return ExitCode::kOk;
+  return train(config, *world, {run_dir, layout.threads_per_rank});
 }
 
 }  // namespace nss::train

@@ -23,7 +23,7 @@ void install_stop_signal_handlers() {
     action.sa_handler = &on_stop_signal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;  // a signal must not fail a read or an MPI call
-    for (int signal : {SIGINT, SIGTERM, SIGUSR1}) sigaction(signal, &action, nullptr);
+    for (int signal : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2}) sigaction(signal, &action, nullptr);
   });
 }
 

@@ -1,5 +1,7 @@
-// SIGINT/SIGTERM/SIGUSR1 become a flag (async-signal-safe); ranks agree on it
-// at step boundaries, save, and exit 7 (TERM/INT) or 75 (USR1: requeue me).
+// SIGINT/SIGTERM/SIGUSR1/SIGUSR2 become a flag (async-signal-safe); ranks
+// agree on it at step boundaries, save, and exit 7 (TERM/INT/USR2) or 75
+// (USR1: requeue me). USR2 is how slurm/train.sbatch forwards a TERM: srun and
+// mpirun kill the ranks on TERM instead of delivering it, but pass USR2 on.
 #pragma once
 
 #include "comm/communicator.h"
@@ -10,7 +12,7 @@ namespace nss::train {
 enum class StopRequest : int {
   kNone = 0,
   kRequeue = 1,    // SIGUSR1: the time limit is near
-  kTerminate = 2,  // SIGTERM/SIGINT: a user or the scheduler cancels; wins over requeue
+  kTerminate = 2,  // SIGTERM/SIGINT/SIGUSR2: a cancel; wins over requeue
 };
 
 /// Installs the handlers (idempotent).
