@@ -271,6 +271,15 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& torc
   return out.dump(2) + "\n";
 }
 
+std::vector<std::string> shape_differences(const config::ModelConfig& a,
+                                           const config::ModelConfig& b) {
+  std::vector<std::string> differences;
+  for (const auto& key : shape_keys())
+    if (key.text(a) != key.text(b))
+      differences.push_back(std::string(key.path) + " " + key.text(a) + " vs " + key.text(b));
+  return differences;
+}
+
 config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured) {
   require_local_model_dir(configured.from_pretrained);
   const std::string path = configured.from_pretrained + "/" + kConfigFile;

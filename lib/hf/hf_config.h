@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -26,6 +27,10 @@ config::ModelConfig read_hf_config(const std::string& path);
 /// `torch_dtype` names the dtype of the weights written next to it.
 std::string hf_config_json(const config::ModelConfig& model,
                            const std::string& torch_dtype = "float32");
+
+/// Shape keys on which `a` and `b` differ, as "hidden_size 64 vs 2048".
+std::vector<std::string> shape_differences(const config::ModelConfig& a,
+                                           const config::ModelConfig& b);
 
 /// The shape of `configured` with every shape key taken from
 /// configured.from_pretrained/config.json. Keys the YAML changed from its

@@ -38,12 +38,17 @@ InitialWeights::InitialWeights(const config::ModelConfig& model, const config::L
     : model_(model), seed_(seed) {
   if (model.from_pretrained.empty()) return;
   pretrained_ = hf::PretrainedDirectory::open(model.from_pretrained);
-  if (hf::hf_config_json(pretrained_->config()) != hf::hf_config_json(model))
+  const auto differences = hf::shape_differences(model, pretrained_->config());
+  if (!differences.empty()) {
+    std::string list;
+    for (const auto& difference : differences) list += (list.empty() ? "" : ", ") + difference;
     throw DataError("model",
                     "the model shape differs from " + model.from_pretrained +
-                        "/config.json (was the file changed after the run started?)",
-                    "with model.from_pretrained, config.json defines the shape; leave the model "
-                    "shape keys out of the YAML");
+                        "/config.json (configured vs file: " + list + ")",
+                    "with model.from_pretrained, config.json defines the shape: resolve it with "
+                    "hf::resolve_pretrained_shape when loading the configuration, and do not "
+                    "change config.json while a run uses it");
+  }
   for (const auto& spec : all_parameters(model, lora))
     if (spec.role != ParamRole::kLoraA && spec.role != ParamRole::kLoraB)
       pretrained_->require_tensor(spec.name, spec.shape);

@@ -19,8 +19,9 @@ void AdamW::step(const std::vector<AdamWShard>& shards, double lr, std::int64_t 
     if (!grad.defined() || param.numel() == 0) continue;
     // Decoupled weight decay, only where it applies (torch: param.mul_(1 - lr * wd)).
     if (o.weight_decay != 0) {
+      torch::Tensor flat = param.view(-1);  // ranges are over the flattened elements
       for (const auto& [begin, end] : shard.decay_ranges)
-        param.narrow(0, begin, end - begin).mul_(1.0 - lr * o.weight_decay);
+        flat.narrow(0, begin, end - begin).mul_(1.0 - lr * o.weight_decay);
     }
     shard.exp_avg->lerp_(grad, 1.0 - o.beta1);
     shard.exp_avg_sq->mul_(o.beta2).addcmul_(grad, grad, 1.0 - o.beta2);

@@ -1,0 +1,39 @@
+// nss_eval --model HF_DIR --data DATA.h5 [--seq-len 128] [--batches 4] [--batch-size 2]
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "core/app_main.h"
+#include "eval/model_evaluation.h"
+#include "log/logger.h"
+
+int main(int argc, char** argv) {
+  return nss::run_app("nss_eval", [&] {
+    nss::log::init(0);  // stderr: stdout carries only the result line
+    nss::eval::EvalOptions options;
+    CLI::App cli{
+        "nss_eval: mean next-token loss of a model on a token dataset, windows taken in order; "
+        "prints {\"loss\": ..., \"tokens\": ...}"};
+    cli.add_option("--model", options.model_path,
+                   "Local Hugging Face model directory (config.json + safetensors)")
+        ->required();
+    cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
+    cli.add_option("--seq-len", options.seq_len, "Tokens per window, plus one target")
+        ->capture_default_str();
+    cli.add_option("--batches", options.batches, "Batches to score")->capture_default_str();
+    cli.add_option("--batch-size", options.batch_size, "Windows per batch")->capture_default_str();
+    try {
+      cli.parse(argc, argv);
+    } catch (const CLI::Success&) {
+      std::fputs(cli.help().c_str(), stdout);
+      return nss::ExitCode::kOk;
+    } catch (const CLI::ParseError& e) {
+      throw nss::UsageError("cli", e.what(),
+                            "usage: nss_eval --model HF_DIR --data DATA.h5 [--seq-len 128] "
+                            "[--batches 4] [--batch-size 2]");
+    }
+    const auto result = nss::eval::run_evaluation(options);
+    std::printf("%s\n", nss::eval::eval_result_json(result).c_str());
+    return nss::ExitCode::kOk;
+  });
+}

@@ -1,0 +1,41 @@
+// Scoring a model on a token dataset (nss_eval): the mean next-token
+// cross-entropy over the dataset's first batches x batch_size windows, in
+// order (window i = tokens[i*seq_len, i*seq_len + seq_len + 1)), in float32.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "data/sequential_reader.h"
+#include "model/llama_model.h"
+
+namespace nss::eval {
+
+struct EvalOptions {
+  std::string model_path;  // a local Hugging Face directory
+  std::string data_path;   // a token dataset (docs/data.md)
+  std::int64_t seq_len = 128;
+  std::int64_t batches = 4;
+  std::int64_t batch_size = 2;
+};
+
+struct EvalResult {
+  double loss = 0;          // mean over every scored token, in nats
+  std::int64_t tokens = 0;  // scored (target) tokens
+};
+
+/// Scores every batch of `reader` with `model`, without gradients.
+EvalResult evaluate(const model::LlamaModel& model, const data::SequentialBatchReader& reader);
+
+/// Loads options.model_path and options.data_path, checks that they fit each
+/// other and evaluates. Errors: UsageError (exit 2) for sizes that are not
+/// positive or a seq_len beyond the model's max_position_embeddings;
+/// DataError (exit 4) for a missing or malformed model directory or dataset,
+/// a dataset too short for the requested windows, token ids beyond the
+/// model's vocabulary.
+EvalResult run_evaluation(const EvalOptions& options);
+
+/// The one JSON line nss_eval prints: {"loss": ..., "tokens": ...}.
+std::string eval_result_json(const EvalResult& result);
+
+}  // namespace nss::eval
