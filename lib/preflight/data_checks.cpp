@@ -60,9 +60,13 @@ Check check_one_dataset_opens(const PreflightContext& context, const DatasetRef&
 
 }  // namespace
 
+bool validation_enabled(const config::Config& config) {
+  return !config.eval.path.empty() && config.eval.interval_steps > 0;
+}
+
 std::vector<DatasetRef> configured_datasets(const config::Config& config) {
   std::vector<DatasetRef> datasets = {{"train", "data.path", config.data.path}};
-  if (!config.eval.path.empty()) datasets.push_back({"eval", "eval.path", config.eval.path});
+  if (validation_enabled(config)) datasets.push_back({"eval", "eval.path", config.eval.path});
   return datasets;
 }
 
@@ -85,9 +89,10 @@ std::vector<Check> check_datasets_open(const PreflightContext& context) {
   std::vector<Check> checks;
   for (const auto& dataset : configured_datasets(context.config))
     checks.push_back(check_one_dataset_opens(context, dataset));
-  if (context.config.eval.path.empty())
+  if (!validation_enabled(context.config))
     checks.push_back(Check::skipped("eval.open", ExitCode::kData,
-                                    "eval.path is empty: no validation set to check"));
+                                    "validation is off (eval.path empty or eval.interval_steps 0): "
+                                    "no validation set to check"));
   return checks;
 }
 

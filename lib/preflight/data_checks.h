@@ -22,7 +22,10 @@ struct DatasetRef {
   std::string path;
 };
 
-/// The datasets of a configuration (eval only when eval.path is set).
+/// True when validation runs: eval.path set and eval.interval_steps > 0.
+bool validation_enabled(const config::Config& config);
+
+/// The datasets of a configuration (eval only when validation runs).
 std::vector<DatasetRef> configured_datasets(const config::Config& config);
 
 /// Validates one dataset on rank 0 and returns its checks (ids "<role>.format"

@@ -38,7 +38,7 @@ def remove(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
-def write_token_dataset(path, tokens=4096, vocab_size=258):
+def write_token_dataset(path, tokens=16384, vocab_size=258):
     """Writes a small valid token dataset: contiguous uint16 /tokens with the
     tokenizer, vocab_size, max_token_id and documents attributes."""
     import h5py

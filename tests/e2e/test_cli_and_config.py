@@ -51,7 +51,7 @@ class ConfigErrorsTest(unittest.TestCase):
         try:
             data = write_token_dataset(os.path.join(tmp, "train.h5"))
             self.expect_usage_error(
-                [RUN_YAML, "--set", "training.global_batch_size=6", "--set", "data.path=" + data,
+                [RUN_YAML, "--set", "training.global_batch_size=6", "--set", "data.path=" + data, "--set", "eval.path=" + data,
                  "--set", "run.output_dir=" + os.path.join(tmp, "run")],
                 "global_batch_size=6", "2 x 2 = 4", "set global_batch_size to 4 or 8", ranks=2)
         finally:
@@ -82,7 +82,7 @@ class RunDirectoryTest(unittest.TestCase):
 
     def test_writes_resolved_config_environment_and_rank_logs(self):
         proc = mpirun(2, [NSS, RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + self.run_dir,
-                          "--set", "data.path=" + self.data])
+                          "--set", "data.path=" + self.data, "--set", "eval.path=" + self.data])
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         resolved = open(os.path.join(self.run_dir, "config.resolved.yaml")).read()
         self.assertIn("output_dir: \"%s\"" % self.run_dir, resolved)
@@ -107,7 +107,7 @@ class RunDirectoryTest(unittest.TestCase):
         self.assertIn("is in use by a live job (host=elsewhere pid=4242 slurm_job=99", output)
         # Once the owner is gone the directory is usable again.
         proc = mpirun(2, [NSS, RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + self.run_dir,
-                          "--set", "data.path=" + self.data])
+                          "--set", "data.path=" + self.data, "--set", "eval.path=" + self.data])
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
 

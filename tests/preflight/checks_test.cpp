@@ -216,7 +216,9 @@ TEST_F(ChecksTest, DatasetOpensEverywhere) {
   EXPECT_EQ(checks[0].threshold, config.preflight.first_batch_timeout_s);
   EXPECT_EQ(checks[1].id, "eval.open");
   EXPECT_EQ(checks[1].status, CheckStatus::kSkipped);
-  EXPECT_EQ(checks[1].message, "eval.path is empty: no validation set to check");
+  EXPECT_EQ(checks[1].message,
+            "validation is off (eval.path empty or eval.interval_steps 0): no validation set to "
+            "check");
 }
 
 TEST_F(ChecksTest, DatasetMissingOnSomeRanksNamesTheFirst) {
@@ -235,8 +237,9 @@ TEST_F(ChecksTest, DatasetMissingOnSomeRanksNamesTheFirst) {
   EXPECT_EQ(checks[0].remediation, "check data.path");
 }
 
-TEST_F(ChecksTest, EvalDatasetIsCheckedWhenSet) {
+TEST_F(ChecksTest, EvalDatasetIsCheckedWhenValidationRuns) {
   config.eval.path = "/data/val.h5";
+  config.eval.interval_steps = 10;
   auto ranks = cluster(1, 2);
   for (auto& r : ranks) {
     PathProbe probe;

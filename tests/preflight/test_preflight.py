@@ -29,6 +29,8 @@ class PreflightTest(unittest.TestCase):
         args = [program, RUN_YAML, "--set", "run.output_dir=" + self.run_dir]
         if not any(s.startswith("data.path=") for s in sets):
             args += ["--set", "data.path=" + self.data]
+        if not any(s.startswith("eval.path=") for s in sets):
+            args += ["--set", "eval.path=" + self.data]
         for s in sets:
             args += ["--set", s]
         if preflight_only and program == NSS:

@@ -25,6 +25,20 @@ def binary(name):
     return os.path.join(BIN, name)
 
 
+def small_dataset(directory):
+    """A byte-level token dataset made by the real nss_prepare_data, big
+    enough for configs/run.yaml's batches and validation."""
+    corpus = os.path.join(directory, "corpus.txt")
+    with open(corpus, "w") as f:
+        for i in range(2000):
+            f.write("line %d of the sbatch test corpus: the quick brown fox jumps over the lazy dog\n" % i)
+    data = os.path.join(directory, "train.h5")
+    proc = subprocess.run([binary("nss_prepare_data"), "--input", corpus, "--output", data, "--format", "text"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return data
+
+
 def sbatch(args, output, env=None):
     """Submits `args` (sbatch options, script, script arguments); the job's
     stdout and stderr go to `output`. Returns the job id."""

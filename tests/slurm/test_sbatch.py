@@ -10,7 +10,7 @@ import tempfile
 import unittest
 
 from slurm_jobs import (CONSOLIDATE_SBATCH, TRAIN_SBATCH, binary, ended, exit_code, read, require_cluster,
-                        sbatch, signal_job, wait_finished, wait_for)
+                        sbatch, signal_job, small_dataset, wait_finished, wait_for)
 
 NSS = binary("nss_hpc")
 PROBE = binary("signal_probe")
@@ -39,12 +39,14 @@ class TrainSbatchTest(unittest.TestCase):
 
     def test_ranks_form_one_world_under_srun_and_mpirun(self):
         # No NSS_LAUNCHER: this Slurm has the PMIx plugin, so the script picks srun.
+        data = small_dataset(self.tmp)
         for launcher, expected in ((None, "running: srun --mpi=pmix"), ("mpirun", "running: mpirun -n 2")):
             with self.subTest(launcher=launcher or "auto"):
                 run_dir = os.path.join(self.tmp, "run_%s" % (launcher or "auto"))
                 job, output = self.submit(
                     "world_%s" % (launcher or "auto"),
-                    [RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + run_dir], launcher)
+                    [RUN_YAML, "--preflight-only", "--set", "run.output_dir=" + run_dir,
+                     "--set", "data.path=" + data, "--set", "eval.path=" + data], launcher)
                 info = wait_finished(job, output)
                 log = read(output)
                 self.assertEqual(info["JobState"], "COMPLETED", log)
