@@ -11,8 +11,9 @@
 #include "checkpoint/inspect.h"
 #include "checkpoint/step_directory.h"
 #include "checkpoint/verify.h"
+#include "core/app_main.h"
 #include "core/units.h"
-#include "log/tool_app.h"
+#include "log/logger.h"
 
 namespace {
 
@@ -58,7 +59,8 @@ ExitCode verify(const std::string& path, bool file_locking) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return nss::log::run_tool_app(argc, argv, [&] {
+  return nss::run_app("nss_ckpt", [&] {
+    nss::log::init(0);
     CLI::App cli{"nss_ckpt: inspect or verify nss_hpc checkpoints (no MPI needed)"};
     cli.require_subcommand(1);
     std::string path;

@@ -7,11 +7,13 @@
 #include <CLI/CLI.hpp>
 
 #include "checkpoint/consolidate.h"
+#include "core/app_main.h"
 #include "core/units.h"
-#include "log/tool_app.h"
+#include "log/logger.h"
 
 int main(int argc, char** argv) {
-  return nss::log::run_tool_app(argc, argv, [&] {
+  return nss::run_app("nss_consolidate", [&] {
+    nss::log::init(0);
     nss::checkpoint::ConsolidateOptions options;
     std::string dtype = "float32", max_memory = "256MiB", max_shard_size = "5GB";
     bool no_file_locking = false;
