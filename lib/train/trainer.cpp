@@ -33,8 +33,9 @@ MicroBatchTensors to_tensors(const data::TokenBatch& batch, std::uint64_t seed, 
   auto tokens = torch::from_blob(const_cast<std::int64_t*>(batch.tokens.data()),
                                  {batch.rows, batch.row_length()}, torch::kInt64);
   MicroBatchTensors out;
-  out.inputs = tokens.narrow(1, 0, batch.seq_len).contiguous();
-  out.targets = tokens.narrow(1, 1, batch.seq_len).contiguous();
+  // clone(): from_blob borrows the batch's vector, which dies with the batch.
+  out.inputs = tokens.narrow(1, 0, batch.seq_len).clone();
+  out.targets = tokens.narrow(1, 1, batch.seq_len).clone();
   out.randomness = {seed, step, batch.sample_ids};
   return out;
 }
@@ -82,6 +83,29 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
   return total;
 }
 
+// This rank's share of the model state by category, from the live tensors,
+// next to what the counting allocator measures: the 1/N of FSDP made visible.
+nlohmann::json memory_by_category(ShardedLlama& model, OptimizerState& state) {
+  std::int64_t masters = 0, frozen = 0, moments = 0, largest_gather = 0;
+  for (std::size_t u = 0; u < model.units().size(); ++u) {
+    auto& unit = *model.units()[u];
+    masters += unit.master().numel() * 4;
+    frozen += unit.frozen().nbytes();
+    moments += state.exp_avg()[u].nbytes() + state.exp_avg_sq()[u].nbytes();
+    const std::int64_t element = unit.frozen().element_size();
+    largest_gather = std::max(
+        largest_gather, (unit.layout().padded(true) + unit.layout().padded(false)) * element);
+  }
+  return {{"event", "memory"},
+          {"masters_bytes", masters},
+          {"gradients_bytes", masters},
+          {"optimizer_bytes", moments},
+          {"frozen_bytes", frozen},
+          {"model_state_bytes", 2 * masters + moments + frozen},
+          {"largest_gathered_unit_bytes", largest_gather},
+          {"measured_tensor_bytes", fsdp::tensor_bytes_now()}};
+}
+
 }  // namespace
 
 ExitCode train(const config::Config& config, comm::Communicator& comm,
@@ -103,6 +127,15 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
   OptimizerState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
+  const nlohmann::json memory = memory_by_category(model, state);
+  spdlog::info("[train] model state on this rank: masters {}, gradients {} (during backward), "
+               "AdamW moments {}, frozen base {}; largest gathered unit {}; tensors now {}",
+               format_bytes(memory["masters_bytes"].get<double>()),
+               format_bytes(memory["gradients_bytes"].get<double>()),
+               format_bytes(memory["optimizer_bytes"].get<double>()),
+               format_bytes(memory["frozen_bytes"].get<double>()),
+               format_bytes(memory["largest_gathered_unit_bytes"].get<double>()),
+               format_bytes(memory["measured_tensor_bytes"].get<double>()));
 
   std::int64_t first_step = 1;
   data::DataLoaderOptions loader_options;
@@ -116,7 +149,10 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
   const std::int64_t micro_steps = config::accumulation_steps(config, comm.size());
   const std::int64_t tokens_per_step = t.global_batch_size * config.data.seq_len;
   std::unique_ptr<MetricsLog> metrics;
-  if (comm.rank() == 0) metrics = std::make_unique<MetricsLog>(context.run_dir + "/metrics.jsonl");
+  if (comm.rank() == 0) {
+    metrics = std::make_unique<MetricsLog>(context.run_dir + "/metrics.jsonl");
+    metrics->append(memory);
+  }
   spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
                t.max_steps, t.global_batch_size, config.data.seq_len, micro_steps,
                t.micro_batch_size);

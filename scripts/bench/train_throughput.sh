@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Training throughput, side by side in one invocation (docs/performance.md):
+#   nss_hpc at 1 rank, the same model in plain PyTorch (per-block activation
+#   checkpointing, same thread count), nss_hpc at 2 ranks (weak scaling: the
+#   global batch grows with the ranks), and per-rank model-state memory at 1
+#   and 4 ranks. Each measurement is repeated (NSS_BENCH_REPEATS, default 3),
+#   interleaved, and the medians are reported.
+# Shape: hidden 256, intermediate 688, 4 layers, 8 heads / 4 KV heads, seq 256,
+# micro-batch 4, fp32, OMP_NUM_THREADS=1.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${BUILD_DIR:-build}/bin
+REPEATS=${NSS_BENCH_REPEATS:-3}
+STEPS=${NSS_BENCH_STEPS:-12}
+export OMP_NUM_THREADS=1
+MPI=(mpirun --oversubscribe)
+[ "$(id -u)" -eq 0 ] && MPI+=(--allow-run-as-root)
+[ -f data/default/train.h5 ] || scripts/prepare_default_data.sh >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+SHAPE=(--set model.preset=tiny --set model.hidden_size=256 --set model.intermediate_size=688
+       --set model.num_hidden_layers=4 --set model.num_attention_heads=8
+       --set model.num_key_value_heads=4 --set model.head_dim=32 --set data.seq_len=256
+       --set training.micro_batch_size=4 --set training.dtype=fp32
+       --set training.max_steps="$STEPS" --set training.warmup_steps=2
+       --set logging.interval_steps=1 --set eval.interval_steps=0 --set checkpoint.interval_steps=0
+       --set preflight.enabled=false --set data.num_workers=1)
+
+# Median tokens/s of a run's steps after the first two (start-up, warm caches).
+median_tokens_per_s() {
+  /usr/bin/python3 - "$1" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+steps = [r["tokens_per_s"] for r in rows if "event" not in r and r["step"] > 2]
+print(statistics.median(steps))
+PY
+}
+
+model_state_bytes() {
+  /usr/bin/python3 -c "import json,sys; print(next(json.loads(l)['model_state_bytes'] for l in open(sys.argv[1]) if '\"memory\"' in l))" "$1"
+}
+
+nss_run() {  # ranks global_batch name
+  local dir="$work/$3"
+  "${MPI[@]}" -n "$1" "$BIN/nss_hpc" configs/run.yaml "${SHAPE[@]}" --set training.global_batch_size="$2" \
+    --set run.output_dir="$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
+  echo "$dir/metrics.jsonl"
+}
+
+one=() torch=() two=()
+for r in $(seq "$REPEATS"); do
+  one+=("$(median_tokens_per_s "$(nss_run 1 4 one_$r)")")
+  torch+=("$(/usr/bin/python3 scripts/bench/torch_llama_step.py --steps $((STEPS - 2)) --warmup 2 \
+            --threads 1 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["tokens_per_s"])')")
+  two+=("$(median_tokens_per_s "$(nss_run 2 8 two_$r)")")
+  echo "repeat $r: nss_hpc 1 rank ${one[-1]} tok/s, PyTorch ${torch[-1]} tok/s, nss_hpc 2 ranks ${two[-1]} tok/s" >&2
+done
+state_one=$(model_state_bytes "$(nss_run 1 4 mem_1)")
+state_four=$(model_state_bytes "$(nss_run 4 16 mem_4)")
+
+/usr/bin/python3 - "$state_one" "$state_four" "${one[*]}" "${torch[*]}" "${two[*]}" <<'PY'
+import statistics, sys
+state_one, state_four = int(sys.argv[1]), int(sys.argv[2])
+one, torch, two = (statistics.median(map(float, a.split())) for a in sys.argv[3:6])
+print("| measurement | value | goal |")
+print("|---|---|---|")
+print("| nss_hpc, 1 rank | %.0f tokens/s | |" % one)
+print("| plain PyTorch, 1 process | %.0f tokens/s | |" % torch)
+print("| nss_hpc / PyTorch | %.2fx | >= 1.0x |" % (one / torch))
+print("| nss_hpc, 2 ranks (global batch x2) | %.0f tokens/s | |" % two)
+print("| weak-scaling efficiency 1 -> 2 ranks | %.2f | >= 0.85 |" % (two / (2 * one)))
+print("| model state per rank, 1 rank | %.2f MiB | |" % (state_one / 2**20))
+print("| model state per rank, 4 ranks | %.2f MiB | |" % (state_four / 2**20))
+print("| 4 ranks / 1 rank | %.2fx | <= 0.3x |" % (state_four / state_one))
+PY
