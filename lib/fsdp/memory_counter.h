@@ -25,4 +25,16 @@ void reset_peak_tensor_bytes();
 /// Resident set size of this process (VmRSS), for the CPU baseline.
 std::int64_t resident_bytes();
 
+/// While alive, a CPU tensor allocation that would take tensor_bytes_now()
+/// above `limit_bytes` throws std::bad_alloc instead of asking the system:
+/// the preflight measures a step that may not fit without the kernel's OOM
+/// killer ending the process. One limit at a time; the destructor lifts it.
+class TensorByteLimit {
+ public:
+  explicit TensorByteLimit(std::int64_t limit_bytes);
+  ~TensorByteLimit();
+  TensorByteLimit(const TensorByteLimit&) = delete;
+  TensorByteLimit& operator=(const TensorByteLimit&) = delete;
+};
+
 }  // namespace nss::fsdp

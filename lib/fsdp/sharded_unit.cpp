@@ -40,7 +40,8 @@ struct UnitParams {
 };
 
 std::vector<torch::Tensor> gathered_views(ShardedUnit& unit, bool as_leaves, const char* phase) {
-  std::vector<torch::Tensor> views = unit.views(unit.gather(true, phase), unit.gather(false, phase));
+  std::vector<torch::Tensor> views =
+      unit.views(unit.gather(true, phase), unit.gather(false, phase));
   if (as_leaves) {
     for (std::size_t i = 0; i < views.size(); ++i)
       if (unit.layout().slot(i).trainable) views[i] = views[i].detach().requires_grad_(true);
@@ -105,8 +106,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     auto& unit = *reinterpret_cast<ShardedUnit*>(ctx->saved_data["unit"].toInt());
     auto* tied = reinterpret_cast<ShardedUnit*>(ctx->saved_data["tied"].toInt());
-    const auto& compute =
-        *reinterpret_cast<const UnitCompute*>(ctx->saved_data["compute"].toInt());
+    const auto& compute = *reinterpret_cast<const UnitCompute*>(ctx->saved_data["compute"].toInt());
     const bool need_input = ctx->needs_input_grad(0);
     const bool need_unit = ctx->needs_input_grad(1);
     const bool need_tied = tied != nullptr && ctx->needs_input_grad(2);
@@ -128,31 +128,39 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
 
     std::vector<torch::Tensor> wrt;
     if (need_input) wrt.push_back(x);
-    const std::vector<torch::Tensor> unit_leaves =
+    std::vector<torch::Tensor> unit_leaves =
         need_unit ? trainable_leaves(unit, p.unit) : std::vector<torch::Tensor>();
-    const std::vector<torch::Tensor> tied_leaves =
+    std::vector<torch::Tensor> tied_leaves =
         need_tied ? trainable_leaves(*tied, p.tied) : std::vector<torch::Tensor>();
     wrt.insert(wrt.end(), unit_leaves.begin(), unit_leaves.end());
     wrt.insert(wrt.end(), tied_leaves.begin(), tied_leaves.end());
     variable_list grads =
         torch::autograd::grad({out}, wrt, {grad_outputs[0]}, /*retain_graph=*/false,
                               /*create_graph=*/false, /*allow_unused=*/true);
-    // The gathered parameters are no longer needed: free them before the
-    // flat gradient buffers are allocated.
+    // The gathered parameters are no longer needed: free them (every view and
+    // leaf of them) before the flat gradient buffers are allocated.
+    const auto unit_count = static_cast<std::ptrdiff_t>(unit_leaves.size());
     out = torch::Tensor();
     x = torch::Tensor();
     p = UnitParams();
+    wrt.clear();
+    unit_leaves.clear();
+    tied_leaves.clear();
 
-    torch::Tensor grad_input = need_input ? grads[0] : torch::Tensor();
+    torch::Tensor grad_input = need_input ? std::move(grads[0]) : torch::Tensor();
     auto next = grads.begin() + (need_input ? 1 : 0);
     torch::Tensor grad_unit, grad_tied;
+    // Moved out of `grads`, so reduce_gradient frees each parameter gradient
+    // as soon as it is copied.
     if (need_unit) {
-      std::vector<torch::Tensor> mine(next, next + static_cast<std::ptrdiff_t>(unit_leaves.size()));
-      next += static_cast<std::ptrdiff_t>(unit_leaves.size());
+      std::vector<torch::Tensor> mine(std::make_move_iterator(next),
+                                      std::make_move_iterator(next + unit_count));
+      next += unit_count;
       grad_unit = unit.reduce_gradient(std::move(mine));
     }
     if (need_tied) {
-      std::vector<torch::Tensor> theirs(next, grads.end());
+      std::vector<torch::Tensor> theirs(std::make_move_iterator(next),
+                                        std::make_move_iterator(grads.end()));
       grad_tied = tied->reduce_gradient(std::move(theirs));
     }
     return {grad_input, grad_unit, grad_tied, torch::Tensor(), torch::Tensor(), torch::Tensor()};

@@ -5,13 +5,12 @@
 #include <limits>
 
 #include "core/units.h"
+#include "data/loader_memory.h"
 
 namespace nss::preflight {
 namespace {
 
 constexpr const char* kId = "dataloader.host_memory";
-constexpr std::uint64_t kTokenBytes = 8;  // int64 token ids
-constexpr std::uint64_t kCopies = 2;      // as read, and as handed to the model
 
 // Saturates instead of wrapping: absurd settings must read as huge, not small.
 std::uint64_t times(std::uint64_t a, std::uint64_t b) {
@@ -20,10 +19,11 @@ std::uint64_t times(std::uint64_t a, std::uint64_t b) {
   return a * b;
 }
 
+// One queued micro-batch: its samples (seq_len + 1 int64 tokens and an int64
+// sample id each), as read and as copied into the trainer's tensors.
 std::uint64_t slot_bytes(const config::Config& config) {
-  return times(times(static_cast<std::uint64_t>(config.training.micro_batch_size),
-                     static_cast<std::uint64_t>(config.data.seq_len + 1)),
-               kTokenBytes * kCopies);
+  return times(static_cast<std::uint64_t>(config.training.micro_batch_size),
+               static_cast<std::uint64_t>(data::sample_bytes(config.data.seq_len)) * 2);
 }
 
 std::uint64_t slots(const config::Config& config) {
@@ -112,11 +112,12 @@ Check check_dataloader_host_memory(const PreflightContext& context, PreflightRep
       worst = &demand;
     }
   }
-  const std::string formula = std::to_string(std::max<std::int64_t>(1, config.data.num_workers)) +
-                              " workers x " + std::to_string(config.data.prefetch_factor) +
-                              " prefetch x " + std::to_string(config.training.micro_batch_size) +
-                              " sequences x " + std::to_string(config.data.seq_len + 1) +
-                              " tokens x 8 B x 2 = " + format_bytes(double(per_rank)) + " per rank";
+  const std::string formula =
+      std::to_string(std::max<std::int64_t>(1, config.data.num_workers)) + " workers x " +
+      std::to_string(config.data.prefetch_factor) + " prefetch x " +
+      std::to_string(config.training.micro_batch_size) + " sequences x (" +
+      std::to_string(config.data.seq_len + 1) +
+      " tokens + 1 sample id) x 8 B x 2 = " + format_bytes(double(per_rank)) + " per rank";
   if (!worst)
     return Check::skipped(kId, ExitCode::kResources,
                           "usable host memory is unknown on host " + unknown->host +

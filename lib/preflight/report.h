@@ -24,7 +24,17 @@ struct MemoryComponent {
   std::uint64_t bytes = 0;
 };
 
+/// One synthetic-step measurement at one micro-batch size.
+struct MemoryMeasurement {
+  std::int64_t micro_batch_size = 0;
+  std::optional<std::uint64_t>
+      tensor_peak_bytes;  // last step's tensor peak; nullopt: out of memory
+  double seconds = 0;
+};
+
 /// preflight.json "memory": one rank's budget, prediction and measurement.
+/// Peaks include `fixed_overhead_bytes` and, on CPU, the dataloader queue and
+/// async-checkpoint staging (host memory the tensor counter does not see).
 struct MemorySummary {
   std::string device;  // "cpu" or "cuda"
   std::optional<std::uint64_t> capacity_bytes;
@@ -33,6 +43,9 @@ struct MemorySummary {
   std::optional<std::uint64_t> measured_peak_bytes;
   std::vector<MemoryComponent> components;
   std::optional<std::int64_t> max_micro_batch_size;
+  std::optional<std::uint64_t> fixed_overhead_bytes;  // CPU: baseline resident; GPU: CUDA context
+  std::string peak_phase;                             // where the predicted peak happens
+  std::vector<MemoryMeasurement> measurements;        // the synthetic steps, in order
 };
 
 /// preflight.json "dataloader": the host-memory estimate and the first batch.

@@ -53,6 +53,12 @@ nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdi
   nlohmann::ordered_json rank_entries = nlohmann::ordered_json::array();
   for (const auto& facts : ranks) rank_entries.push_back(facts_to_json(facts));
   const auto& m = report.memory;
+  nlohmann::ordered_json measurements = nlohmann::ordered_json::array();
+  for (const auto& measurement : m.measurements)
+    measurements.push_back({{"micro_batch_size", measurement.micro_batch_size},
+                            {"tensor_peak_bytes", optional_json(measurement.tensor_peak_bytes)},
+                            {"out_of_memory", !measurement.tensor_peak_bytes},
+                            {"seconds", measurement.seconds}});
   return {{"schema_version", kPreflightSchemaVersion},
           {"verdict", verdict.go ? "go" : "no-go"},
           {"exit_code", static_cast<int>(verdict.code)},
@@ -70,7 +76,11 @@ nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdi
             {"predicted_peak_bytes", optional_json(m.predicted_peak_bytes)},
             {"measured_peak_bytes", optional_json(m.measured_peak_bytes)},
             {"components", components},
-            {"max_micro_batch_size", optional_json(m.max_micro_batch_size)}}},
+            {"max_micro_batch_size", optional_json(m.max_micro_batch_size)},
+            {"fixed_overhead_bytes", optional_json(m.fixed_overhead_bytes)},
+            {"peak_phase", m.peak_phase.empty() ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(m.peak_phase)},
+            {"measurements", measurements}}},
           {"dataloader",
            {{"estimated_bytes", optional_json(report.dataloader.estimated_bytes)},
             {"available_bytes", optional_json(report.dataloader.available_bytes)},

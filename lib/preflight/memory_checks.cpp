@@ -1,0 +1,296 @@
+#include "preflight/memory_checks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "core/units.h"
+#include "data/loader_memory.h"
+#include "preflight/memory_model.h"
+
+namespace nss::preflight {
+namespace {
+
+constexpr const char* kModelId = "memory.model";
+constexpr const char* kBudgetId = "memory.budget";
+
+std::string bytes(std::uint64_t value) {
+  return format_bytes(static_cast<double>(value));
+}
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", fraction * 100);
+  return text;
+}
+
+std::uint64_t budget_of(const config::Config& config, std::uint64_t capacity) {
+  return static_cast<std::uint64_t>(config.preflight.max_memory_fraction *
+                                    static_cast<double>(capacity));
+}
+
+MemoryCapacity cpu_capacity(const PreflightContext& context) {
+  MemoryCapacity out;
+  for (const auto& node : group_by_node(context.ranks)) {
+    const RankFacts* tightest = nullptr;
+    for (const RankFacts* r : node.ranks) {
+      if (!r->memory.usable_bytes)
+        return {std::nullopt, "usable host memory is unknown on " + rank_label(*r)};
+      if (!tightest || *r->memory.usable_bytes < *tightest->memory.usable_bytes) tightest = r;
+    }
+    const std::uint64_t per_rank = *tightest->memory.usable_bytes / node.ranks.size();
+    if (!out.bytes || per_rank < *out.bytes) {
+      out.bytes = per_rank;
+      out.description = "host " + node.host + ": " + bytes(*tightest->memory.usable_bytes) +
+                        " usable (bound by " + tightest->memory.bound_by + ") / " +
+                        std::to_string(node.ranks.size()) + " ranks";
+    }
+  }
+  return out;
+}
+
+MemoryCapacity gpu_capacity(const PreflightContext& context) {
+  MemoryCapacity out;
+  for (const auto& facts : context.ranks) {
+    const GpuDevice* device = rank_device(facts);
+    if (!device || !device->free_bytes)
+      return {std::nullopt, "the free memory of " + rank_label(facts) + "'s GPU is unknown"};
+    std::uint64_t sharing = 0;
+    for (const auto& other : context.ranks) {
+      const GpuDevice* theirs = rank_device(other);
+      if (other.host == facts.host && theirs && theirs->pci_bus_id == device->pci_bus_id) ++sharing;
+    }
+    const std::uint64_t per_rank = *device->free_bytes / std::max<std::uint64_t>(1, sharing);
+    if (!out.bytes || per_rank < *out.bytes) {
+      out.bytes = per_rank;
+      out.description = rank_label(facts) + " GPU " + std::to_string(device->index) + ": " +
+                        bytes(*device->free_bytes) + " free at start / " + std::to_string(sharing) +
+                        " ranks sharing it";
+    }
+  }
+  return out;
+}
+
+// Peak tensor bytes as a line in the micro-batch size, through the measurements.
+struct Line {
+  double intercept = 0, slope = 0;
+  double at(std::int64_t micro) const { return intercept + slope * static_cast<double>(micro); }
+};
+
+std::optional<Line> fit_line(const std::vector<MemoryMeasurement>& measurements) {
+  std::map<std::int64_t, double> points;  // one point per size
+  for (const auto& m : measurements)
+    if (m.tensor_peak_bytes) points[m.micro_batch_size] = static_cast<double>(*m.tensor_peak_bytes);
+  if (points.size() < 2) return std::nullopt;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) {
+    sx += double(x);
+    sy += y;
+    sxx += double(x) * double(x);
+    sxy += double(x) * y;
+  }
+  const double n = double(points.size());
+  Line line;
+  line.slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  line.intercept = (sy - line.slope * sx) / n;
+  return line;
+}
+
+const MemoryMeasurement* measurement_at(const MemorySummary& memory, std::int64_t micro) {
+  for (const auto& m : memory.measurements)
+    if (m.micro_batch_size == micro) return &m;
+  return nullptr;
+}
+
+// What the budget compares at one micro-batch size.
+struct Estimate {
+  std::uint64_t predicted = 0;
+  std::optional<std::uint64_t> measured;  // measured there, or read off the line
+  bool from_line = false;
+  bool out_of_memory = false;
+};
+
+Estimate estimate(const PreflightContext& context, const MemorySummary& memory,
+                  const std::optional<Line>& line, std::int64_t micro, std::uint64_t baseline) {
+  const auto& config = context.config;
+  Estimate e;
+  e.predicted = predicted_total_bytes(config, context.world_size, context.device, micro, baseline);
+  const std::uint64_t extras =
+      extras_bytes(memory_extras(config, context.world_size, context.device, micro, baseline));
+  if (const MemoryMeasurement* m = measurement_at(memory, micro)) {
+    if (m->tensor_peak_bytes)
+      e.measured = *m->tensor_peak_bytes + extras;
+    else
+      e.out_of_memory = true;
+  } else if (line) {
+    e.measured = static_cast<std::uint64_t>(std::max(0.0, line->at(micro))) + extras;
+    e.from_line = true;
+  }
+  return e;
+}
+
+bool fits(const Estimate& e, std::uint64_t budget) {
+  return !e.out_of_memory && e.predicted <= budget && (!e.measured || *e.measured <= budget);
+}
+
+std::string estimate_text(const Estimate& e) {
+  std::string text = "predicted " + bytes(e.predicted);
+  if (e.out_of_memory) return text + ", the synthetic step ran out of memory";
+  if (e.measured) text += (e.from_line ? ", measured line " : ", measured ") + bytes(*e.measured);
+  return text;
+}
+
+std::string remediation(const config::Config& config, int world_size,
+                        const std::optional<std::int64_t>& max_micro, const Estimate& at_max,
+                        const Estimate& at_one) {
+  const std::string more =
+      "give each rank more memory (Slurm --mem, fewer ranks per node), run "
+      "more ranks (the model and optimizer state are divided by the world "
+      "size), or shorten data.seq_len";
+  if (!max_micro)
+    return "even training.micro_batch_size=1 does not fit (" + estimate_text(at_one) + "): " + more;
+  const std::int64_t per_rank = config.training.global_batch_size / world_size;
+  return "set training.micro_batch_size=" + std::to_string(*max_micro) + " (" +
+         estimate_text(at_max) + "; " + std::to_string(per_rank / *max_micro) +
+         " accumulation steps keep global_batch_size " +
+         std::to_string(config.training.global_batch_size) + "), or " + more;
+}
+
+}  // namespace
+
+MemoryCapacity memory_capacity(const PreflightContext& context) {
+  return context.device == DeviceKind::kCpu ? cpu_capacity(context) : gpu_capacity(context);
+}
+
+std::vector<MemoryComponent> memory_extras(const config::Config& config, int world_size,
+                                           DeviceKind device, std::int64_t micro_batch_size,
+                                           std::uint64_t baseline_resident_bytes) {
+  std::vector<MemoryComponent> extras;
+  if (device == DeviceKind::kCuda) {
+    extras.push_back({"fixed_overhead", kCudaContextBytes});
+    return extras;  // the queue and the staging buffers are host memory there
+  }
+  extras.push_back({"fixed_overhead", baseline_resident_bytes});
+  extras.push_back({"dataloader_queue", static_cast<std::uint64_t>(data::loader_host_memory_bytes(
+                                            config.data.num_workers, config.data.prefetch_factor,
+                                            micro_batch_size, config.data.seq_len))});
+  std::uint64_t staging = 0;
+  if (config.checkpoint.async) {  // a snapshot of the master shards and both moments
+    for (const auto& unit : unit_sizes(config, world_size))
+      staging += 3 * 4 * static_cast<std::uint64_t>(unit.trainable_shard);
+  }
+  extras.push_back({"async_checkpoint_staging", staging});
+  return extras;
+}
+
+std::uint64_t extras_bytes(const std::vector<MemoryComponent>& extras) {
+  std::uint64_t total = 0;
+  for (const auto& e : extras) total += e.bytes;
+  return total;
+}
+
+std::uint64_t predicted_total_bytes(const config::Config& config, int world_size, DeviceKind device,
+                                    std::int64_t micro_batch_size,
+                                    std::uint64_t baseline_resident_bytes) {
+  return predict_step_memory(config, world_size, device, micro_batch_size).peak_bytes +
+         extras_bytes(
+             memory_extras(config, world_size, device, micro_batch_size, baseline_resident_bytes));
+}
+
+Check check_memory_model(const PreflightContext& context, PreflightReport& report,
+                         std::uint64_t baseline_resident_bytes) {
+  const auto& config = context.config;
+  const std::int64_t micro = config.training.micro_batch_size;
+  const StepMemory step = predict_step_memory(config, context.world_size, context.device, micro);
+  const auto extras =
+      memory_extras(config, context.world_size, context.device, micro, baseline_resident_bytes);
+  const MemoryCapacity capacity = memory_capacity(context);
+
+  auto& memory = report.memory;
+  memory.device = device_name(context.device);
+  memory.capacity_bytes = capacity.bytes;
+  if (capacity.bytes) memory.budget_bytes = budget_of(config, *capacity.bytes);
+  memory.components = step.components;
+  memory.components.insert(memory.components.end(), extras.begin(), extras.end());
+  memory.predicted_peak_bytes = step.peak_bytes + extras_bytes(extras);
+  memory.peak_phase = step.peak_phase;
+  memory.fixed_overhead_bytes = extras.front().bytes;
+
+  std::string extra_text;
+  for (const auto& e : extras)
+    if (e.bytes > 0) extra_text += " + " + bytes(e.bytes) + " " + e.name;
+  std::string message = "predicted peak " + bytes(*memory.predicted_peak_bytes) +
+                        " per rank = " + bytes(step.peak_bytes) + " of tensors in the " +
+                        step.peak_phase + extra_text + " (model state " + bytes(step.state_bytes) +
+                        ")";
+  if (memory.budget_bytes)
+    message += "; budget " + bytes(*memory.budget_bytes) + " = " +
+               percent(config.preflight.max_memory_fraction) + " of " + capacity.description;
+  else
+    message += "; " + capacity.description;
+  return Check::pass(kModelId, ExitCode::kResources, message)
+      .with_numbers(
+          double(*memory.predicted_peak_bytes), std::nullopt,
+          memory.budget_bytes ? std::optional<double>(double(*memory.budget_bytes)) : std::nullopt,
+          "bytes");
+}
+
+std::vector<std::int64_t> micro_batch_choices(const config::Config& config, int world_size) {
+  std::vector<std::int64_t> choices;
+  if (world_size < 1 || config.training.global_batch_size % world_size != 0) return choices;
+  const std::int64_t per_rank = config.training.global_batch_size / world_size;
+  for (std::int64_t m = 1; m <= per_rank; ++m)
+    if (per_rank % m == 0) choices.push_back(m);
+  return choices;
+}
+
+Check check_memory_budget(const PreflightContext& context, PreflightReport& report,
+                          std::uint64_t baseline_resident_bytes) {
+  const auto& config = context.config;
+  auto& memory = report.memory;
+  if (!memory.predicted_peak_bytes)
+    return Check::skipped(kBudgetId, ExitCode::kResources,
+                          "the memory model did not run (see memory.model)");
+  if (!memory.budget_bytes)
+    return Check::skipped(kBudgetId, ExitCode::kResources,
+                          memory_capacity(context).description +
+                              ": no budget to compare the predicted " +
+                              bytes(*memory.predicted_peak_bytes) + " with");
+  const std::uint64_t budget = *memory.budget_bytes;
+  const std::optional<Line> line = fit_line(memory.measurements);
+  const std::int64_t micro = config.training.micro_batch_size;
+  const Estimate now = estimate(context, memory, line, micro, baseline_resident_bytes);
+
+  std::optional<std::int64_t> max_micro;
+  Estimate at_max;
+  for (const std::int64_t m : micro_batch_choices(config, context.world_size)) {
+    const Estimate e = estimate(context, memory, line, m, baseline_resident_bytes);
+    if (fits(e, budget)) {
+      max_micro = m;
+      at_max = e;
+    }
+  }
+  memory.max_micro_batch_size = max_micro;
+  const std::string limit = bytes(budget) + " = " + percent(config.preflight.max_memory_fraction) +
+                            " of " + memory_capacity(context).description;
+  const std::string largest =
+      max_micro ? "the largest micro-batch that fits is " + std::to_string(*max_micro)
+                : "no micro-batch size fits";
+  std::optional<double> measured;
+  if (memory.measured_peak_bytes) measured = double(*memory.measured_peak_bytes);
+  if (fits(now, budget)) {
+    return Check::pass(kBudgetId, ExitCode::kResources,
+                       "micro_batch_size " + std::to_string(micro) + ": " + estimate_text(now) +
+                           " per rank, within the budget " + limit + "; " + largest)
+        .with_numbers(double(now.predicted), measured, double(budget), "bytes");
+  }
+  const Estimate at_one = estimate(context, memory, line, 1, baseline_resident_bytes);
+  return Check::fail(kBudgetId, ExitCode::kResources,
+                     "micro_batch_size " + std::to_string(micro) +
+                         " does not fit: " + estimate_text(now) + " per rank, above the budget " +
+                         limit + "; " + largest,
+                     remediation(config, context.world_size, max_micro, at_max, at_one))
+      .with_numbers(double(now.predicted), measured, double(budget), "bytes");
+}
+
+}  // namespace nss::preflight

@@ -1,0 +1,259 @@
+#include "preflight/memory_model.h"
+
+#include <algorithm>
+
+#include "model/param_spec.h"
+#include "preflight/unit_memory.h"
+
+namespace nss::preflight {
+namespace {
+
+using Part = MemoryPart;
+
+std::uint64_t u64(std::int64_t v) {
+  return static_cast<std::uint64_t>(v);
+}
+
+std::string unit_label(int unit, int units) {
+  if (unit == 0) return "unit 0 (embedding)";
+  if (unit == units - 1) return "unit " + std::to_string(unit) + " (head)";
+  return "unit " + std::to_string(unit) + " (block " + std::to_string(unit - 1) + ")";
+}
+
+UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64_t micro_batch) {
+  const auto& m = config.model;
+  const auto& lora = config.training.lora;
+  UnitShapes s;
+  s.batch = micro_batch;
+  s.seq = config.data.seq_len;
+  s.hidden = m.hidden_size;
+  s.intermediate = m.intermediate_size;
+  s.heads = m.num_attention_heads;
+  s.kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
+  s.head_dim = m.head_dim > 0 ? m.head_dim : m.hidden_size / m.num_attention_heads;
+  s.vocab = m.vocab_size;
+  s.compute_bytes = compute_dtype_bytes(config, device);
+  s.lora = lora.enabled;
+  s.lora_targets = lora.targets;
+  s.lora_rank = lora.rank;
+  s.lora_dropout = lora.dropout > 0;
+  return s;
+}
+
+// One rank's training step, replayed.
+class StepReplay {
+ public:
+  StepReplay(const config::Config& config, int world_size, DeviceKind device,
+             std::int64_t micro_batch)
+      : config_(config),
+        s_(shapes_of(config, device, micro_batch)),
+        units_(unit_sizes(config, world_size)),
+        world_(u64(world_size)),
+        c_(u64(s_.compute_bytes)),
+        last_(static_cast<int>(units_.size()) - 1),
+        tied_(config.model.tie_word_embeddings) {}
+
+  StepMemory run() {
+    allocate_state();
+    const std::int64_t micro_steps = std::max<std::int64_t>(
+        1, config_.training.global_batch_size / (s_.batch * static_cast<std::int64_t>(world_)));
+    // Every later micro-batch is like the second: the gradients already exist.
+    for (std::int64_t micro = 0; micro < std::min<std::int64_t>(micro_steps, 2); ++micro)
+      micro_step();
+    optimizer_step();
+    StepMemory result;
+    result.peak_bytes = t_.peak();
+    result.peak_phase = t_.peak_phase();
+    result.state_bytes = state_bytes_;
+    for (std::size_t p = 0; p < static_cast<std::size_t>(Part::kCount); ++p)
+      result.components.push_back({memory_part_name(static_cast<Part>(p)), t_.peak_parts()[p]});
+    return result;
+  }
+
+ private:
+  std::string id(const char* what, int unit) const { return what + std::to_string(unit); }
+  bool trainable(int unit) const { return units_[static_cast<std::size_t>(unit)].trainable > 0; }
+  bool checkpointing() const { return config_.training.activation_checkpointing; }
+
+  void allocate_state() {
+    t_.set_phase("model and optimizer state");
+    for (int u = 0; u <= last_; ++u) {
+      const UnitSizes& z = units_[static_cast<std::size_t>(u)];
+      t_.allocate(id("master", u), u64(z.trainable_shard) * 4, Part::kMasters);
+      t_.allocate(id("exp_avg", u), u64(z.trainable_shard) * 4, Part::kOptimizerState);
+      t_.allocate(id("exp_avg_sq", u), u64(z.trainable_shard) * 4, Part::kOptimizerState);
+      t_.allocate(id("frozen", u), u64(z.frozen_shard) * c_, Part::kFrozenShards);
+    }
+    // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
+    t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
+    state_bytes_ = t_.now();
+    // ShardedLlama keeps the previous micro-batch's targets until the next one.
+    t_.allocate("targets.prev", u64(s_.tokens()) * 8, Part::kBatchTokens);
+  }
+
+  // FSDP all-gather of a unit's trainable and frozen buffers in the compute dtype.
+  void gather(int unit, const std::string& name) {
+    const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
+    t_.allocate(name, u64(z.trainable_shard + z.frozen_shard) * world_ * c_,
+                Part::kGatheredParameters);
+    if (c_ != 4) t_.transient(u64(z.trainable_shard) * c_, Part::kGatheredParameters);
+  }
+
+  void gather_unit(int unit, const std::string& prefix) {
+    gather(unit, prefix + "params");
+    if (unit == last_ && tied_) gather(0, prefix + "tied");
+  }
+
+  void release_unit(const std::string& prefix) {
+    t_.free(prefix + "params");
+    t_.free_if_live(prefix + "tied");
+  }
+
+  // reduce_gradient: the flat fp32 gradient, the parameter gradients copied
+  // into it and freed, a fresh shard gradient; autograd accumulates it into
+  // the master's .grad (in place when one exists).
+  void reduce(int unit, const std::string& grads_prefix) {
+    const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
+    t_.allocate("flat", u64(z.trainable_shard) * world_ * 4, Part::kUnitGradientBuffers);
+    t_.free_matching(grads_prefix);
+    t_.allocate("new_grad", u64(z.trainable_shard) * 4, Part::kUnitGradientBuffers);
+    t_.free("flat");
+    if (t_.live(id("grad", unit))) {
+      t_.free("new_grad");
+    } else {
+      t_.free("new_grad");
+      t_.allocate(id("grad", unit), u64(z.trainable_shard) * 4, Part::kGradients);
+    }
+  }
+
+  void micro_step() {
+    t_.set_phase("forward");
+    t_.allocate("inputs", u64(s_.tokens()) * 8, Part::kBatchTokens);
+    t_.allocate("targets", u64(s_.tokens()) * 8, Part::kBatchTokens);
+    t_.free("targets.prev");
+    forward();
+    backward();
+    t_.free("inputs");
+    t_.rename("targets", "targets.prev");
+  }
+
+  UnitCall call(int unit, bool grad_mode) const {
+    UnitCall c;
+    c.prefix = "u" + std::to_string(unit) + ".";
+    c.input = unit == 0 ? "inputs" : id("act", unit - 1);
+    c.input_requires_grad = input_requires_grad(unit);
+    c.grad_mode = grad_mode;
+    return c;
+  }
+
+  // A block's input requires grad when anything before it trains: the
+  // embedding (full training) or an adapter in an earlier block (LoRA).
+  bool input_requires_grad(int unit) const {
+    if (unit == 0) return false;
+    if (!s_.lora) return true;
+    return unit > 1 && !s_.lora_targets.empty();
+  }
+
+  // Without checkpointing a unit keeps its graph and gathered parameters —
+  // when autograd records it at all (something in it requires grad).
+  bool keeps_graph(int unit) const {
+    return !checkpointing() && (trainable(unit) || input_requires_grad(unit) ||
+                                (unit == last_ && tied_ && trainable(0)));
+  }
+
+  void forward() {
+    for (int u = 0; u <= last_; ++u) {
+      t_.set_phase("forward of " + unit_label(u, last_ + 1));
+      const bool keep = keeps_graph(u);
+      const UnitCall c = call(u, keep);
+      gather_unit(u, c.prefix);
+      if (u == 0)
+        embedding_forward(t_, s_, c, id("act", 0));
+      else if (u < last_)
+        block_forward(t_, s_, c, id("act", u));
+      else
+        head_forward(t_, s_, c, tied_);
+      if (!keep) release_unit(c.prefix);
+    }
+  }
+
+  void backward() {
+    std::string grad_in;  // the gradient flowing into the unit being processed
+    for (int u = last_; u >= 0; --u) {
+      const UnitCall c = call(u, true);
+      const bool reached = u == last_ || !grad_in.empty();
+      if (!reached) break;
+      if (u == 0 && !trainable(0)) break;
+      t_.set_phase("backward of " + unit_label(u, last_ + 1));
+      const bool recompute = checkpointing();
+      if (recompute) {  // gather again and rebuild the unit's graph
+        gather_unit(u, c.prefix);
+        if (u == 0) embedding_forward(t_, s_, c, c.prefix + "out");
+        if (u > 0 && u < last_) block_forward(t_, s_, c, c.prefix + "out");
+        if (u == last_) head_forward(t_, s_, c, tied_);
+      }
+      std::string grad_x;
+      if (u == 0)
+        embedding_backward(t_, s_, c);
+      else if (u < last_)
+        grad_x = block_backward(t_, s_, c, grad_in);
+      else
+        grad_x = head_backward(t_, s_, c, tied_);
+      // The graph's output, then the gathered parameters, go before the reduction.
+      if (u < last_) t_.free(recompute ? c.prefix + "out" : id("act", u));
+      release_unit(c.prefix);
+      if (trainable(u)) reduce(u, c.prefix + "pg.");
+      if (u == last_ && tied_ && trainable(0)) reduce(0, c.prefix + "tg.");
+      if (recompute && u > 0) t_.free(id("act", u - 1));  // the input it saved
+      if (!grad_in.empty()) t_.free(grad_in);
+      grad_in = grad_x;
+    }
+    if (!grad_in.empty()) t_.free(grad_in);
+    for (int u = 0; u <= last_; ++u) t_.free_if_live(id("act", u));
+  }
+
+  void optimizer_step() {
+    t_.set_phase("optimizer step");
+    // AdamW: sqrt(exp_avg_sq) and its quotient live together, unit by unit.
+    for (int u = 0; u <= last_; ++u)
+      t_.transient(2 * u64(units_[static_cast<std::size_t>(u)].trainable_shard) * 4,
+                   Part::kOptimizerTemporaries);
+  }
+
+  const config::Config& config_;
+  UnitShapes s_;
+  std::vector<UnitSizes> units_;
+  std::uint64_t world_, c_;
+  int last_;
+  bool tied_;
+  MemoryTimeline t_;
+  std::uint64_t state_bytes_ = 0;
+};
+
+}  // namespace
+
+std::int64_t compute_dtype_bytes(const config::Config& config, DeviceKind device) {
+  const std::string& dtype = config.training.dtype;
+  return dtype == "bf16" || (dtype == "auto" && device == DeviceKind::kCuda) ? 2 : 4;
+}
+
+std::vector<UnitSizes> unit_sizes(const config::Config& config, int world_size) {
+  std::vector<UnitSizes> sizes;
+  const std::int64_t n = world_size;
+  for (int u = 0; u < model::num_units(config.model); ++u) {
+    UnitSizes z;
+    for (const auto& spec : model::unit_parameters(config.model, config.training.lora, u))
+      (spec.trainable ? z.trainable : z.frozen) += spec.numel();
+    z.trainable_shard = (z.trainable + n - 1) / n;
+    z.frozen_shard = (z.frozen + n - 1) / n;
+    sizes.push_back(z);
+  }
+  return sizes;
+}
+
+StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
+                               std::int64_t micro_batch_size) {
+  return StepReplay(config, world_size, device, micro_batch_size).run();
+}
+
+}  // namespace nss::preflight

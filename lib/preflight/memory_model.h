@@ -1,0 +1,46 @@
+// The analytic per-rank memory model: a function of the configuration, the
+// world size, the device kind and the micro-batch size, without libtorch. It
+// replays one optimizer step of one rank (rank 0's shards) on a
+// MemoryTimeline — sharded state, the forward through every FSDP unit, the
+// backward with each unit's gather, recompute and gradient reduction, and the
+// AdamW update — and reports the highest point with its breakdown.
+// docs/preflight.md ("The memory model") lists the components.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "preflight/rank_facts.h"
+#include "preflight/report.h"
+
+namespace nss::preflight {
+
+/// Bytes of one element in the gather/compute dtype (training.dtype; auto is
+/// fp32 on CPU and bf16 on GPU).
+std::int64_t compute_dtype_bytes(const config::Config& config, DeviceKind device);
+
+/// One unit's sizes in elements on one rank.
+struct UnitSizes {
+  std::int64_t trainable = 0, frozen = 0;              // unpadded
+  std::int64_t trainable_shard = 0, frozen_shard = 0;  // per rank (padded / world size)
+};
+
+/// Every FSDP unit's sizes at `world_size` (0 embedding, 1..L blocks, L+1 head).
+std::vector<UnitSizes> unit_sizes(const config::Config& config, int world_size);
+
+/// The tensor peak of one training step of one rank.
+struct StepMemory {
+  std::uint64_t peak_bytes = 0;
+  std::string peak_phase;                   // where it happens, e.g. "backward of unit 3 (block 2)"
+  std::vector<MemoryComponent> components;  // the peak by component (they sum to peak_bytes)
+  std::uint64_t state_bytes = 0;            // masters, moments, frozen shards, RoPE tables
+};
+
+/// Replays one optimizer step at `micro_batch_size` (all its micro-batches,
+/// with training.global_batch_size / (micro x world) accumulation steps).
+StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
+                               std::int64_t micro_batch_size);
+
+}  // namespace nss::preflight

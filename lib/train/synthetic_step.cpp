@@ -1,0 +1,197 @@
+#include "train/synthetic_step.h"
+
+#include <chrono>
+#include <new>
+#include <string>
+
+#include <torch/torch.h>
+
+#include "comm/local_communicator.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "fsdp/memory_counter.h"
+#include "optim/adamw.h"
+#include "train/sharded_llama.h"
+#include "train/training_step.h"
+
+namespace nss::train {
+namespace {
+
+// Weights only have to be finite: memory does not depend on their values. A
+// cheap pattern instead of the real initialisation (or reading pretrained
+// files) keeps the preflight fast for large models.
+void fill_synthetic(const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count,
+                    float* out) {
+  const bool norm = param.shape.size() == 1;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto k = static_cast<std::uint64_t>(offset + i) * 2654435761u % 2001u;
+    out[i] = norm ? 1.0f : 0.02f * (static_cast<float>(k) / 1000.0f - 1.0f);
+  }
+}
+
+// One micro-batch as the trainer builds it: a host row buffer of seq_len + 1
+// tokens per sample, copied into contiguous inputs and targets.
+MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64_t rows,
+                                        std::int64_t step, std::int64_t micro) {
+  const std::int64_t seq_len = config.data.seq_len;
+  std::vector<std::int64_t> tokens(static_cast<std::size_t>(rows * (seq_len + 1)));
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] = static_cast<std::int64_t>((i * 7 + static_cast<std::size_t>(micro) * 13) %
+                                          static_cast<std::size_t>(config.model.vocab_size));
+  const auto rows_tensor = torch::from_blob(tokens.data(), {rows, seq_len + 1}, torch::kInt64);
+  MicroBatchTensors batch;
+  batch.inputs = rows_tensor.narrow(1, 0, seq_len).clone();
+  batch.targets = rows_tensor.narrow(1, 1, seq_len).clone();
+  batch.randomness.seed = static_cast<std::uint64_t>(config.run.seed);
+  batch.randomness.step = step;
+  for (std::int64_t r = 0; r < rows; ++r) batch.randomness.sample_ids.push_back(micro * rows + r);
+  return batch;
+}
+
+bool is_out_of_memory(const c10::Error& error) {
+  const std::string what = error.what();
+  return what.find("out of memory") != std::string::npos ||
+         what.find("not enough memory") != std::string::npos;
+}
+
+ResourceError out_of_memory(const std::string& doing, std::int64_t limit_bytes) {
+  std::string message = doing + " ran out of memory";
+  if (limit_bytes > 0)
+    message += ": it needed more than the " + format_bytes(double(limit_bytes)) +
+               " of tensors one rank can hold";
+  return ResourceError("preflight", message,
+                       "lower training.micro_batch_size, give each rank more memory, or use more "
+                       "ranks (sharding divides the model and optimizer state)");
+}
+
+// Runs `work` with allocations capped at `limit` above `start` (0: no cap),
+// turning every form of out-of-memory into ResourceError.
+template <class Work>
+auto limited(MemoryMeter& meter, std::int64_t start, std::int64_t limit, const std::string& doing,
+             Work work) -> decltype(work()) {
+  struct Scope {
+    MemoryMeter& meter;
+    bool active;
+    ~Scope() {
+      if (active) meter.clear_limit();
+    }
+  } scope{meter, limit > 0};
+  if (limit > 0) meter.set_limit(start + limit);
+  try {
+    return work();
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory(doing, limit);
+  } catch (const c10::Error& error) {
+    if (!is_out_of_memory(error)) throw;
+    throw out_of_memory(doing, limit);
+  }
+}
+
+}  // namespace
+
+struct SyntheticTraining::Parts {
+  comm::LocalCommunicator comm;
+  ShardedLlama model;
+  OptimizerState state;
+
+  Parts(const config::Config& config, int world_size)
+      : comm(world_size),
+        model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
+              shard_options(config.training), config.data.seq_len),
+        state((initialize(model), model)) {}
+
+  static fsdp::ShardOptions shard_options(const config::TrainingConfig& t) {
+    fsdp::ShardOptions options;
+    options.compute_dtype = t.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+    options.activation_checkpointing = t.activation_checkpointing;
+    return options;
+  }
+  static void initialize(ShardedLlama& model) {
+    for (auto& unit : model.units()) unit->materialize(fill_synthetic);
+  }
+};
+
+CpuMemoryMeter::CpuMemoryMeter() {
+  fsdp::install_memory_counter();
+}
+CpuMemoryMeter::~CpuMemoryMeter() = default;
+std::int64_t CpuMemoryMeter::bytes_now() const {
+  return fsdp::tensor_bytes_now();
+}
+std::int64_t CpuMemoryMeter::peak_bytes() const {
+  return fsdp::tensor_bytes_peak();
+}
+void CpuMemoryMeter::reset_peak() {
+  fsdp::reset_peak_tensor_bytes();
+}
+void CpuMemoryMeter::set_limit(std::int64_t limit_bytes) {
+  limit_ = std::make_unique<fsdp::TensorByteLimit>(limit_bytes);
+}
+void CpuMemoryMeter::clear_limit() {
+  limit_.reset();
+}
+
+SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,
+                                     MemoryMeter& meter, std::int64_t limit_bytes)
+    : config_(config), meter_(meter), start_bytes_(meter.bytes_now()) {
+  parts_ = limited(meter_, start_bytes_, limit_bytes, "building the synthetic model",
+                   [&] { return std::make_unique<Parts>(config_, world_size); });
+  state_bytes_ = meter_.bytes_now() - start_bytes_;
+}
+
+SyntheticTraining::~SyntheticTraining() = default;
+
+std::int64_t SyntheticTraining::parameters() const {
+  std::int64_t total = 0;
+  for (const auto& unit : parts_->model.units())
+    total += unit->layout().numel(true) + unit->layout().numel(false);
+  return total;
+}
+
+std::int64_t SyntheticTraining::trainable_parameters() const {
+  std::int64_t total = 0;
+  for (const auto& unit : parts_->model.units()) total += unit->layout().numel(true);
+  return total;
+}
+
+SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) {
+  NSS_ASSERT(request.steps >= 2 && request.micro_steps >= 1 && request.micro_batch_size >= 1,
+             "train", "the synthetic step needs >= 2 steps and >= 1 micro-batch of >= 1 sample");
+  const auto start = std::chrono::steady_clock::now();
+  const auto& t = config_.training;
+  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
+  const double loss_scale = 1.0 / static_cast<double>(t.global_batch_size * config_.data.seq_len);
+  SyntheticStepResult result;
+  const std::string doing =
+      "the synthetic step at micro_batch_size " + std::to_string(request.micro_batch_size);
+  limited(meter_, start_bytes_, request.limit_bytes, doing, [&] {
+    for (std::int64_t step = 1; step <= request.steps; ++step) {
+      meter_.reset_peak();
+      const StepSettings settings{step, request.micro_steps, loss_scale, t.lr, t.grad_clip};
+      run_training_step(
+          parts_->model, parts_->state, adamw, settings,
+          [&](std::int64_t micro) {
+            return synthetic_micro_batch(config_, request.micro_batch_size, step, micro);
+          },
+          parts_->comm);
+      result.step_peak_bytes.push_back(meter_.peak_bytes() - start_bytes_);
+    }
+  });
+  result.peak_bytes = result.step_peak_bytes.back();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,
+                                       const SyntheticStepRequest& request, MemoryMeter& meter) {
+  const auto start = std::chrono::steady_clock::now();
+  SyntheticStepResult result;
+  {
+    SyntheticTraining training(config, world_size, meter, request.limit_bytes);
+    result = training.run(request);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace nss::train

@@ -1,0 +1,109 @@
+// The preflight's measured synthetic step: rank 0 alone builds its own copy
+// of the sharded model and optimizer state on a LocalCommunicator(world_size)
+// (the same shard, gather and gradient buffers as one rank of the real job),
+// runs full optimizer steps on synthetic tokens, reads the device's peak and
+// destroys everything. Nothing of the job's own state is touched: the real
+// model, optimizer and dataloader do not exist yet or are never referenced,
+// tokens come from arithmetic, not from the dataloader or a random generator.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config/config.h"
+
+namespace nss::fsdp {
+class TensorByteLimit;
+}
+
+namespace nss::train {
+
+/// The compute device's tensor memory as the synthetic step measures it.
+/// CpuMemoryMeter reads the counting allocator; a CUDA meter (issue 8) reads
+/// the caching allocator's statistics (and caps it with its memory fraction).
+class MemoryMeter {
+ public:
+  virtual ~MemoryMeter() = default;
+  /// "cpu" or "cuda".
+  virtual const char* device() const = 0;
+  /// Bytes of live tensors now.
+  virtual std::int64_t bytes_now() const = 0;
+  /// Highest bytes_now() since the last reset_peak().
+  virtual std::int64_t peak_bytes() const = 0;
+  virtual void reset_peak() = 0;
+  /// Until clear_limit(), allocations that would take bytes_now() above
+  /// `limit_bytes` fail as out of memory instead of reaching the system.
+  virtual void set_limit(std::int64_t limit_bytes) = 0;
+  virtual void clear_limit() = 0;
+};
+
+/// The counting CPU allocator (installs it).
+class CpuMemoryMeter final : public MemoryMeter {
+ public:
+  CpuMemoryMeter();
+  ~CpuMemoryMeter() override;
+  const char* device() const override { return "cpu"; }
+  std::int64_t bytes_now() const override;
+  std::int64_t peak_bytes() const override;
+  void reset_peak() override;
+  void set_limit(std::int64_t limit_bytes) override;
+  void clear_limit() override;
+
+ private:
+  std::unique_ptr<fsdp::TensorByteLimit> limit_;
+};
+
+struct SyntheticStepRequest {
+  std::int64_t micro_batch_size = 1;
+  std::int64_t micro_steps = 1;  // micro-batches per optimizer step (gradient accumulation)
+  std::int64_t steps = 2;        // full optimizer steps, at least 2; the last one's peak counts
+  /// Tensor bytes above the level before the model was built at which
+  /// allocations fail (0: no limit), so a step that does not fit ends with
+  /// ResourceError instead of the kernel's OOM killer.
+  std::int64_t limit_bytes = 0;
+};
+
+struct SyntheticStepResult {
+  std::int64_t peak_bytes = 0;  // peak of the last step, above the level before the model was built
+  std::vector<std::int64_t> step_peak_bytes;  // every step's peak, same reference
+  double seconds = 0;
+};
+
+/// Rank 0's own sharded model and optimizer state, for measuring. Building
+/// and running it throw ResourceError (exit 3) when they run out of memory
+/// (std::bad_alloc, a libtorch out-of-memory error, or the limit).
+class SyntheticTraining {
+ public:
+  /// Builds the model with synthetic weights and zeroed optimizer state for
+  /// one rank of `world_size`; `limit_bytes` as in SyntheticStepRequest.
+  SyntheticTraining(const config::Config& config, int world_size, MemoryMeter& meter,
+                    std::int64_t limit_bytes = 0);
+  ~SyntheticTraining();
+  SyntheticTraining(const SyntheticTraining&) = delete;
+  SyntheticTraining& operator=(const SyntheticTraining&) = delete;
+
+  /// Parameters of the built model, summed over its units' flat layouts
+  /// (unpadded; a tied embedding once).
+  std::int64_t parameters() const;
+  std::int64_t trainable_parameters() const;
+  /// Model shards and optimizer state, measured right after building.
+  std::int64_t state_bytes() const { return state_bytes_; }
+
+  /// Runs request.steps full optimizer steps on synthetic tokens.
+  SyntheticStepResult run(const SyntheticStepRequest& request);
+
+ private:
+  struct Parts;
+  const config::Config config_;
+  MemoryMeter& meter_;
+  std::int64_t start_bytes_ = 0;
+  std::int64_t state_bytes_ = 0;
+  std::unique_ptr<Parts> parts_;
+};
+
+/// Builds, runs and destroys a SyntheticTraining (see the file comment).
+SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,
+                                       const SyntheticStepRequest& request, MemoryMeter& meter);
+
+}  // namespace nss::train
