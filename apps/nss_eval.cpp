@@ -1,4 +1,4 @@
-// nss_eval --model HF_DIR --data DATA.h5 [--seq-len 128] [--batches 4] [--batch-size 2]
+// nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len 128] [--batches 4] [--batch-size 2]
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
         "nss_eval: mean next-token loss of a model on a token dataset, windows taken in order; "
         "prints {\"loss\": ..., \"tokens\": ...}"};
     cli.add_option("--model", options.model_path,
-                   "Local Hugging Face model directory (config.json + safetensors)")
+                   "Local Hugging Face model directory (config.json + safetensors), or a "
+                   "checkpoint step directory (checkpoints/step_NNNNNNNN)")
         ->required();
     cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
     cli.add_option("--seq-len", options.seq_len, "Tokens per window, plus one target")
@@ -28,9 +29,10 @@ int main(int argc, char** argv) {
       std::fputs(cli.help().c_str(), stdout);
       return nss::ExitCode::kOk;
     } catch (const CLI::ParseError& e) {
-      throw nss::UsageError("cli", e.what(),
-                            "usage: nss_eval --model HF_DIR --data DATA.h5 [--seq-len 128] "
-                            "[--batches 4] [--batch-size 2]");
+      throw nss::UsageError(
+          "cli", e.what(),
+          "usage: nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len 128] "
+          "[--batches 4] [--batch-size 2]");
     }
     const auto result = nss::eval::run_evaluation(options);
     std::printf("%s\n", nss::eval::eval_result_json(result).c_str());

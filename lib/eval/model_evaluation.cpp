@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"
+#include "eval/checkpoint_model.h"
 
 namespace nss::eval {
 
@@ -34,7 +35,9 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
   const model::LlamaModel model =
-      model::load_pretrained_model(options.model_path, {}, torch::kFloat32);
+      is_checkpoint_step(options.model_path)
+          ? load_checkpoint_model(options.model_path)
+          : model::load_pretrained_model(options.model_path, {}, torch::kFloat32);
   const auto& shape = model.config();
   if (options.seq_len > shape.max_position_embeddings)
     throw UsageError("eval",

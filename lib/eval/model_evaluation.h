@@ -12,7 +12,7 @@
 namespace nss::eval {
 
 struct EvalOptions {
-  std::string model_path;  // a local Hugging Face directory
+  std::string model_path;  // a local Hugging Face directory or a checkpoint step directory
   std::string data_path;   // a token dataset (docs/data.md)
   std::int64_t seq_len = 128;
   std::int64_t batches = 4;
@@ -31,6 +31,7 @@ EvalResult evaluate(const model::LlamaModel& model, const data::SequentialBatchR
 /// other and evaluates. Errors: UsageError (exit 2) for sizes that are not
 /// positive or a seq_len beyond the model's max_position_embeddings;
 /// DataError (exit 4) for a missing or malformed model directory or dataset,
+/// CheckpointError (exit 5) for a checkpoint step that does not verify,
 /// a dataset too short for the requested windows, token ids beyond the
 /// model's vocabulary.
 EvalResult run_evaluation(const EvalOptions& options);

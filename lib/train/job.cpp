@@ -1,10 +1,11 @@
 #include "train/job.h"
 
-#include <spdlog/spdlog.h>
-
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
+
+#include <spdlog/spdlog.h>
 
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
@@ -52,6 +53,9 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   log::set_level(config.logging.level);
   // From here on a signal is a request to stop at the next step boundary.
   install_stop_signal_handlers();
+  // A file-size limit (ulimit -f) must fail a checkpoint write (EFBIG, reported,
+  // training goes on), not kill the rank mid-step.
+  std::signal(SIGXFSZ, SIG_IGN);
   comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 
   // Run directory: rank 0 owns it (lock, resolved config); every rank logs there.
@@ -66,7 +70,8 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
 
   const auto entries = comm::all_gather_text(*world, describe_rank(layout, "cpu"));
   comm::run_on_root(*world, 0, [&] {
-    write_file_atomic(run_dir + "/environment.json", describe_environment(entries, options.command_line));
+    write_file_atomic(run_dir + "/environment.json",
+                      describe_environment(entries, options.command_line));
   });
   spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank", config.run.name, run_dir,
                world->size(), layout.threads_per_rank);

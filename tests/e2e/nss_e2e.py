@@ -51,3 +51,19 @@ def write_token_dataset(path, tokens=16384, vocab_size=258):
         dataset.attrs["max_token_id"] = int(values.max())
         dataset.attrs["documents"] = 1
     return path
+
+
+def prepare_text_dataset(directory, name="train.h5"):
+    """A byte-level token dataset of natural text (the project's own
+    documentation), made by the real nss_prepare_data."""
+    import glob
+    corpus = os.path.join(directory, "corpus.txt")
+    with open(corpus, "w") as out:
+        for path in sorted(glob.glob(os.path.join(SOURCE, "docs", "*.md"))) + [os.path.join(SOURCE, "README.md")]:
+            with open(path) as f:
+                out.write(f.read())
+    data = os.path.join(directory, name)
+    proc = subprocess.run([binary("nss_prepare_data"), "--input", corpus, "--output", data, "--format", "text"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return data

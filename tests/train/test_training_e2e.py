@@ -2,7 +2,6 @@
 documented fields, the same configuration gives the same losses at 1, 2 and
 4 ranks, two runs are bitwise identical, plot_metrics.py draws the run, and
 SIGUSR1/SIGTERM stop every rank at a step boundary with 75/7."""
-import glob
 import json
 import os
 import signal
@@ -12,7 +11,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import MPIEXEC, SOURCE, binary, mpirun, remove, scratch  # noqa: E402
+from nss_e2e import MPIEXEC, SOURCE, binary, mpirun, prepare_text_dataset, remove, scratch  # noqa: E402
 
 NSS = binary("nss_hpc")
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
@@ -28,14 +27,7 @@ class TrainingTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = scratch("training")
-        corpus = os.path.join(cls.tmp, "corpus.txt")
-        with open(corpus, "w") as out:  # natural text: the project's own documentation
-            for path in sorted(glob.glob(os.path.join(SOURCE, "docs", "*.md"))) + [os.path.join(SOURCE, "README.md")]:
-                out.write(open(path).read())
-        cls.data = os.path.join(cls.tmp, "train.h5")
-        proc = subprocess.run([binary("nss_prepare_data"), "--input", corpus, "--output", cls.data,
-                               "--format", "text"], capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        cls.data = prepare_text_dataset(cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
@@ -115,6 +107,14 @@ class TrainingTest(unittest.TestCase):
         output, _ = proc.communicate(timeout=120)
         self.assertEqual(proc.returncode, expected_code, output)
         self.assertIn("stopping after step", output)
+        # The stop step was saved, completely, before any rank exited.
+        steps = [r["step"] for r in training_records(run_dir)[0]]
+        checkpoints = os.path.join(run_dir, "checkpoints")
+        latest = open(os.path.join(checkpoints, "latest")).read().strip()
+        self.assertEqual(latest, "step_%08d" % steps[-1])
+        verify = subprocess.run([binary("nss_ckpt"), "verify", os.path.join(checkpoints, latest)],
+                                capture_output=True, text=True)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
         return output
 
     def test_sigusr1_stops_every_rank_with_75(self):

@@ -1,0 +1,49 @@
+#include "eval/checkpoint_model.h"
+
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/trained_model.h"
+#include "core/error.h"
+#include "model/initial_weights.h"
+
+namespace nss::eval {
+
+bool is_checkpoint_step(const std::string& path) {
+  return std::filesystem::is_regular_file(std::filesystem::path(path) / "metadata.json");
+}
+
+model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
+  checkpoint::CheckpointReader reader(step_dir);
+  const checkpoint::TrainedModel trained = checkpoint::trained_model(reader.index(), step_dir);
+  if (!trained.config)
+    throw CheckpointError("eval", step_dir + "/metadata.json has no state.config",
+                          "this step was not written by nss_hpc; consolidate it with "
+                          "nss_consolidate --format hf and pass that directory");
+  const config::Config& config = *trained.config;
+  model::LlamaModel model(config.model, config.training.lora,
+                          torch::TensorOptions().dtype(torch::kFloat32));
+  // The frozen base first (pretrained files or the run's seed), then every
+  // trained tensor from the shards.
+  model.load(model::InitialWeights(config.model, config.training.lora,
+                                   static_cast<std::uint64_t>(config.run.seed)));
+  torch::NoGradGuard no_grad;
+  std::size_t read = 0;
+  for (int u = 0; u < model.num_units(); ++u) {
+    for (std::size_t i = 0; i < model.unit_specs(u).size(); ++i) {
+      const auto& spec = model.unit_specs(u)[i];
+      if (!spec.trainable) continue;
+      torch::Tensor tensor = model.unit_tensors(u)[i];
+      reader.read(spec.name, 0, static_cast<std::uint64_t>(tensor.numel()), tensor.data_ptr());
+      ++read;
+    }
+  }
+  spdlog::info("[eval] {}: step {}, {} trained tensors read and verified", step_dir,
+               reader.index().step, read);
+  return model;
+}
+
+}  // namespace nss::eval

@@ -1,0 +1,20 @@
+// The unsharded model of a committed checkpoint step (nss_eval STEP_DIR):
+// the trained tensors read and verified from the shards, the frozen LoRA base
+// (if any) from its pretrained files or its initialisation seed, the shape
+// from the resolved configuration stored in metadata.json.
+#pragma once
+
+#include <string>
+
+#include "model/llama_model.h"
+
+namespace nss::eval {
+
+/// True when `path` is a checkpoint step directory (it holds metadata.json).
+bool is_checkpoint_step(const std::string& path);
+
+/// Loads step `step_dir` as a float32 LlamaModel; CheckpointError (exit 5)
+/// when the step is not committed, fails a checksum or lacks its configuration.
+model::LlamaModel load_checkpoint_model(const std::string& step_dir);
+
+}  // namespace nss::eval

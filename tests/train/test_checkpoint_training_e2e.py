@@ -1,0 +1,203 @@
+"""Checkpoints through the real trainer: resuming at another world size
+(4->2, 2->4, 4->3, 3->1) continues with the uninterrupted run's losses; a run
+killed with SIGKILL at a random moment during sync or async saves leaves only
+committed steps that verify and resumes to the uninterrupted result; a
+corrupted newest step is skipped loudly; a full disk does not stop training
+(or stops it with exit 5 when checkpoint.fail_on_error); async and sync
+checkpoints of a step are identical; a LoRA checkpoint refuses another base
+(exit 5); nss_eval scores a step directory exactly like its consolidated
+Hugging Face directory."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from nss_e2e import MPIEXEC, SOURCE, binary, mpirun, prepare_text_dataset, remove, scratch  # noqa: E402
+
+NSS = binary("nss_hpc")
+CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
+STEPS = 12
+KILL_STEPS = 24  # long enough to be killed 0-2 s after its first save
+
+
+def step_losses(run_dir):
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return {r["step"]: r["loss"] for r in records if "event" not in r}
+
+
+def committed_steps(checkpoints):
+    if not os.path.isdir(checkpoints):
+        return []
+    return sorted(int(n[5:]) for n in os.listdir(checkpoints)
+                  if n.startswith("step_") and not n.endswith((".tmp", ".old")))
+
+
+def verify(path):
+    return subprocess.run([binary("nss_ckpt"), "verify", path], capture_output=True, text=True, timeout=120)
+
+
+class CheckpointTrainingTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = scratch("ckpt_training")
+        cls.data = prepare_text_dataset(cls.tmp)
+        cls.runs = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        remove(cls.tmp)
+
+    def args(self, run_dir, *sets):
+        args = [NSS, CONFIG, "--set", "run.output_dir=" + run_dir, "--set", "data.path=" + self.data,
+                "--set", "eval.interval_steps=0", "--set", "data.seq_len=64",
+                "--set", "training.global_batch_size=12", "--set", "training.micro_batch_size=1",
+                "--set", "training.max_steps=%d" % STEPS, "--set", "training.warmup_steps=2",
+                "--set", "logging.interval_steps=1", "--set", "checkpoint.interval_steps=6",
+                "--set", "checkpoint.keep_last=10", "--set", "preflight.enabled=false"]
+        for s in sets:
+            args += ["--set", s]
+        return args
+
+    def train(self, ranks, name, *sets, expect=0):
+        run_dir = os.path.join(self.tmp, name)
+        proc = mpirun(ranks, self.args(run_dir, *sets), timeout=600)
+        self.assertEqual(proc.returncode, expect, proc.stdout + proc.stderr)
+        return run_dir, proc.stdout + proc.stderr
+
+    def uninterrupted(self, ranks):
+        if ranks not in self.runs:
+            self.runs[ranks] = self.train(ranks, "full_%d" % ranks)[0]
+        return self.runs[ranks]
+
+    def test_resume_at_another_world_size_continues_the_same_run(self):
+        reference = step_losses(self.uninterrupted(2))
+        for saved_by, resumed_by in ((4, 2), (2, 4), (4, 3), (3, 1)):
+            with self.subTest(saved_by=saved_by, resumed_by=resumed_by):
+                step6 = os.path.join(self.uninterrupted(saved_by), "checkpoints", "step_00000006")
+                run_dir, output = self.train(resumed_by, "resume_%d_%d" % (saved_by, resumed_by),
+                                             "checkpoint.resume=" + step6)
+                self.assertIn("saved by %d ranks, now %d" % (saved_by, resumed_by), output)
+                losses = step_losses(run_dir)
+                self.assertEqual(sorted(losses), list(range(7, STEPS + 1)))
+                for step in range(7, STEPS + 1):
+                    self.assertAlmostEqual(losses[step], reference[step], delta=1e-5 * reference[step],
+                                           msg="step %d" % step)
+
+    def kill_during_training(self, name, *sets):
+        """Starts a 2-rank run and SIGKILLs every process at a random moment after its first save."""
+        run_dir = os.path.join(self.tmp, name)
+        checkpoints = os.path.join(run_dir, "checkpoints")
+        args = [MPIEXEC, "-n", "2", "--oversubscribe"] + self.args(run_dir, *sets)
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 180
+        while not committed_steps(checkpoints) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(random.uniform(0.0, 2.0))
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        return run_dir, checkpoints
+
+    def test_sigkill_at_random_moments_then_resume(self):
+        random.seed(7)
+        long_run = ("training.max_steps=%d" % KILL_STEPS, "checkpoint.interval_steps=2")
+        reference = step_losses(self.train(2, "kill_reference", *long_run)[0])
+        for mode in ("false", "true"):
+            with self.subTest(async_saves=mode):
+                sets = long_run + ("checkpoint.async=" + mode,)
+                run_dir, checkpoints = self.kill_during_training("kill_" + mode, *sets)
+                steps = committed_steps(checkpoints)
+                self.assertTrue(steps, "no step was committed before the kill")
+                self.assertLess(max(steps), KILL_STEPS, "the run ended before the kill")
+                for step in steps:
+                    result = verify(os.path.join(checkpoints, "step_%08d" % step))
+                    self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+                latest = int(open(os.path.join(checkpoints, "latest")).read().strip()[5:])
+                self.assertIn(latest, steps)
+                # Resume to the end at another world size: the uninterrupted run's losses.
+                _, output = self.train(3, "kill_" + mode, *sets)
+                self.assertIn("resumed from", output)
+                losses = step_losses(run_dir)
+                for step in range(latest + 1, KILL_STEPS + 1):
+                    self.assertAlmostEqual(losses[step], reference[step], delta=1e-5 * reference[step],
+                                           msg="step %d" % step)
+
+    def test_corrupted_newest_step_falls_back_loudly(self):
+        run_dir = os.path.join(self.tmp, "corrupt")
+        self.train(2, "corrupt")
+        newest = os.path.join(run_dir, "checkpoints", "step_%08d" % STEPS)
+        shard = os.path.join(newest, "rank_00001.h5")
+        with open(shard, "r+b") as f:  # flip one byte well inside the data
+            f.seek(os.path.getsize(shard) // 2)
+            byte = f.read(1)
+            f.seek(-1, os.SEEK_CUR)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        self.assertEqual(verify(newest).returncode, 5)
+        _, output = self.train(2, "corrupt", "training.max_steps=%d" % (STEPS + 2))
+        self.assertIn("NOT USING", output)
+        self.assertIn("resumed from %s" % os.path.join(run_dir, "checkpoints", "step_00000006"), output)
+
+    def test_async_and_sync_saves_are_identical(self):
+        sync_dir = self.uninterrupted(2)
+        async_dir, _ = self.train(2, "async", "checkpoint.async=true")
+        import h5py  # the step's tensors, reassembled from both checkpoints
+        for step in (6, STEPS):
+            step_name = "step_%08d" % step
+            for rank in (0, 1):
+                a = h5py.File(os.path.join(sync_dir, "checkpoints", step_name, "rank_%05d.h5" % rank), "r")
+                b = h5py.File(os.path.join(async_dir, "checkpoints", step_name, "rank_%05d.h5" % rank), "r")
+                names = []
+                a.visit(lambda n: names.append(n) if isinstance(a[n], h5py.Dataset) else None)
+                self.assertTrue(names)
+                for name in names:
+                    self.assertEqual(a[name][()].tobytes(), b[name][()].tobytes(), "%s %s" % (step_name, name))
+
+    def test_full_disk_keeps_training_or_fails_when_asked(self):
+        if os.geteuid() != 0:
+            self.skipTest("mounting a small tmpfs needs root")
+        checkpoints = os.path.join(self.tmp, "full_disk_checkpoints")
+        os.makedirs(checkpoints)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1500k", "tmpfs", checkpoints]).returncode != 0:
+            self.skipTest("this machine does not allow mounting a tmpfs")
+        self.addCleanup(subprocess.run, ["umount", "-l", checkpoints])
+        # One step is ~1.4 MiB: the first save fits, later ones do not.
+        run_dir, output = self.train(2, "full_disk", "checkpoint.dir=" + checkpoints, "checkpoint.interval_steps=2",
+                                     "checkpoint.keep_last=1")
+        self.assertIn("failed, nothing was committed", output)
+        self.assertEqual(sorted(step_losses(run_dir)), list(range(1, STEPS + 1)))  # training went on
+        for step in committed_steps(checkpoints):
+            self.assertEqual(verify(os.path.join(checkpoints, "step_%08d" % step)).returncode, 0)
+        self.assertEqual([n for n in os.listdir(checkpoints) if n.endswith(".tmp")], [])
+        _, output = self.train(2, "full_disk_strict", "checkpoint.dir=" + checkpoints, "checkpoint.interval_steps=2",
+                               "checkpoint.fail_on_error=true", "checkpoint.resume=never", expect=5)
+        self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+
+    def test_lora_checkpoint_refuses_another_base(self):
+        lora = ["training.lora.enabled=true", "training.lora.rank=4"]
+        run_dir, _ = self.train(2, "lora", *lora)
+        _, output = self.train(2, "lora", *lora, "run.seed=99", "training.max_steps=%d" % (STEPS + 2), expect=5)
+        self.assertIn("was trained on base model", output)
+
+    def test_eval_scores_a_step_like_its_consolidated_directory(self):
+        step = os.path.join(self.uninterrupted(2), "checkpoints", "step_%08d" % STEPS)
+        hf = os.path.join(self.tmp, "hf")
+        proc = subprocess.run([binary("nss_consolidate"), step, "--output", hf, "--format", "hf"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        scores = []
+        for model in (step, hf):
+            proc = subprocess.run([binary("nss_eval"), "--model", model, "--data", self.data, "--seq-len", "64"],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            scores.append(json.loads(proc.stdout))
+        self.assertEqual(scores[0], scores[1])
+        self.assertLess(scores[0]["loss"], 5.0)  # trained, not the initial ~5.55
+
+
+if __name__ == "__main__":
+    unittest.main()
