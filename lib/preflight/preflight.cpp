@@ -122,7 +122,9 @@ Verdict run_preflight(comm::Communicator& comm, MPI_Comm world, const PreflightI
   }
 
   if (!verdict.go) {
+    // Every rank's log carries the verdict and what to change.
     spdlog::info("[preflight] {}", verdict.reason);
+    if (!verdict.hint.empty()) spdlog::info("[preflight] hint: {}", verdict.hint);
     throw comm::AgreedError(verdict.code, "preflight", verdict.reason, verdict.hint);
   }
   spdlog::info("[preflight] {} ({:.2f} s)", verdict.reason, seconds_since(start));

@@ -35,8 +35,9 @@ std::string number_text(const std::optional<double>& value, const std::string& u
   return text;
 }
 
+// At least one space after the text, so a long number never runs into the next column.
 std::string pad(std::string text, std::size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
+  text.append(text.size() < width ? width - text.size() : 1, ' ');
   return text;
 }
 

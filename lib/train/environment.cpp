@@ -1,13 +1,13 @@
 #include "train/environment.h"
 
+#include <cstring>
+#include <ctime>
+#include <set>
+
 #include <mpi.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/version.h>
 #include <torch/version.h>
-
-#include <cstring>
-#include <ctime>
-#include <set>
 
 #include "core/build_info.h"
 
@@ -35,9 +35,9 @@ std::string mpi_library() {
 // Launcher and runtime variables worth keeping: Slurm, Open MPI/PMIx rank
 // variables, thread and device selection, NCCL tuning.
 bool worth_recording(const std::string& name) {
-  static const char* kPrefixes[] = {"SLURM_", "OMPI_COMM_WORLD_", "PMIX_RANK", "PMI_",
-                                    "NCCL_",  "CUDA_VISIBLE_DEVICES", "OMP_", "OPENBLAS_",
-                                    "MKL_",   "UCX_"};
+  static const char* kPrefixes[] = {
+      "SLURM_", "OMPI_COMM_WORLD_", "PMIX_RANK", "PMI_", "NCCL_", "CUDA_VISIBLE_DEVICES",
+      "OMP_",   "OPENBLAS_",        "MKL_",      "UCX_"};
   for (const char* prefix : kPrefixes)
     if (name.compare(0, std::strlen(prefix), prefix) == 0) return true;
   return false;
@@ -83,8 +83,8 @@ std::string describe_environment(const std::vector<std::string>& rank_entries,
       {"libraries",
        {{"mpi", mpi_library()},
         {"libtorch", TORCH_VERSION},
-        {"spdlog", std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) +
-                       "." + std::to_string(SPDLOG_VER_PATCH)}}},
+        {"spdlog", std::to_string(SPDLOG_VER_MAJOR) + "." + std::to_string(SPDLOG_VER_MINOR) + "." +
+                       std::to_string(SPDLOG_VER_PATCH)}}},
       {"compiler", __VERSION__},
       {"environment", variables},
   };

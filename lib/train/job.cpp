@@ -13,12 +13,14 @@
 #include "comm/watchdog.h"
 #include "config/load.h"
 #include "core/fs.h"
+#include "fsdp/memory_counter.h"
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
 #include "preflight/preflight.h"
 #include "train/environment.h"
 #include "train/stop_signal.h"
 #include "train/trainer.h"
+#include "train/training_preflight.h"
 
 namespace nss::train {
 namespace {
@@ -77,7 +79,9 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
                world->size(), layout.threads_per_rank);
 
   if (config.preflight.enabled) {
-    preflight::PreflightPlan plan;
+    // Rank 0's resident memory before any model exists: the CPU fixed overhead.
+    const auto baseline = static_cast<std::uint64_t>(fsdp::resident_bytes());
+    preflight::PreflightPlan plan = training_preflight_plan(config, baseline);
     plan.before_verdict = hooks.before_preflight_verdict;
     preflight::run_preflight(*world, MPI_COMM_WORLD,
                              {config, layout, preflight::DeviceKind::kCpu, run_dir}, plan);

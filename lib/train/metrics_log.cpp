@@ -1,8 +1,8 @@
 #include "train/metrics_log.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/fs.h"

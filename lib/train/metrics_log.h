@@ -3,10 +3,10 @@
 // killed job keeps everything up to its last step.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdio>
 #include <string>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace nss::train {
 

@@ -28,10 +28,10 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
     std::vector<fsdp::FlatParam> params;
     for (const auto& spec : model::unit_parameters(model_, lora_, u))
       params.push_back(flat_param(spec, decay_embeddings));
-    const std::string label = u == 0           ? "unit 0 (embedding)"
-                              : u == units - 1 ? "unit " + std::to_string(u) + " (head)"
-                                               : "unit " + std::to_string(u) + " (block " +
-                                                     std::to_string(u - 1) + ")";
+    const std::string label =
+        u == 0           ? "unit 0 (embedding)"
+        : u == units - 1 ? "unit " + std::to_string(u) + " (head)"
+                         : "unit " + std::to_string(u) + " (block " + std::to_string(u - 1) + ")";
     units_.push_back(std::make_unique<fsdp::ShardedUnit>(
         label, fsdp::FlatLayout(std::move(params), comm.size()), comm, options));
   }

@@ -4,10 +4,10 @@
 // the head unit gathers the embedding unit's shard as well.
 #pragma once
 
-#include <torch/types.h>
-
 #include <memory>
 #include <vector>
+
+#include <torch/types.h>
 
 #include "comm/communicator.h"
 #include "config/config.h"

@@ -27,7 +27,9 @@ void install_stop_signal_handlers() {
   });
 }
 
-StopRequest local_stop_request() { return static_cast<StopRequest>(static_cast<int>(g_request)); }
+StopRequest local_stop_request() {
+  return static_cast<StopRequest>(static_cast<int>(g_request));
+}
 
 StopRequest agree_on_stop_request(comm::Communicator& comm) {
   std::int32_t request = static_cast<std::int32_t>(local_stop_request());
@@ -38,18 +40,24 @@ StopRequest agree_on_stop_request(comm::Communicator& comm) {
 
 ExitCode exit_code_for(StopRequest request) {
   switch (request) {
-    case StopRequest::kRequeue: return ExitCode::kRequeue;
-    case StopRequest::kTerminate: return ExitCode::kStopped;
-    case StopRequest::kNone: break;
+    case StopRequest::kRequeue:
+      return ExitCode::kRequeue;
+    case StopRequest::kTerminate:
+      return ExitCode::kStopped;
+    case StopRequest::kNone:
+      break;
   }
   return ExitCode::kOk;
 }
 
 const char* describe(StopRequest request) {
   switch (request) {
-    case StopRequest::kRequeue: return "SIGUSR1 (time limit near)";
-    case StopRequest::kTerminate: return "SIGTERM/SIGINT";
-    case StopRequest::kNone: break;
+    case StopRequest::kRequeue:
+      return "SIGUSR1 (time limit near)";
+    case StopRequest::kTerminate:
+      return "SIGTERM/SIGINT";
+    case StopRequest::kNone:
+      break;
   }
   return "no signal";
 }

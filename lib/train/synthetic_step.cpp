@@ -167,7 +167,7 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   limited(meter_, start_bytes_, request.limit_bytes, doing, [&] {
     for (std::int64_t step = 1; step <= request.steps; ++step) {
       meter_.reset_peak();
-      const StepSettings settings{step, request.micro_steps, loss_scale, t.lr, t.grad_clip};
+      const StepSettings settings{step, request.micro_steps, loss_scale, t.lr, t.grad_clip, {}};
       run_training_step(
           parts_->model, parts_->state, adamw, settings,
           [&](std::int64_t micro) {

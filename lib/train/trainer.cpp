@@ -1,11 +1,11 @@
 #include "train/trainer.h"
 
+#include <chrono>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
-
-#include <chrono>
-#include <cmath>
 
 #include "config/load.h"
 #include "core/units.h"
@@ -74,7 +74,8 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
       piece.seq_len = seq_len;
       piece.tokens.assign(batch.tokens.begin() + row * batch.row_length(),
                           batch.tokens.begin() + (row + rows) * batch.row_length());
-      piece.sample_ids.assign(batch.sample_ids.begin() + row, batch.sample_ids.begin() + row + rows);
+      piece.sample_ids.assign(batch.sample_ids.begin() + row,
+                              batch.sample_ids.begin() + row + rows);
       const MicroBatchTensors t = to_tensors(piece, 0, 0);
       total += model.loss(t.inputs, t.targets, scale, nullptr).item<double>();
     }
@@ -94,8 +95,8 @@ nlohmann::json memory_by_category(ShardedLlama& model, OptimizerState& state) {
     frozen += unit.frozen().nbytes();
     moments += state.exp_avg()[u].nbytes() + state.exp_avg_sq()[u].nbytes();
     const std::int64_t element = unit.frozen().element_size();
-    largest_gather = std::max(
-        largest_gather, (unit.layout().padded(true) + unit.layout().padded(false)) * element);
+    largest_gather = std::max(largest_gather,
+                              (unit.layout().padded(true) + unit.layout().padded(false)) * element);
   }
   return {{"event", "memory"},
           {"masters_bytes", masters},
@@ -116,27 +117,29 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
   fsdp::install_memory_counter();
 
   const auto dataset = data::TokenDataset::open(config.data.path);
-  data::check_dataset(*dataset, {config.data.seq_len, t.global_batch_size, config.model.vocab_size});
+  data::check_dataset(*dataset,
+                      {config.data.seq_len, t.global_batch_size, config.model.vocab_size});
 
   fsdp::ShardOptions shard_options;
   shard_options.compute_dtype = compute_dtype(t);
   shard_options.activation_checkpointing = t.activation_checkpointing;
   ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, shard_options,
                      config.data.seq_len);
-  model.initialize(model::InitialWeights(config.model, t.lora,
-                                         static_cast<std::uint64_t>(config.run.seed)));
+  model.initialize(
+      model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
   OptimizerState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
   const nlohmann::json memory = memory_by_category(model, state);
-  spdlog::info("[train] model state on this rank: masters {}, gradients {} (during backward), "
-               "AdamW moments {}, frozen base {}; largest gathered unit {}; tensors now {}",
-               format_bytes(memory["masters_bytes"].get<double>()),
-               format_bytes(memory["gradients_bytes"].get<double>()),
-               format_bytes(memory["optimizer_bytes"].get<double>()),
-               format_bytes(memory["frozen_bytes"].get<double>()),
-               format_bytes(memory["largest_gathered_unit_bytes"].get<double>()),
-               format_bytes(memory["measured_tensor_bytes"].get<double>()));
+  spdlog::info(
+      "[train] model state on this rank: masters {}, gradients {} (during backward), "
+      "AdamW moments {}, frozen base {}; largest gathered unit {}; tensors now {}",
+      format_bytes(memory["masters_bytes"].get<double>()),
+      format_bytes(memory["gradients_bytes"].get<double>()),
+      format_bytes(memory["optimizer_bytes"].get<double>()),
+      format_bytes(memory["frozen_bytes"].get<double>()),
+      format_bytes(memory["largest_gathered_unit_bytes"].get<double>()),
+      format_bytes(memory["measured_tensor_bytes"].get<double>()));
 
   std::unique_ptr<MetricsLog> metrics;
   if (comm.rank() == 0) {
@@ -149,8 +152,9 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
   const std::int64_t first_step = progress.step + 1;
 
   data::DataLoaderOptions loader_options;
-  loader_options.sampling = {config.data.seq_len, t.global_batch_size, t.micro_batch_size,
-                             comm.rank(), comm.size(), static_cast<std::uint64_t>(config.run.seed)};
+  loader_options.sampling = {config.data.seq_len, t.global_batch_size,
+                             t.micro_batch_size,  comm.rank(),
+                             comm.size(),         static_cast<std::uint64_t>(config.run.seed)};
   loader_options.num_workers = config.data.num_workers;
   loader_options.prefetch_factor = config.data.prefetch_factor;
   loader_options.start = progress.data;
@@ -169,8 +173,12 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
   for (std::int64_t step = first_step; step <= t.max_steps; ++step) {
     const auto step_start = Clock::now();
     const comm::CommStats comm_before = comm.stats();
-    StepSettings settings{step, micro_steps, 1.0 / static_cast<double>(tokens_per_step),
-                          schedule.at(step), t.grad_clip, [&] { checkpoints.before_update(); }};
+    StepSettings settings{step,
+                          micro_steps,
+                          1.0 / static_cast<double>(tokens_per_step),
+                          schedule.at(step),
+                          t.grad_clip,
+                          [&] { checkpoints.before_update(); }};
     const StepOutcome outcome = run_training_step(
         model, state, adamw, settings,
         [&](std::int64_t) {
@@ -185,9 +193,10 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
     progress.applied_updates = state.applied_updates;
     if (outcome.skipped) {
       ++progress.skipped_steps;
-      spdlog::warn("[train] step {}: loss {} / gradient norm {} is not finite; the update was "
-                   "skipped on every rank ({} in a row)",
-                   step, outcome.loss, outcome.grad_norm, ++skipped_in_a_row);
+      spdlog::warn(
+          "[train] step {}: loss {} / gradient norm {} is not finite; the update was "
+          "skipped on every rank ({} in a row)",
+          step, outcome.loss, outcome.grad_norm, ++skipped_in_a_row);
       if (skipped_in_a_row >= t.max_skipped_steps)
         throw InternalError("train",
                             std::to_string(skipped_in_a_row) +
@@ -203,12 +212,12 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
       const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
       const double eta = elapsed / static_cast<double>(step - first_step + 1) *
                          static_cast<double>(t.max_steps - step);
-      spdlog::info("[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
-                   "{:.3f} s/step | mem {} (peak {}) | ETA {}",
-                   step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
-                   step_seconds, format_bytes(static_cast<double>(fsdp::tensor_bytes_now())),
-                   format_bytes(static_cast<double>(fsdp::tensor_bytes_peak())),
-                   format_duration(eta));
+      spdlog::info(
+          "[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
+          "{:.3f} s/step | mem {} (peak {}) | ETA {}",
+          step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
+          step_seconds, format_bytes(static_cast<double>(fsdp::tensor_bytes_now())),
+          format_bytes(static_cast<double>(fsdp::tensor_bytes_peak())), format_duration(eta));
       if (metrics) {
         metrics->append({{"step", step},
                          {"loss", outcome.loss},
@@ -237,9 +246,10 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
       spdlog::warn("[train] {} received: saving step {} and stopping", describe(stop), step);
       const auto save_start = Clock::now();
       checkpoints.save(progress, /*synchronous=*/true, metrics.get());
-      spdlog::warn("[train] stopping after step {}: the save took {:.2f} s (the signal's lead "
-                   "time must exceed it)",
-                   step, std::chrono::duration<double>(Clock::now() - save_start).count());
+      spdlog::warn(
+          "[train] stopping after step {}: the save took {:.2f} s (the signal's lead "
+          "time must exceed it)",
+          step, std::chrono::duration<double>(Clock::now() - save_start).count());
       return exit_code_for(stop);
     }
     if (checkpoints.due(step) && step < t.max_steps)

@@ -1,11 +1,11 @@
 #include "train/training_checkpoints.h"
 
+#include <cstdio>
+#include <filesystem>
+
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 #include <torch/version.h>
-
-#include <cstdio>
-#include <filesystem>
 
 #include "checkpoint/async_saver.h"
 #include "checkpoint/load.h"
@@ -33,8 +33,8 @@ std::string unit_dataset(const char* prefix, std::size_t unit) {
 checkpoint::ShardBuffer shard_buffer(const std::string& dataset, const std::string& name_prefix,
                                      torch::Tensor& tensor, const fsdp::FlatLayout& layout,
                                      int rank) {
-  checkpoint::ShardBuffer buffer{dataset, DType::kFloat32, tensor.data_ptr(),
-                                 static_cast<std::uint64_t>(tensor.numel()), {}};
+  checkpoint::ShardBuffer buffer{
+      dataset, DType::kFloat32, tensor.data_ptr(), static_cast<std::uint64_t>(tensor.numel()), {}};
   for (const auto& piece : layout.shard_pieces(true, rank)) {
     buffer.pieces.push_back({name_prefix + layout.params()[piece.param].name,
                              static_cast<std::uint64_t>(piece.tensor_offset),
@@ -53,9 +53,10 @@ nlohmann::json lora_base_identity(const config::Config& config) {
   nlohmann::json files = nlohmann::json::object();
   for (const auto& entry : std::filesystem::directory_iterator(model.from_pretrained)) {
     const std::string name = entry.path().filename().string();
-    const bool weights = name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0;
-    if (entry.is_regular_file() && (weights || name == "config.json" ||
-                                    name == "model.safetensors.index.json"))
+    const bool weights =
+        name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0;
+    if (entry.is_regular_file() &&
+        (weights || name == "config.json" || name == "model.safetensors.index.json"))
       files[name] = sha256_file_hex(entry.path().string());
   }
   return {{"path", model.from_pretrained}, {"files", files}};
@@ -64,16 +65,16 @@ nlohmann::json lora_base_identity(const config::Config& config) {
 void require_same_base(const nlohmann::json& saved, const nlohmann::json& current,
                        const std::string& step_dir) {
   if (!saved.is_object()) return;  // not a LoRA checkpoint
-  const bool same = saved.value("files", nlohmann::json()) == current.value("files", nlohmann::json()) &&
-                    saved.value("initialisation_seed", nlohmann::json()) ==
-                        current.value("initialisation_seed", nlohmann::json());
+  const bool same =
+      saved.value("files", nlohmann::json()) == current.value("files", nlohmann::json()) &&
+      saved.value("initialisation_seed", nlohmann::json()) ==
+          current.value("initialisation_seed", nlohmann::json());
   if (same) return;
   throw CheckpointError(
       "checkpoint",
       "the LoRA checkpoint " + step_dir + " was trained on base model '" +
-          saved.value("path", std::string()) + "' " + saved.dump() +
-          ", but this run's base is '" + current.value("path", std::string()) + "' " +
-          current.dump(),
+          saved.value("path", std::string()) + "' " + saved.dump() + ", but this run's base is '" +
+          current.value("path", std::string()) + "' " + current.dump(),
       "point model.from_pretrained at the base the adapters were trained on (same files), or "
       "start fresh with checkpoint.resume: never");
 }
@@ -107,7 +108,8 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
     auto& unit = *units[u];
     if (unit.master().numel() == 0) continue;
     const int rank = comm.rank();
-    buffers_.push_back(shard_buffer(unit_dataset("/model", u), "", unit.master(), unit.layout(), rank));
+    buffers_.push_back(
+        shard_buffer(unit_dataset("/model", u), "", unit.master(), unit.layout(), rank));
     buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg", u), "optimizer.exp_avg.",
                                     state.exp_avg()[u], unit.layout(), rank));
     buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg_sq", u),
@@ -138,9 +140,10 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
                                            {k.load_optimizer, k.hdf5_file_locking});
   }
   if (!loaded) {
-    spdlog::info("[checkpoint] no checkpoint to resume from in {} (checkpoint.resume: {}): "
-                 "starting at step 1",
-                 k.dir, k.resume);
+    spdlog::info(
+        "[checkpoint] no checkpoint to resume from in {} (checkpoint.resume: {}): "
+        "starting at step 1",
+        k.dir, k.resume);
     return std::nullopt;
   }
   const nlohmann::json& saved = loaded->state;
@@ -163,15 +166,17 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
       data.value("seq_len", config_.data.seq_len) != config_.data.seq_len ||
       data.value("global_batch_size", t.global_batch_size) != t.global_batch_size ||
       data.value("path", config_.data.path) != config_.data.path)
-    spdlog::warn("[checkpoint] the data settings differ from the checkpoint's ({}): training "
-                 "continues, but not with the samples an uninterrupted run would have seen",
-                 data.dump());
-  spdlog::info("[checkpoint] resumed from {} (step {}, saved by {} ranks, now {}): read {} in "
-               "{:.2f} s; {}",
-               loaded->step_dir, loaded->step, loaded->saved_world_size, comm_.size(),
-               format_bytes(static_cast<double>(loaded->bytes_read)), loaded->seconds,
-               k.load_optimizer ? "optimizer state restored"
-                                : "model weights only (checkpoint.load_optimizer: false)");
+    spdlog::warn(
+        "[checkpoint] the data settings differ from the checkpoint's ({}): training "
+        "continues, but not with the samples an uninterrupted run would have seen",
+        data.dump());
+  spdlog::info(
+      "[checkpoint] resumed from {} (step {}, saved by {} ranks, now {}): read {} in "
+      "{:.2f} s; {}",
+      loaded->step_dir, loaded->step, loaded->saved_world_size, comm_.size(),
+      format_bytes(static_cast<double>(loaded->bytes_read)), loaded->seconds,
+      k.load_optimizer ? "optimizer state restored"
+                       : "model weights only (checkpoint.load_optimizer: false)");
   last_saved_step_ = loaded->step;
   return progress;
 }
@@ -220,8 +225,8 @@ void TrainingCheckpoints::report(std::int64_t step, const nlohmann::json& event,
                                  MetricsLog* metrics) {
   last_saved_step_ = step;
   spdlog::debug("[checkpoint] step {} committed: {} in {:.2f} s ({:.3f} s blocking training)", step,
-               format_bytes(event["bytes"].get<double>()), event["seconds"].get<double>(),
-               event["blocking_seconds"].get<double>());
+                format_bytes(event["bytes"].get<double>()), event["seconds"].get<double>(),
+                event["blocking_seconds"].get<double>());
   if (metrics) metrics->append(event);
 }
 
@@ -229,17 +234,17 @@ void TrainingCheckpoints::handle_failure(std::int64_t step, ExitCode code,
                                          const std::string& error) {
   spdlog::error("[checkpoint] the save of step {} failed, nothing was committed: {}", step, error);
   if (config_.checkpoint.fail_on_error)
-    throw comm::AgreedError(code, "checkpoint", "saving step " + std::to_string(step) +
-                                                    " failed: " + error,
+    throw comm::AgreedError(code, "checkpoint",
+                            "saving step " + std::to_string(step) + " failed: " + error,
                             "free disk space or fix the file system, or set "
                             "checkpoint.fail_on_error: false to train on without checkpoints");
-  spdlog::warn("[checkpoint] training continues (checkpoint.fail_on_error: false); the last "
-               "committed step is {}",
-               last_saved_step_);
+  spdlog::warn(
+      "[checkpoint] training continues (checkpoint.fail_on_error: false); the last "
+      "committed step is {}",
+      last_saved_step_);
 }
 
-void TrainingCheckpoints::settle(const checkpoint::AsyncSaveOutcome& outcome,
-                                 MetricsLog* metrics) {
+void TrainingCheckpoints::settle(const checkpoint::AsyncSaveOutcome& outcome, MetricsLog* metrics) {
   if (!outcome.committed) return handle_failure(outcome.step, outcome.code, outcome.error);
   report(outcome.step, checkpoint_event(outcome.result), metrics);
 }

@@ -22,7 +22,7 @@
 namespace nss::checkpoint {
 class AsyncCheckpointer;
 struct AsyncSaveOutcome;
-}
+}  // namespace nss::checkpoint
 
 namespace nss::train {
 
@@ -39,8 +39,8 @@ struct TrainingProgress {
 
 class TrainingCheckpoints {
  public:
-  TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
-                      ShardedLlama& model, OptimizerState& state);
+  TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedLlama& model,
+                      OptimizerState& state);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;

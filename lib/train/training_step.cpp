@@ -1,8 +1,8 @@
 #include "train/training_step.h"
 
-#include <torch/torch.h>
-
 #include <cmath>
+
+#include <torch/torch.h>
 
 #include "optim/grad_clip.h"
 
@@ -23,10 +23,11 @@ OptimizerState::OptimizerState(ShardedLlama& model) {
   }
 }
 
-StepOutcome run_training_step(ShardedLlama& model, OptimizerState& state,
-                              const optim::AdamW& adamw, const StepSettings& settings,
-                              const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-                              comm::Communicator& comm) {
+StepOutcome run_training_step(
+    ShardedLlama& model, OptimizerState& state, const optim::AdamW& adamw,
+    const StepSettings& settings,
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
+    comm::Communicator& comm) {
   double local_loss = 0;
   for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
     const MicroBatchTensors batch = next_micro_batch(micro);

@@ -4,10 +4,10 @@
 // norm is not finite, no update at all on any rank.
 #pragma once
 
-#include <torch/types.h>
-
 #include <functional>
 #include <vector>
+
+#include <torch/types.h>
 
 #include "optim/adamw.h"
 #include "train/sharded_llama.h"
@@ -46,20 +46,21 @@ struct StepOutcome {
 };
 
 struct StepSettings {
-  std::int64_t step = 1;          // 1-based training step (schedule, dropout keys)
-  std::int64_t micro_steps = 1;   // gradient-accumulation steps on this rank
-  double loss_scale = 1.0;        // 1 / tokens in the global batch
+  std::int64_t step = 1;         // 1-based training step (schedule, dropout keys)
+  std::int64_t micro_steps = 1;  // gradient-accumulation steps on this rank
+  double loss_scale = 1.0;       // 1 / tokens in the global batch
   double lr = 0;
-  double grad_clip = 0;           // 0: off
+  double grad_clip = 0;  // 0: off
   /// Runs after the backward passes, before the masters and moments change
   /// (an asynchronous checkpoint may still be copying them).
   std::function<void()> before_update;
 };
 
 /// Runs one optimizer step; `next_micro_batch(i)` supplies micro-batch i.
-StepOutcome run_training_step(ShardedLlama& model, OptimizerState& state,
-                              const optim::AdamW& adamw, const StepSettings& settings,
-                              const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-                              comm::Communicator& comm);
+StepOutcome run_training_step(
+    ShardedLlama& model, OptimizerState& state, const optim::AdamW& adamw,
+    const StepSettings& settings,
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
+    comm::Communicator& comm);
 
 }  // namespace nss::train
