@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""Preflight accuracy benchmark (docs/preflight.md, "Accuracy"): for each
+configuration, one real nss_hpc job (preflight, then a few training steps)
+gives rank 0's analytic prediction of the step's tensor peak and the measured
+synthetic-step peak (preflight.json, check memory.synthetic_step), the real
+peak over the first training steps (peak_mem_bytes of rank 0 in
+metrics.jsonl) and the preflight's duration. Prints a Markdown table; exits 1
+when a configuration misses the +-10% goals.
+
+usage: preflight_accuracy.py [--bin build/bin] [--steps 3] [--only NAME]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+from nss_e2e import write_token_dataset  # noqa: E402
+
+# name: (ranks, micro_batch, seq_len, layers, dtype, lora, tied, extra --set pairs)
+# Small widths (hidden 128, 4 heads / 2 KV heads, vocab 1024) so the whole
+# table runs in minutes on two cores; the sizes span the issue's ranges.
+CONFIGS = [
+    ("1r-fp32-mb1-s64-L2", 1, 1, 64, 2, "fp32", False, False, []),
+    ("2r-bf16-mb2-s128-L2-tied", 2, 2, 128, 2, "bf16", False, True, []),
+    ("4r-fp32-mb8-s256-L4-lora", 4, 8, 256, 4, "fp32", True, False, []),
+    ("2r-bf16-mb4-s512-L2-lora-dropout-tied", 2, 4, 512, 2, "bf16", True, True,
+     ["training.lora.dropout=0.1"]),
+    ("1r-fp32-mb2-s1024-L2", 1, 2, 1024, 2, "fp32", False, False, []),
+    ("4r-bf16-mb1-s64-L8", 4, 1, 64, 8, "bf16", False, False, []),
+    ("2r-fp32-mb4-s256-L2-no-recompute", 2, 4, 256, 2, "fp32", False, False,
+     ["training.activation_checkpointing=false"]),
+    ("2r-fp32-mb2-s128-L2-async-ckpt", 2, 2, 128, 2, "fp32", False, True,
+     ["checkpoint.async=true"]),
+]
+
+
+def run_config(args, work, config):
+    name, ranks, micro, seq, layers, dtype, lora, tied, extra = config
+    run_dir = os.path.join(work, name)
+    global_batch = micro * ranks * 2  # two micro-steps per optimizer step
+    windows = global_batch * (args.steps + 2)
+    data = write_token_dataset(os.path.join(work, name + ".h5"), tokens=windows * (seq + 1) + 1)
+    sets = ["run.output_dir=" + run_dir, "data.path=" + data, "model.preset=tiny",
+            "model.hidden_size=128", "model.intermediate_size=352", "model.num_attention_heads=4",
+            "model.num_key_value_heads=2", "model.head_dim=32", "model.vocab_size=1024",
+            "model.num_hidden_layers=%d" % layers, "model.tie_word_embeddings=%s" % str(tied).lower(),
+            "data.seq_len=%d" % seq, "training.global_batch_size=%d" % global_batch,
+            "training.micro_batch_size=%d" % micro, "training.dtype=" + dtype,
+            "training.lora.enabled=%s" % str(lora).lower(), "training.max_steps=%d" % args.steps,
+            "training.warmup_steps=1", "logging.interval_steps=1", "eval.interval_steps=0",
+            "checkpoint.interval_steps=0", "data.num_workers=1"] + extra
+    command = ["mpirun", "-n", str(ranks), "--oversubscribe"]
+    if os.geteuid() == 0:
+        command.append("--allow-run-as-root")
+    command += [os.path.join(args.bin, "nss_hpc"), os.path.join(ROOT, "configs", "run.yaml")]
+    for s in sets:
+        command += ["--set", s]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
+    if proc.returncode != 0:
+        raise RuntimeError("%s: exit %d\n%s" % (name, proc.returncode, proc.stdout + proc.stderr))
+    with open(os.path.join(run_dir, "preflight.json")) as f:
+        report = json.load(f)
+    synthetic = [c for c in report["checks"] if c["id"] == "memory.synthetic_step"][0]
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        steps = [json.loads(line) for line in f]
+    real = max(s["peak_mem_bytes"] for s in steps if "peak_mem_bytes" in s)
+    return {"name": name, "ranks": ranks, "micro": micro, "seq": seq, "layers": layers,
+            "dtype": dtype, "lora": lora, "tied": tied, "predicted": synthetic["predicted"],
+            "synthetic": synthetic["measured"], "real": real, "verdict_s": report["duration_s"],
+            "phase": report["memory"]["peak_phase"]}
+
+
+def mib(value):
+    return "%.2f" % (value / 2**20)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--only", default=None, help="run only configurations containing this")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="nss_preflight_accuracy_")
+    rows = []
+    try:
+        for config in CONFIGS:
+            if args.only and args.only not in config[0]:
+                continue
+            rows.append(run_config(args, work, config))
+            print("done: " + rows[-1]["name"], file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("| configuration | ranks | micro | seq | layers | dtype | LoRA | tied | predicted MiB "
+          "| synthetic MiB | real MiB | pred/synth | synth/real | verdict s | peak at |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    misses = 0
+    for r in rows:
+        ps = r["predicted"] / r["synthetic"] - 1
+        sr = r["synthetic"] / r["real"] - 1
+        misses += abs(ps) > 0.10 or abs(sr) > 0.10
+        print("| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %+.1f%% | %+.1f%% | %.2f | %s |"
+              % (r["name"], r["ranks"], r["micro"], r["seq"], r["layers"], r["dtype"],
+                 "on" if r["lora"] else "off", "yes" if r["tied"] else "no", mib(r["predicted"]),
+                 mib(r["synthetic"]), mib(r["real"]), ps * 100, sr * 100, r["verdict_s"], r["phase"]))
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

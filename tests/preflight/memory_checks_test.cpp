@@ -1,0 +1,249 @@
+// The memory checks without libtorch: what one rank can use, the extras
+// outside the tensors, the budget verdict with the largest micro-batch that
+// fits (from the measured line and the analytic model), and the data checks
+// through lib/data (format, length, vocabulary, first batch under a deadline).
+#include "preflight/memory_checks.h"
+
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "data/token_file_writer.h"
+#include "preflight/memory_model.h"
+#include "preflight/token_data_checks.h"
+#include "support/test_paths.h"
+
+namespace nss::preflight {
+namespace {
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+RankFacts rank_on(int rank, const std::string& host, std::uint64_t usable) {
+  RankFacts facts;
+  facts.rank = rank;
+  facts.host = host;
+  facts.memory.usable_bytes = usable;
+  facts.memory.bound_by = "MemAvailable";
+  return facts;
+}
+
+class MemoryChecksTest : public ::testing::Test {
+ protected:
+  MemoryChecksTest() {
+    config.training.global_batch_size = 16;
+    config.training.micro_batch_size = 4;
+    config.data.seq_len = 64;
+    config.data.num_workers = 1;
+    config.data.prefetch_factor = 2;
+  }
+  PreflightContext context(std::vector<RankFacts> ranks) {
+    return {config, static_cast<int>(ranks.size()), DeviceKind::kCpu, std::move(ranks)};
+  }
+  config::Config config;
+};
+
+TEST_F(MemoryChecksTest, CapacityIsTheTightestNodeDividedByItsRanks) {
+  // node0: 2 ranks, 1000 MiB; node1: 2 ranks, one of them sees only 600 MiB.
+  const auto ranks =
+      std::vector<RankFacts>{rank_on(0, "n0", 1000 * kMiB), rank_on(1, "n0", 1000 * kMiB),
+                             rank_on(2, "n1", 1000 * kMiB), rank_on(3, "n1", 600 * kMiB)};
+  const MemoryCapacity capacity = memory_capacity(context(ranks));
+  ASSERT_TRUE(capacity.bytes);
+  EXPECT_EQ(*capacity.bytes, 300 * kMiB);
+  EXPECT_NE(capacity.description.find("host n1"), std::string::npos) << capacity.description;
+
+  auto unknown = ranks;
+  unknown[2].memory.usable_bytes.reset();
+  EXPECT_FALSE(memory_capacity(context(unknown)).bytes);
+}
+
+TEST_F(MemoryChecksTest, ExtrasAreTheBaselineTheQueueAndTheCheckpointStaging) {
+  auto extras = memory_extras(config, 2, DeviceKind::kCpu, 4, 100 * kMiB);
+  ASSERT_EQ(extras.size(), 3u);
+  EXPECT_EQ(extras[0].name, "fixed_overhead");
+  EXPECT_EQ(extras[0].bytes, 100 * kMiB);
+  EXPECT_EQ(extras[1].name, "dataloader_queue");
+  EXPECT_EQ(extras[1].bytes, 1u * 2 * 4 * (65 + 1) * 8 * 2);
+  EXPECT_EQ(extras[2].bytes, 0u);  // synchronous checkpoints stage nothing
+
+  config.checkpoint.async = true;  // masters and both moments of this rank's shards
+  std::uint64_t trainable_shards = 0;
+  for (const auto& unit : unit_sizes(config, 2)) trainable_shards += unit.trainable_shard;
+  extras = memory_extras(config, 2, DeviceKind::kCpu, 4, 100 * kMiB);
+  EXPECT_EQ(extras[2].name, "async_checkpoint_staging");
+  EXPECT_EQ(extras[2].bytes, 3 * 4 * trainable_shards);
+
+  extras = memory_extras(config, 2, DeviceKind::kCuda, 4, 100 * kMiB);
+  ASSERT_EQ(extras.size(), 1u);
+  EXPECT_EQ(extras[0].bytes, kCudaContextBytes);
+}
+
+TEST_F(MemoryChecksTest, MicroBatchChoicesDivideThePerRankBatch) {
+  EXPECT_EQ(micro_batch_choices(config, 2), (std::vector<std::int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(micro_batch_choices(config, 3), std::vector<std::int64_t>{});
+}
+
+TEST_F(MemoryChecksTest, ModelComponentsSumToThePredictedPeak) {
+  const auto ranks = std::vector<RankFacts>{rank_on(0, "n0", 8192 * kMiB)};
+  PreflightReport report("cpu");
+  const Check check = check_memory_model(context(ranks), report, 50 * kMiB);
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  std::uint64_t sum = 0;
+  for (const auto& component : report.memory.components) sum += component.bytes;
+  EXPECT_EQ(sum, *report.memory.predicted_peak_bytes);
+  EXPECT_EQ(*report.memory.budget_bytes, static_cast<std::uint64_t>(0.9 * 8192 * kMiB));
+  EXPECT_EQ(*report.memory.fixed_overhead_bytes, 50 * kMiB);
+  EXPECT_FALSE(report.memory.peak_phase.empty());
+  // More tokens per micro-batch never need less memory.
+  const auto small = predict_step_memory(config, 1, DeviceKind::kCpu, 1).peak_bytes;
+  const auto large = predict_step_memory(config, 1, DeviceKind::kCpu, 8).peak_bytes;
+  EXPECT_LT(small, large);
+}
+
+// The budget between the predictions at micro-batch 2 and 4: fails at 4 and
+// names 2, from the measured line (the measurements are the predictions here).
+TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
+  const std::uint64_t baseline = 10 * kMiB;
+  const std::uint64_t at2 = predicted_total_bytes(config, 1, DeviceKind::kCpu, 2, baseline);
+  const std::uint64_t at4 = predicted_total_bytes(config, 1, DeviceKind::kCpu, 4, baseline);
+  const std::uint64_t budget = (at2 + at4) / 2;
+  const auto ranks =
+      std::vector<RankFacts>{rank_on(0, "n0", static_cast<std::uint64_t>(budget / 0.9) + 1)};
+  PreflightReport report("cpu");
+  check_memory_model(context(ranks), report, baseline);
+  for (const std::int64_t m : {2, 4})
+    report.memory.measurements.push_back(
+        {m, predict_step_memory(config, 1, DeviceKind::kCpu, m).peak_bytes, 0.1});
+  Check check = check_memory_budget(context(ranks), report, baseline);
+  EXPECT_EQ(check.status, CheckStatus::kFail) << check.message;
+  EXPECT_EQ(check.code, ExitCode::kResources);
+  EXPECT_EQ(report.memory.max_micro_batch_size, 2);
+  EXPECT_NE(check.remediation.find("set training.micro_batch_size=2"), std::string::npos)
+      << check.remediation;
+  EXPECT_NE(check.remediation.find("8 accumulation steps keep global_batch_size 16"),
+            std::string::npos)
+      << check.remediation;
+
+  // An out-of-memory measurement at 4 is a fail even when the prediction fits.
+  config.training.micro_batch_size = 2;
+  report.memory.measurements[1].tensor_peak_bytes.reset();
+  check = check_memory_budget(context(ranks), report, baseline);
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  EXPECT_EQ(report.memory.max_micro_batch_size, 2);
+
+  // Nothing fits: the remediation says so instead of naming a size.
+  const auto poor = std::vector<RankFacts>{rank_on(0, "n0", 11 * kMiB)};
+  PreflightReport tight("cpu");
+  check_memory_model(context(poor), tight, baseline);
+  check = check_memory_budget(context(poor), tight, baseline);
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_FALSE(tight.memory.max_micro_batch_size);
+  EXPECT_NE(check.remediation.find("even training.micro_batch_size=1 does not fit"),
+            std::string::npos)
+      << check.remediation;
+}
+
+TEST_F(MemoryChecksTest, BudgetIsSkippedWithoutAKnownCapacity) {
+  auto ranks = std::vector<RankFacts>{rank_on(0, "n0", kMiB)};
+  ranks[0].memory.usable_bytes.reset();
+  PreflightReport report("cpu");
+  check_memory_model(context(ranks), report, 0);
+  const Check check = check_memory_budget(context(ranks), report, 0);
+  EXPECT_EQ(check.status, CheckStatus::kSkipped);
+  EXPECT_NE(check.message.find("unknown"), std::string::npos) << check.message;
+}
+
+// --- data checks through lib/data -------------------------------------------
+
+// A committed token file (TokenFileWriter writes the max_token_id attribute;
+// the scan without it runs in the e2e test, whose file has no root attributes).
+std::string token_file(const std::string& name, std::int64_t tokens, std::int64_t modulus) {
+  const std::string path = nss::testing::scratch_dir("token_data_checks") + "/" + name;
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(tokens));
+  for (std::int64_t i = 0; i < tokens; ++i) ids[static_cast<std::size_t>(i)] = i * 7 % modulus;
+  data::TokenFileWriter writer(path, DType::kUInt16, tokens);
+  writer.append(ids.data(), tokens);
+  writer.commit({});
+  return path;
+}
+
+class TokenDataChecksTest : public MemoryChecksTest {
+ protected:
+  std::vector<Check> validate(const std::string& path) {
+    return token_dataset_validator(config)({"train", "data.path", path}, PathProbe{});
+  }
+};
+
+TEST_F(TokenDataChecksTest, GoodDatasetPassesFormatAndVocabulary) {
+  config.model.vocab_size = 300;
+  const auto checks = validate(token_file("good.h5", 20000, 258));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].id, "data.format");
+  EXPECT_EQ(checks[0].status, CheckStatus::kPass) << checks[0].message;
+  EXPECT_EQ(checks[1].id, "data.vocabulary");
+  EXPECT_EQ(checks[1].status, CheckStatus::kPass) << checks[1].message;
+  EXPECT_NE(checks[1].message.find("max_token_id attribute"), std::string::npos);
+}
+
+TEST_F(TokenDataChecksTest, TokensBeyondTheVocabularyFailWithExit4) {
+  config.model.vocab_size = 200;
+  const auto checks = validate(token_file("beyond.h5", 20000, 258));
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].status, CheckStatus::kPass) << checks[0].message;
+  EXPECT_EQ(checks[1].status, CheckStatus::kFail) << checks[1].message;
+  EXPECT_EQ(checks[1].code, ExitCode::kData);
+  EXPECT_NE(checks[1].message.find("257"), std::string::npos) << checks[1].message;
+  EXPECT_FALSE(checks[1].remediation.empty());
+}
+
+TEST_F(TokenDataChecksTest, TooShortOrMissingDatasetFailsWithExit4) {
+  config.model.vocab_size = 300;
+  // 16 windows of 65 tokens are needed; 500 tokens make 7.
+  auto checks = validate(token_file("short.h5", 500, 258));
+  EXPECT_EQ(checks[0].status, CheckStatus::kFail);
+  EXPECT_EQ(checks[0].code, ExitCode::kData);
+  EXPECT_NE(checks[0].message.find("too short"), std::string::npos) << checks[0].message;
+  EXPECT_EQ(checks[1].status, CheckStatus::kSkipped);
+
+  checks = validate(nss::testing::scratch_dir("token_data_checks") + "/missing.h5");
+  EXPECT_EQ(checks[0].status, CheckStatus::kFail);
+  EXPECT_EQ(checks[0].code, ExitCode::kData);
+}
+
+TEST_F(TokenDataChecksTest, FirstBatchArrivesThroughTheRealDataloader) {
+  config.model.vocab_size = 300;
+  config.data.path = token_file("first.h5", 20000, 258);
+  const double seconds = fetch_first_batch(config, 2);
+  EXPECT_GE(seconds, 0);
+  PreflightReport report("cpu");
+  report.add(Check::pass("data.format", ExitCode::kData, "ok"));
+  const Check check = check_first_batch(context({rank_on(0, "n0", kMiB)}), report);
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  EXPECT_TRUE(report.dataloader.first_batch_s);
+}
+
+TEST_F(TokenDataChecksTest, FirstBatchThatDoesNotArriveFailsInTime) {
+  config.preflight.first_batch_timeout_s = 0.5;
+  PreflightReport report("cpu");
+  report.add(Check::pass("data.format", ExitCode::kData, "ok"));
+  const auto start = std::chrono::steady_clock::now();
+  const Check check =
+      check_first_batch(context({rank_on(0, "n0", kMiB)}), report, [](const config::Config&, int) {
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+        return 3.0;
+      });
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kData);
+  EXPECT_NE(check.message.find("did not arrive within 0.5 s"), std::string::npos) << check.message;
+  EXPECT_LT(waited, 2.0);
+
+  PreflightReport no_format("cpu");
+  EXPECT_EQ(check_first_batch(context({rank_on(0, "n0", kMiB)}), no_format).status,
+            CheckStatus::kSkipped);
+}
+
+}  // namespace
+}  // namespace nss::preflight
