@@ -134,7 +134,7 @@ bool fits(const Estimate& e, std::uint64_t budget) {
 }
 
 std::string estimate_text(const Estimate& e) {
-  std::string text = "predicted " + bytes(e.predicted);
+  std::string text = "predicted " + bytes(e.predicted) + " per rank";
   if (e.out_of_memory) return text + ", the synthetic step ran out of memory";
   if (e.measured) text += (e.from_line ? ", measured line " : ", measured ") + bytes(*e.measured);
   return text;
@@ -281,14 +281,13 @@ Check check_memory_budget(const PreflightContext& context, PreflightReport& repo
   if (fits(now, budget)) {
     return Check::pass(kBudgetId, ExitCode::kResources,
                        "micro_batch_size " + std::to_string(micro) + ": " + estimate_text(now) +
-                           " per rank, within the budget " + limit + "; " + largest)
+                           ", within the budget " + limit + "; " + largest)
         .with_numbers(double(now.predicted), measured, double(budget), "bytes");
   }
   const Estimate at_one = estimate(context, memory, line, 1, baseline_resident_bytes);
   return Check::fail(kBudgetId, ExitCode::kResources,
-                     "micro_batch_size " + std::to_string(micro) +
-                         " does not fit: " + estimate_text(now) + " per rank, above the budget " +
-                         limit + "; " + largest,
+                     "micro_batch_size " + std::to_string(micro) + " does not fit: " +
+                         estimate_text(now) + ", above the budget " + limit + "; " + largest,
                      remediation(config, context.world_size, max_micro, at_max, at_one))
       .with_numbers(double(now.predicted), measured, double(budget), "bytes");
 }

@@ -151,7 +151,8 @@ void run_synthetic_step_checks(const preflight::PreflightContext& context,
     const std::optional<std::int64_t> cap = tensor_allowance(context, report, m, baseline);
     MemoryMeasurement measurement{m, std::nullopt, 0};
     if (cap && *cap <= training->state_bytes()) {
-      failure = "at micro_batch_size " + std::to_string(m) + " the model state alone (" +
+      failure = "the synthetic step at micro_batch_size " + std::to_string(m) +
+                " ran out of memory: the model state alone (" +
                 bytes(double(training->state_bytes())) + ") fills the " + bytes(double(*cap)) +
                 " of tensors one rank can hold";
     } else {
@@ -189,9 +190,7 @@ void run_synthetic_step_checks(const preflight::PreflightContext& context,
   const std::optional<double> threshold = cap ? std::optional<double>(double(*cap)) : std::nullopt;
   if (!mine.tensor_peak_bytes) {
     report.add(Check::fail(kSyntheticId, ExitCode::kResources,
-                           "the synthetic step at micro_batch_size " + std::to_string(micro) +
-                               " ran out of memory: " + failure +
-                               (detail.empty() ? "" : " (" + detail + ")"),
+                           failure + (detail.empty() ? "" : " (" + detail + ")"),
                            suggestion(context, report, baseline))
                    .with_numbers(double(predicted_tensors), std::nullopt, threshold, "bytes"));
     return;

@@ -1,0 +1,203 @@
+// The preflight's synthetic step: it leaves a job's model, optimizer state,
+// RNG and data cursor bitwise unchanged; its peak is what the analytic memory
+// model predicts (the counting allocator, tiny shapes across the features the
+// model distinguishes); running out of its byte limit is a ResourceError and
+// the limit is lifted afterwards; the parameter count check.
+#include "train/synthetic_step.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "comm/local_communicator.h"
+#include "config/load.h"
+#include "data/data_loader.h"
+#include "data/token_file_writer.h"
+#include "fsdp/memory_counter.h"
+#include "model/initial_weights.h"
+#include "preflight/memory_model.h"
+#include "support/test_paths.h"
+#include "train/training_preflight.h"
+#include "train/training_step.h"
+
+namespace nss::train {
+namespace {
+
+config::Config tiny_config() {
+  config::Config config = config::parse_config_text(R"(
+model: {preset: tiny, hidden_size: 32, intermediate_size: 64, num_hidden_layers: 2,
+        num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, vocab_size: 300}
+data: {seq_len: 16}
+training: {global_batch_size: 8, micro_batch_size: 2, lr: 0.01, warmup_steps: 1}
+)",
+                                                    "test");
+  return config;
+}
+
+std::shared_ptr<const data::TokenDataset> dataset() {
+  const std::string path = nss::testing::scratch_dir("synthetic_step") + "/tokens.h5";
+  std::vector<std::int64_t> ids(4000);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i * 13 % 300);
+  data::TokenFileWriter writer(path, DType::kUInt16, static_cast<std::int64_t>(ids.size()));
+  writer.append(ids.data(), static_cast<std::int64_t>(ids.size()));
+  writer.commit({});
+  return data::TokenDataset::open(path);
+}
+
+MicroBatchTensors tensors_of(const data::MicroBatch& batch, std::int64_t step) {
+  std::vector<std::int64_t> tokens(batch.tokens.begin(), batch.tokens.end());
+  const auto rows = torch::tensor(tokens).view({batch.rows, batch.row_length()});
+  const std::int64_t seq = batch.row_length() - 1;
+  return {rows.narrow(1, 0, seq).contiguous(),
+          rows.narrow(1, 1, seq).contiguous(),
+          {1, step, batch.sample_ids}};
+}
+
+std::vector<torch::Tensor> copies(const std::vector<torch::Tensor>& tensors) {
+  std::vector<torch::Tensor> out;
+  for (const auto& t : tensors) out.push_back(t.clone());
+  return out;
+}
+
+void expect_bitwise(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i], b[i])) << i;
+}
+
+TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
+  const config::Config config = tiny_config();
+  const auto& t = config.training;
+  CpuMemoryMeter meter;
+  comm::LocalCommunicator comm(2);
+  ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, {},
+                     config.data.seq_len);
+  model.initialize(model::InitialWeights(config.model, t.lora, 1));
+  OptimizerState state(model);
+  data::DataLoaderOptions options;
+  options.sampling = {config.data.seq_len, t.global_batch_size, t.micro_batch_size, 0, 2, 1};
+  data::DataLoader loader(dataset(), options);
+  // One real step first, so the moments and gradients are not zero.
+  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
+  run_training_step(
+      model, state, adamw, {1, 2, 1.0 / 128, t.lr, t.grad_clip, {}},
+      [&](std::int64_t) { return tensors_of(loader.next(), 1); }, comm);
+
+  std::vector<torch::Tensor> masters, grads;
+  for (torch::Tensor* m : model.masters()) {
+    masters.push_back(m->clone());
+    grads.push_back(m->grad().defined() ? m->grad().clone() : torch::Tensor());
+  }
+  const auto exp_avg = copies(state.exp_avg()), exp_avg_sq = copies(state.exp_avg_sq());
+  const std::int64_t updates = state.applied_updates;
+  const data::LoaderPosition cursor = loader.resume_position();
+  const torch::Tensor rng = torch::globalContext().defaultGenerator(torch::kCPU).get_state();
+
+  SyntheticStepRequest request;
+  request.micro_batch_size = 2;
+  request.micro_steps = 2;
+  const SyntheticStepResult result = run_synthetic_step(config, 2, request, meter);
+  EXPECT_EQ(result.step_peak_bytes.size(), 2u);
+  EXPECT_GT(result.peak_bytes, 0);
+
+  std::size_t i = 0;
+  for (torch::Tensor* m : model.masters()) {
+    EXPECT_TRUE(torch::equal(*m, masters[i])) << i;
+    EXPECT_EQ(m->grad().defined(), grads[i].defined());
+    if (grads[i].defined()) {
+      EXPECT_TRUE(torch::equal(m->grad(), grads[i])) << i;
+    }
+    ++i;
+  }
+  expect_bitwise(state.exp_avg(), exp_avg);
+  expect_bitwise(state.exp_avg_sq(), exp_avg_sq);
+  EXPECT_EQ(state.applied_updates, updates);
+  EXPECT_EQ(loader.resume_position(), cursor);
+  EXPECT_TRUE(torch::equal(torch::globalContext().defaultGenerator(torch::kCPU).get_state(), rng));
+  // The loader goes on where it was: its next batch is the reference's third.
+  data::DataLoader reference(dataset(), options);
+  reference.next();
+  reference.next();
+  EXPECT_EQ(loader.next().tokens, reference.next().tokens);
+}
+
+struct Shape {
+  const char* name;
+  int world;
+  std::int64_t micro;
+  bool tied, lora, dropout, recompute;
+  const char* dtype;
+};
+
+// The analytic model replays the allocations the counting allocator sees.
+TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
+  CpuMemoryMeter meter;
+  for (const Shape& s : {Shape{"plain", 1, 2, false, false, false, true, "fp32"},
+                         Shape{"bf16 tied 2 ranks", 2, 1, true, false, false, true, "bf16"},
+                         Shape{"lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32"},
+                         Shape{"no recompute", 2, 2, false, false, false, false, "fp32"},
+                         Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"}}) {
+    config::Config config = tiny_config();
+    config.training.global_batch_size = s.micro * s.world * 2;
+    config.training.micro_batch_size = s.micro;
+    config.model.tie_word_embeddings = s.tied;
+    config.training.lora.enabled = s.lora;
+    config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
+    config.training.activation_checkpointing = s.recompute;
+    config.training.dtype = s.dtype;
+    SyntheticStepRequest request;
+    request.micro_batch_size = s.micro;
+    request.micro_steps = 2;
+    const auto measured = run_synthetic_step(config, s.world, request, meter).peak_bytes;
+    const auto predicted =
+        preflight::predict_step_memory(config, s.world, preflight::DeviceKind::kCpu, s.micro)
+            .peak_bytes;
+    EXPECT_LT(std::abs(double(predicted) / double(measured) - 1), 0.05)
+        << s.name << ": predicted " << predicted << ", measured " << measured;
+  }
+}
+
+TEST(SyntheticStepTest, RunningOutOfTheLimitIsAResourceError) {
+  const config::Config config = tiny_config();
+  CpuMemoryMeter meter;
+  SyntheticTraining training(config, 2, meter);
+  SyntheticStepRequest request;
+  request.micro_batch_size = 2;
+  request.micro_steps = 2;
+  request.limit_bytes = training.state_bytes() + 1024;  // the state, and hardly more
+  try {
+    training.run(request);
+    FAIL() << "the step fit into 1 KiB above the model state";
+  } catch (const ResourceError& e) {
+    EXPECT_NE(e.message().find("ran out of memory"), std::string::npos) << e.message();
+  }
+  request.limit_bytes = 0;  // the limit is gone: the same step runs
+  EXPECT_GT(training.run(request).peak_bytes, training.state_bytes());
+}
+
+TEST(SyntheticStepTest, ParameterCountsAgreeOrTheCheckFails) {
+  const config::Config config = tiny_config();
+  CpuMemoryMeter meter;
+  SyntheticTraining training(config, 2, meter);
+  preflight::PreflightReport report("cpu");
+  preflight::Check check =
+      check_parameter_count(config, training.parameters(), training.trainable_parameters(), report);
+  EXPECT_EQ(check.status, preflight::CheckStatus::kPass) << check.message;
+  EXPECT_EQ(*report.model.parameters, training.parameters());
+  check = check_parameter_count(config, training.parameters() + 1, training.trainable_parameters(),
+                                report);
+  EXPECT_EQ(check.status, preflight::CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kInternal);
+  EXPECT_NE(check.remediation.find("bug"), std::string::npos);
+}
+
+TEST(SyntheticStepTest, MeasuresTheConfiguredAndANeighbouringMicroBatch) {
+  config::Config config = tiny_config();  // 8 sequences: 4 per rank at 2 ranks
+  EXPECT_EQ(synthetic_micro_batches(config, 2), (std::vector<std::int64_t>{1, 2}));
+  config.training.micro_batch_size = 1;
+  EXPECT_EQ(synthetic_micro_batches(config, 2), (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(synthetic_micro_batches(config, 8), std::vector<std::int64_t>{1});
+}
+
+}  // namespace
+}  // namespace nss::train
