@@ -6,7 +6,7 @@
 // lib/model/llama_functional.cpp op by op as libtorch 1.13 executes it on the
 // CPU: which tensors each op allocates, which its backward saves, when
 // temporaries and locals die, and in which order the autograd engine runs
-// and accumulates. tests/preflight/memory_model_test.cpp checks them against
+// and accumulates. tests/train/synthetic_step_test.cpp checks them against
 // the counting allocator.
 #pragma once
 
