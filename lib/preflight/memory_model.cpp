@@ -112,18 +112,27 @@ class StepReplay {
   // reduce_gradient: the flat fp32 gradient, the parameter gradients copied
   // into it and freed, a fresh shard gradient; autograd accumulates it into
   // the master's .grad (in place when one exists).
-  void reduce(int unit, const std::string& grads_prefix) {
+  //
+  // A tied embedding is an input of two unit functions, so the engine holds
+  // the head's gradient for it in the embedding master's input buffer until
+  // the embedding's own arrives (`tied_from_head`); only then does it
+  // accumulate. On the first micro-batch that pending shard becomes .grad.
+  void reduce(int unit, const std::string& grads_prefix, bool tied_from_head = false) {
     const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
     t_.allocate("flat", u64(z.trainable_shard) * world_ * 4, Part::kUnitGradientBuffers);
     t_.free_matching(grads_prefix);
     t_.allocate("new_grad", u64(z.trainable_shard) * 4, Part::kUnitGradientBuffers);
     t_.free("flat");
     if (t_.live(id("grad", unit))) {
-      t_.free("new_grad");
+      if (tied_from_head)
+        t_.rename("new_grad", "tied_pending");
+      else
+        t_.free("new_grad");
     } else {
       t_.free("new_grad");
       t_.allocate(id("grad", unit), u64(z.trainable_shard) * 4, Part::kGradients);
     }
+    if (!tied_from_head) t_.free_if_live("tied_pending");  // summed, then accumulated
   }
 
   void micro_step() {
@@ -203,7 +212,7 @@ class StepReplay {
       if (u < last_) t_.free(recompute ? c.prefix + "out" : id("act", u));
       release_unit(c.prefix);
       if (trainable(u)) reduce(u, c.prefix + "pg.");
-      if (u == last_ && tied_ && trainable(0)) reduce(0, c.prefix + "tg.");
+      if (u == last_ && tied_ && trainable(0)) reduce(0, c.prefix + "tg.", true);
       if (recompute && u > 0) t_.free(id("act", u - 1));  // the input it saved
       if (!grad_in.empty()) t_.free(grad_in);
       grad_in = grad_x;

@@ -129,12 +129,16 @@ struct Shape {
   const char* dtype;
 };
 
-// The analytic model replays the allocations the counting allocator sees.
+// The analytic model replays the allocations the counting allocator sees. At
+// these tiny widths a few small temporaries it does not replay (bf16 casts of
+// tied embeddings, LoRA dropout masks) are up to a few percent of the peak;
+// at the benchmark's widths the model is within 0.2% (docs/preflight.md).
 TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
   CpuMemoryMeter meter;
   for (const Shape& s : {Shape{"plain", 1, 2, false, false, false, true, "fp32"},
                          Shape{"bf16 tied 2 ranks", 2, 1, true, false, false, true, "bf16"},
                          Shape{"lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32"},
+                         Shape{"tied fp32", 2, 2, true, false, false, true, "fp32"},
                          Shape{"no recompute", 2, 2, false, false, false, false, "fp32"},
                          Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"}}) {
     config::Config config = tiny_config();
