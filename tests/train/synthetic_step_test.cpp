@@ -16,6 +16,7 @@
 #include "data/token_file_writer.h"
 #include "fsdp/memory_counter.h"
 #include "model/initial_weights.h"
+#include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
 #include "support/test_paths.h"
 #include "train/training_preflight.h"
@@ -193,6 +194,90 @@ TEST(SyntheticStepTest, ParameterCountsAgreeOrTheCheckFails) {
   EXPECT_EQ(check.status, preflight::CheckStatus::kFail);
   EXPECT_EQ(check.code, ExitCode::kInternal);
   EXPECT_NE(check.remediation.find("bug"), std::string::npos);
+}
+
+// The preflight stage: rank facts of two ranks on one node with `usable` bytes.
+preflight::PreflightContext two_ranks(const config::Config& config, std::uint64_t usable) {
+  preflight::PreflightContext context{config, 2, preflight::DeviceKind::kCpu, {}};
+  for (int r = 0; r < 2; ++r) {
+    preflight::RankFacts facts;
+    facts.rank = r;
+    facts.host = "n0";
+    facts.memory.usable_bytes = usable;
+    facts.memory.bound_by = "MemAvailable";
+    context.ranks.push_back(facts);
+  }
+  return context;
+}
+
+preflight::PreflightReport stage_report(const preflight::PreflightContext& context,
+                                        std::uint64_t baseline) {
+  preflight::PreflightReport report("cpu");
+  report.add(preflight::Check::pass("layout.batch", ExitCode::kUsage, "ok"));
+  report.add(preflight::check_memory_model(context, report, baseline));
+  return report;
+}
+
+TEST(SyntheticStepTest, StageMeasuresTwoSizesAndPassesWithinTheBudget) {
+  config::Config config = tiny_config();
+  const auto context = two_ranks(config, std::uint64_t{8} << 30);
+  auto report = stage_report(context, 0);
+  CpuMemoryMeter meter;
+  run_synthetic_step_checks(context, report, meter, 0);
+  ASSERT_TRUE(report.find("model.parameters"));
+  EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kPass);
+  const preflight::Check* check = report.find("memory.synthetic_step");
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->status, preflight::CheckStatus::kPass) << check->message;
+  ASSERT_EQ(report.memory.measurements.size(), 2u);
+  EXPECT_EQ(report.memory.measurements[0].micro_batch_size, 1);
+  EXPECT_EQ(report.memory.measurements[1].micro_batch_size, 2);
+  EXPECT_EQ(*report.memory.measured_peak_bytes,
+            *report.memory.measurements[1].tensor_peak_bytes +
+                preflight::extras_bytes(
+                    preflight::memory_extras(config, 2, preflight::DeviceKind::kCpu, 2, 0)));
+  EXPECT_EQ(preflight::check_memory_budget(context, report, 0).status,
+            preflight::CheckStatus::kPass);
+  EXPECT_EQ(report.memory.max_micro_batch_size, 4);
+}
+
+TEST(SyntheticStepTest, StageRunningOutIsAFailThatNamesTheMicroBatchThatFits) {
+  config::Config config = tiny_config();
+  config.data.seq_len = 64;  // activations dominate: micro-batch 2 needs far more than 1
+  const std::uint64_t baseline = 1 << 20;
+  const auto total = [&](std::int64_t micro) {
+    return preflight::predicted_total_bytes(config, 2, preflight::DeviceKind::kCpu, micro,
+                                            baseline);
+  };
+  const std::uint64_t budget = (total(1) + total(2)) / 2;
+  const auto context = two_ranks(config, static_cast<std::uint64_t>(2 * budget / 0.9));
+  auto report = stage_report(context, baseline);
+  CpuMemoryMeter meter;
+  run_synthetic_step_checks(context, report, meter, baseline);
+  const preflight::Check* check = report.find("memory.synthetic_step");
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->status, preflight::CheckStatus::kFail) << check->message;
+  EXPECT_EQ(check->code, ExitCode::kResources);
+  EXPECT_NE(check->message.find("ran out of memory"), std::string::npos) << check->message;
+  EXPECT_NE(check->remediation.find("set training.micro_batch_size=1"), std::string::npos)
+      << check->remediation;
+  ASSERT_EQ(report.memory.measurements.size(), 2u);
+  EXPECT_TRUE(report.memory.measurements[0].tensor_peak_bytes);   // micro-batch 1 fit
+  EXPECT_FALSE(report.memory.measurements[1].tensor_peak_bytes);  // 2 ran out
+  EXPECT_EQ(fsdp::tensor_bytes_now(), 0);  // everything it built is gone, the limit too
+  EXPECT_NO_THROW(torch::zeros({1 << 20}));
+}
+
+TEST(SyntheticStepTest, StageIsSkippedWhenTheBatchArithmeticIsWrong) {
+  const config::Config config = tiny_config();
+  const auto context = two_ranks(config, std::uint64_t{8} << 30);
+  preflight::PreflightReport report("cpu");
+  report.add(preflight::Check::fail("layout.batch", ExitCode::kUsage, "bad", "fix"));
+  CpuMemoryMeter meter;
+  run_synthetic_step_checks(context, report, meter, 0);
+  EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kSkipped);
+  EXPECT_EQ(report.find("memory.synthetic_step")->status, preflight::CheckStatus::kSkipped);
+  EXPECT_TRUE(report.memory.measurements.empty());
 }
 
 TEST(SyntheticStepTest, MeasuresTheConfiguredAndANeighbouringMicroBatch) {
