@@ -14,6 +14,7 @@
 #include "core/app_main.h"
 #include "core/units.h"
 #include "log/logger.h"
+#include "tool_cli.h"
 
 namespace {
 
@@ -74,15 +75,9 @@ int main(int argc, char** argv) {
     for (auto* sub : {inspect, verify_cmd})
       sub->add_flag("--no-file-locking", no_file_locking,
                     "Open HDF5 files without file locks (file systems without flock)");
-    try {
-      cli.parse(argc, argv);
-    } catch (const CLI::Success&) {
-      std::fputs(cli.help().c_str(), stdout);
+    if (!nss::parse_tool_arguments(cli, argc, argv, "nss_ckpt",
+                                   "nss_ckpt inspect STEP_DIR | nss_ckpt verify STEP_DIR"))
       return ExitCode::kOk;
-    } catch (const CLI::ParseError& e) {
-      throw nss::UsageError("nss_ckpt", e.what(),
-                            "usage: nss_ckpt inspect STEP_DIR | nss_ckpt verify STEP_DIR");
-    }
     if (inspect->parsed()) {
       if (!fs::exists(path))
         throw nss::UsageError("nss_ckpt", path + " does not exist", "give a step directory");

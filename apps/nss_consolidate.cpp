@@ -10,6 +10,7 @@
 #include "core/app_main.h"
 #include "core/units.h"
 #include "log/logger.h"
+#include "tool_cli.h"
 
 int main(int argc, char** argv) {
   return nss::run_app("nss_consolidate", [&] {
@@ -35,17 +36,11 @@ int main(int argc, char** argv) {
                  "LoRA checkpoints: write merged weights W + (alpha/r) B A instead of the adapter");
     cli.add_flag("--no-file-locking", no_file_locking,
                  "Open HDF5 files without file locks (file systems without flock)");
-    try {
-      cli.parse(argc, argv);
-    } catch (const CLI::Success&) {
-      std::fputs(cli.help().c_str(), stdout);
+    if (!nss::parse_tool_arguments(
+            cli, argc, argv, "nss_consolidate",
+            "nss_consolidate STEP_DIR --output PATH [--format hdf5|safetensors|hf] [--dtype "
+            "float32|bfloat16|float16] [--max-memory 256MiB] [--merge-lora]"))
       return nss::ExitCode::kOk;
-    } catch (const CLI::ParseError& e) {
-      throw nss::UsageError("nss_consolidate", e.what(),
-                            "usage: nss_consolidate STEP_DIR --output PATH [--format "
-                            "hdf5|safetensors|hf] [--dtype float32|bfloat16|float16] "
-                            "[--max-memory 256MiB] [--merge-lora]");
-    }
     options.dtype = nss::parse_dtype(dtype);
     options.max_memory = nss::parse_bytes(max_memory);
     options.max_shard_bytes = nss::parse_bytes(max_shard_size);

@@ -6,6 +6,7 @@
 #include "core/app_main.h"
 #include "eval/model_evaluation.h"
 #include "log/logger.h"
+#include "tool_cli.h"
 
 int main(int argc, char** argv) {
   return nss::run_app("nss_eval", [&] {
@@ -23,17 +24,10 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     cli.add_option("--batches", options.batches, "Batches to score")->capture_default_str();
     cli.add_option("--batch-size", options.batch_size, "Windows per batch")->capture_default_str();
-    try {
-      cli.parse(argc, argv);
-    } catch (const CLI::Success&) {
-      std::fputs(cli.help().c_str(), stdout);
+    if (!nss::parse_tool_arguments(cli, argc, argv, "nss_eval",
+                                   "nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len "
+                                   "128] [--batches 4] [--batch-size 2]"))
       return nss::ExitCode::kOk;
-    } catch (const CLI::ParseError& e) {
-      throw nss::UsageError(
-          "cli", e.what(),
-          "usage: nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len 128] "
-          "[--batches 4] [--batch-size 2]");
-    }
     const auto result = nss::eval::run_evaluation(options);
     std::printf("%s\n", nss::eval::eval_result_json(result).c_str());
     return nss::ExitCode::kOk;

@@ -6,6 +6,7 @@
 #include "core/app_main.h"
 #include "data/byte_tokenizer.h"
 #include "data/prepare_dataset.h"
+#include "tool_cli.h"
 
 int main(int argc, char** argv) {
   return nss::run_app("nss_prepare_data", [&] {
@@ -18,16 +19,10 @@ int main(int argc, char** argv) {
         ->required();
     cli.add_option("--output", options.output, "Token dataset to write (HDF5)")->required();
     cli.add_option("--format", format, "text, jsonl or csv (default: from each file's extension)");
-    try {
-      cli.parse(argc, argv);
-    } catch (const CLI::Success&) {
-      std::fputs(cli.help().c_str(), stdout);
+    if (!nss::parse_tool_arguments(cli, argc, argv, "nss_prepare_data",
+                                   "nss_prepare_data --input PATH [--input PATH]... --output "
+                                   "OUT.h5 [--format text|jsonl|csv]"))
       return nss::ExitCode::kOk;
-    } catch (const CLI::ParseError& e) {
-      throw nss::UsageError("cli", e.what(),
-                            "usage: nss_prepare_data --input PATH [--input PATH]... --output "
-                            "OUT.h5 [--format text|jsonl|csv]");
-    }
     if (!format.empty()) options.format = nss::data::parse_input_format(format);
     const auto summary = nss::data::prepare_byte_level_dataset(options);
     std::printf("wrote %s: %lld documents, %lld tokens (%s, vocab_size %lld) from %lld bytes\n",

@@ -13,6 +13,7 @@
 #include "comm/watchdog.h"
 #include "config/load.h"
 #include "core/fs.h"
+#include "core/heap_tuning.h"
 #include "fsdp/memory_counter.h"
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
@@ -58,6 +59,8 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   // A file-size limit (ulimit -f) must fail a checkpoint write (EFBIG, reported,
   // training goes on), not kill the rank mid-step.
   std::signal(SIGXFSZ, SIG_IGN);
+  if (keep_freed_memory_for_reuse())
+    spdlog::debug("[train] glibc keeps freed blocks up to 32 MiB for the next step");
   comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 
   // Run directory: rank 0 owns it (lock, resolved config); every rank logs there.

@@ -5,7 +5,8 @@ committed steps that verify and resumes to the uninterrupted result; a
 corrupted newest step is skipped loudly; a full disk does not stop training
 (or stops it with exit 5 when checkpoint.fail_on_error); async and sync
 checkpoints of a step are identical; a LoRA checkpoint refuses another base
-(exit 5); nss_eval scores a step directory exactly like its consolidated
+(exit 5); a model-only resume (checkpoint.load_optimizer: false) restores the
+weights and restarts the moments; nss_eval scores a step directory exactly like its consolidated
 Hugging Face directory."""
 import json
 import os
@@ -88,6 +89,17 @@ class CheckpointTrainingTest(unittest.TestCase):
                 for step in range(7, STEPS + 1):
                     self.assertAlmostEqual(losses[step], reference[step], delta=1e-5 * reference[step],
                                            msg="step %d" % step)
+
+    def test_model_only_resume_keeps_the_weights_and_restarts_the_moments(self):
+        reference = step_losses(self.uninterrupted(2))
+        step6 = os.path.join(self.uninterrupted(2), "checkpoints", "step_00000006")
+        run_dir, output = self.train(2, "model_only", "checkpoint.resume=" + step6,
+                                     "checkpoint.load_optimizer=false")
+        self.assertIn("model weights only (checkpoint.load_optimizer: false)", output)
+        losses = step_losses(run_dir)
+        # Step 7's loss comes from the restored weights; its update uses fresh moments.
+        self.assertAlmostEqual(losses[7], reference[7], delta=1e-6 * reference[7])
+        self.assertNotAlmostEqual(losses[8], reference[8], delta=1e-6 * reference[8])
 
     def kill_during_training(self, name, *sets):
         """Starts a 2-rank run and SIGKILLs every process at a random moment after its first save."""
