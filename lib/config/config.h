@@ -240,6 +240,7 @@ struct CheckpointConfig {
   std::string resume = "auto";
   bool load_optimizer = true;
   bool fail_on_error = false;
+  bool hdf5_file_locking = true;
 
   template <class V>
   void visit(V& v) {
@@ -252,6 +253,9 @@ struct CheckpointConfig {
     v.field("load_optimizer", load_optimizer,
             "Restore optimizer state on resume (false: model weights only).");
     v.field("fail_on_error", fail_on_error, "Stop training when a save fails.");
+    v.field("hdf5_file_locking", hdf5_file_locking,
+            "Use HDF5 file locks on checkpoint files; set false on parallel file systems where "
+            "flock fails (HDF5 reports 'unable to lock file').");
   }
 };
 

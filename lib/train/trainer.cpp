@@ -18,6 +18,7 @@
 #include "optim/lr_schedule.h"
 #include "train/metrics_log.h"
 #include "train/stop_signal.h"
+#include "train/training_checkpoints.h"
 #include "train/training_step.h"
 
 namespace nss::train {
@@ -137,34 +138,39 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
                format_bytes(memory["largest_gathered_unit_bytes"].get<double>()),
                format_bytes(memory["measured_tensor_bytes"].get<double>()));
 
-  std::int64_t first_step = 1;
-  data::DataLoaderOptions loader_options;
-  loader_options.sampling = {config.data.seq_len, t.global_batch_size, t.micro_batch_size,
-                             comm.rank(), comm.size(), static_cast<std::uint64_t>(config.run.seed)};
-  loader_options.num_workers = config.data.num_workers;
-  loader_options.prefetch_factor = config.data.prefetch_factor;
-  loader_options.first_step = first_step;
-  data::DataLoader loader(dataset, loader_options);
-
-  const std::int64_t micro_steps = config::accumulation_steps(config, comm.size());
-  const std::int64_t tokens_per_step = t.global_batch_size * config.data.seq_len;
   std::unique_ptr<MetricsLog> metrics;
   if (comm.rank() == 0) {
     metrics = std::make_unique<MetricsLog>(context.run_dir + "/metrics.jsonl");
     metrics->append(memory);
   }
+  TrainingCheckpoints checkpoints(config, comm, model, state);
+  TrainingProgress progress = checkpoints.resume().value_or(TrainingProgress{});
+  state.applied_updates = progress.applied_updates;
+  const std::int64_t first_step = progress.step + 1;
+
+  data::DataLoaderOptions loader_options;
+  loader_options.sampling = {config.data.seq_len, t.global_batch_size, t.micro_batch_size,
+                             comm.rank(), comm.size(), static_cast<std::uint64_t>(config.run.seed)};
+  loader_options.num_workers = config.data.num_workers;
+  loader_options.prefetch_factor = config.data.prefetch_factor;
+  loader_options.start = progress.data;
+  loader_options.first_step = first_step;
+  data::DataLoader loader(dataset, loader_options);
+
+  const std::int64_t micro_steps = config::accumulation_steps(config, comm.size());
+  const std::int64_t tokens_per_step = t.global_batch_size * config.data.seq_len;
   spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
                t.max_steps, t.global_batch_size, config.data.seq_len, micro_steps,
                t.micro_batch_size);
 
-  std::int64_t skipped_total = 0, skipped_in_a_row = 0;
+  std::int64_t skipped_in_a_row = 0;
   const auto run_start = Clock::now();
   fsdp::reset_peak_tensor_bytes();
   for (std::int64_t step = first_step; step <= t.max_steps; ++step) {
     const auto step_start = Clock::now();
     const comm::CommStats comm_before = comm.stats();
     StepSettings settings{step, micro_steps, 1.0 / static_cast<double>(tokens_per_step),
-                          schedule.at(step), t.grad_clip};
+                          schedule.at(step), t.grad_clip, [&] { checkpoints.before_update(); }};
     const StepOutcome outcome = run_training_step(
         model, state, adamw, settings,
         [&](std::int64_t) {
@@ -173,8 +179,12 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
         comm);
     const double step_seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
 
+    progress.step = step;
+    progress.tokens_seen += tokens_per_step;
+    progress.data = loader.resume_position();
+    progress.applied_updates = state.applied_updates;
     if (outcome.skipped) {
-      ++skipped_total;
+      ++progress.skipped_steps;
       spdlog::warn("[train] step {}: loss {} / gradient norm {} is not finite; the update was "
                    "skipped on every rank ({} in a row)",
                    step, outcome.loss, outcome.grad_norm, ++skipped_in_a_row);
@@ -210,7 +220,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
                          {"peak_mem_bytes", fsdp::tensor_bytes_peak()},
                          {"comm_bytes", comm.stats().since(comm_before).total_bytes()},
                          {"skipped", outcome.skipped},
-                         {"skipped_steps", skipped_total}});
+                         {"skipped_steps", progress.skipped_steps}});
       }
     }
 
@@ -221,12 +231,24 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
       if (metrics) metrics->append({{"event", "eval"}, {"step", step}, {"val_loss", val_loss}});
     }
 
+    checkpoints.poll(metrics.get());
     const StopRequest stop = agree_on_stop_request(comm);
     if (stop != StopRequest::kNone) {
-      spdlog::warn("[train] {} received: stopping after step {}", describe(stop), step);
+      spdlog::warn("[train] {} received: saving step {} and stopping", describe(stop), step);
+      const auto save_start = Clock::now();
+      checkpoints.save(progress, /*synchronous=*/true, metrics.get());
+      spdlog::warn("[train] stopping after step {}: the save took {:.2f} s (the signal's lead "
+                   "time must exceed it)",
+                   step, std::chrono::duration<double>(Clock::now() - save_start).count());
       return exit_code_for(stop);
     }
+    if (checkpoints.due(step) && step < t.max_steps)
+      checkpoints.save(progress, /*synchronous=*/false, metrics.get());
   }
+  // The last save of a run is synchronous, so a finished run is always on disk.
+  if (checkpoints.last_saved_step() != progress.step)
+    checkpoints.save(progress, /*synchronous=*/true, metrics.get());
+  checkpoints.drain(metrics.get());
   spdlog::info("[train] finished {} steps in {}", t.max_steps,
                format_duration(std::chrono::duration<double>(Clock::now() - run_start).count()));
   return ExitCode::kOk;

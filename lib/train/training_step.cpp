@@ -43,6 +43,7 @@ StepOutcome run_training_step(ShardedLlama& model, OptimizerState& state,
   }
   outcome.loss = local_loss;  // the scale already divided by the global token count
 
+  if (settings.before_update) settings.before_update();
   const std::vector<torch::Tensor*> masters = model.masters();
   outcome.grad_norm = optim::global_grad_norm(comm, masters);
   outcome.skipped = !std::isfinite(outcome.loss) || !std::isfinite(outcome.grad_norm);

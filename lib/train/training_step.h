@@ -51,6 +51,9 @@ struct StepSettings {
   double loss_scale = 1.0;        // 1 / tokens in the global batch
   double lr = 0;
   double grad_clip = 0;           // 0: off
+  /// Runs after the backward passes, before the masters and moments change
+  /// (an asynchronous checkpoint may still be copying them).
+  std::function<void()> before_update;
 };
 
 /// Runs one optimizer step; `next_micro_batch(i)` supplies micro-batch i.

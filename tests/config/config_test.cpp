@@ -223,6 +223,7 @@ TEST(KeyCatalog, CoversTheDesignContract) {
       "preflight.fail_on_warning", "preflight.verdict_timeout_s", "checkpoint.dir",
       "checkpoint.interval_steps", "checkpoint.keep_last", "checkpoint.async",
       "checkpoint.resume", "checkpoint.load_optimizer", "checkpoint.fail_on_error",
+      "checkpoint.hdf5_file_locking",
       "logging.interval_steps", "logging.level"};
   const std::string docs =
       read_text_file(nss::testing::source_dir() + "/docs/configuration.md", "test");

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/half.h"
+#include "core/sha256.h"
 #include "core/units.h"
 #include "support/test_paths.h"
 
@@ -103,6 +104,28 @@ TEST(Fs, AtomicWriteReplacesWholeFile) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) (void)entry, ++entries;
   EXPECT_EQ(entries, 1);
   EXPECT_THROW(read_text_file(dir + "/missing", "test"), DataError);
+}
+
+}  // namespace
+}  // namespace nss
+
+namespace nss {
+namespace {
+
+TEST(Sha256, KnownDigests) {
+  // FIPS 180-4 examples.
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  Sha256 million;
+  const std::string chunk(1000, 'a');
+  for (int i = 0; i < 1000; ++i) million.update(chunk.data(), chunk.size());
+  EXPECT_EQ(million.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  const std::string dir = testing::scratch_dir("sha");
+  write_file_atomic(dir + "/f", "abc");
+  EXPECT_EQ(sha256_file_hex(dir + "/f"), sha256_hex("abc"));
+  EXPECT_THROW(sha256_file_hex(dir + "/missing"), DataError);
 }
 
 }  // namespace

@@ -88,7 +88,9 @@ class PreemptionTest(unittest.TestCase):
 
     @classmethod
     def train_args(cls, run_dir):
-        return [CONFIG, "--set", "data.path=" + cls.data, "--set", "run.output_dir=" + run_dir]
+        # keep_last high: the signal's checkpoint must still exist when the test inspects it.
+        return [CONFIG, "--set", "data.path=" + cls.data, "--set", "run.output_dir=" + run_dir,
+                "--set", "checkpoint.keep_last=1000"]
 
     def submit(self, name, launcher):
         run_dir = os.path.join(self.tmp, name)

@@ -170,7 +170,7 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm, std
   for (int step = 1; step <= kSteps; ++step) {
     StepSettings settings{step, per_rank / micro_batch,
                           1.0 / static_cast<double>(t.global_batch_size * kSeqLen), schedule.at(step),
-                          t.grad_clip};
+                          t.grad_clip, nullptr};
     const auto outcome = run_training_step(
         model, state, adamw, settings,
         [&](std::int64_t micro) {
@@ -250,7 +250,7 @@ TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
   std::vector<torch::Tensor> before;
   for (auto* master : model.masters()) before.push_back(master->detach().clone());
   // An infinite loss scale makes the loss and every gradient non-finite.
-  StepSettings settings{1, 1, std::numeric_limits<double>::infinity(), 0.01, 1.0};
+  StepSettings settings{1, 1, std::numeric_limits<double>::infinity(), 0.01, 1.0, nullptr};
   const auto outcome = run_training_step(
       model, state, adamw, settings,
       [&](std::int64_t) { return batch_of({comm->rank()}, config.model.vocab_size, 1, 1); }, *comm);

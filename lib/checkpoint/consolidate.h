@@ -1,0 +1,42 @@
+// Offline consolidation of a committed step into one file, streamed window by
+// window so that memory stays under a budget whatever the model size; every
+// checksum is verified as the bytes pass, and the output appears atomically
+// (temporary name, fsync, rename) only when everything verified.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+
+namespace nss::checkpoint {
+
+struct ConsolidateOptions {
+  std::string step_dir;
+  std::string output;
+  std::string format = "hdf5";            // hdf5 | safetensors | hf
+  DType dtype = DType::kFloat32;          // floating tensors are written in this type
+  std::uint64_t max_memory = 256u << 20;  // budget for the data buffers
+  bool merge_lora = false;
+  bool file_locking = true;
+  std::uint64_t max_shard_bytes = 5'000'000'000;  // hf: shard model.safetensors above this
+};
+
+struct ConsolidateReport {
+  std::string output;
+  std::uint64_t tensors = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  double seconds = 0;
+};
+
+/// Smallest --max-memory accepted.
+inline constexpr std::uint64_t kMinConsolidateMemory = 1u << 20;
+
+/// Consolidates; throws UsageError for bad options (existing output, unknown
+/// format, budget too small) and CheckpointError for a damaged step (nothing is
+/// left at the output path then). hdf5 holds every tensor, optimizer state
+/// included; safetensors and hf hold the model (see hf_export.h).
+ConsolidateReport consolidate(const ConsolidateOptions& options);
+
+}  // namespace nss::checkpoint

@@ -1,0 +1,72 @@
+// How training state is described to the checkpoint library: logical tensors
+// (global, identical on every rank) and the flat buffers each rank holds, each
+// carrying pieces of those tensors. Plain memory, no libtorch.
+//
+// Example: rank 1 of 2 holds the fp32 master shard of FSDP unit 3 as one flat
+// buffer of 1000 elements; elements [0, 700) are the tail of tensor A
+// (tensor elements [300, 1000)), [700, 990) the head of tensor B, [990, 1000)
+// padding. That is ShardBuffer{"/model/unit_003", kFloat32, ptr, 1000,
+// {{"A", 300, 700, 0}, {"B", 0, 290, 700}}}. Padding belongs to no piece and is
+// never saved.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace nss::checkpoint {
+
+/// Name prefix of optimizer state tensors ("optimizer.exp_avg.<name>").
+inline constexpr const char* kOptimizerPrefix = "optimizer.";
+
+/// One logical tensor: Hugging Face name, global shape, element type.
+struct TensorSpec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::kFloat32;
+};
+
+/// A contiguous range of a tensor's row-major flattened elements held in a buffer.
+struct Piece {
+  std::string tensor;
+  std::uint64_t tensor_offset = 0;  // first element within the tensor
+  std::uint64_t length = 0;         // elements
+  std::uint64_t buffer_offset = 0;  // first element within the buffer
+};
+
+/// A flat 1-D buffer of this rank. save() only reads `data`; load() fills the
+/// pieces' elements and leaves everything else (padding) untouched.
+struct ShardBuffer {
+  std::string dataset;  // HDF5 dataset in the rank file, e.g. "/model/unit_003"
+  DType dtype = DType::kFloat32;
+  void* data = nullptr;
+  std::uint64_t count = 0;  // elements
+  std::vector<Piece> pieces;
+};
+
+/// Elements of a shape (1 for a scalar).
+std::uint64_t element_count(const std::vector<std::int64_t>& shape);
+
+/// True for "optimizer.*" tensors.
+bool is_optimizer_tensor(const std::string& name);
+
+/// Checks a rank's buffers against the tensor list: known tensors, matching
+/// dtypes, pieces inside their buffer and tensor, no two pieces overlapping in a
+/// buffer or in a tensor, distinct dataset names. Throws UsageError naming the
+/// buffer and piece (a bug in the caller's layout, not in the checkpoint).
+void validate_layout(const std::vector<TensorSpec>& tensors,
+                     const std::vector<ShardBuffer>& buffers);
+
+/// Bytes of piece elements in `buffers` (what a save writes and async staging holds).
+std::uint64_t piece_bytes(const std::vector<ShardBuffer>& buffers);
+
+/// A 64-bit fingerprint of the tensor list (names, shapes, dtypes), to check
+/// that every rank passed the same one.
+std::uint64_t tensor_list_fingerprint(const std::vector<TensorSpec>& tensors);
+
+/// "[256, 256]".
+std::string shape_text(const std::vector<std::int64_t>& shape);
+
+}  // namespace nss::checkpoint

@@ -1,0 +1,156 @@
+#include "checkpoint/load.h"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/index.h"
+#include "checkpoint/step_directory.h"
+#include "checkpoint/verify.h"
+#include "comm/agreement.h"
+#include "core/error.h"
+#include "core/units.h"
+
+namespace fs = std::filesystem;
+
+namespace nss::checkpoint {
+namespace {
+
+// Rank 0 reads the index once and checks what is cheap to check for the whole
+// step (coverage, rank files present with their recorded sizes).
+std::string read_checked_index_text(const std::string& step_dir) {
+  std::string text = read_index_text(step_dir);
+  check_step_files(step_dir, parse_index(text, (fs::path(step_dir) / kIndexFile).string()));
+  return text;
+}
+
+void check_targets(const CheckpointIndex& index, const std::vector<TensorSpec>& tensors,
+                   const std::string& step_dir, bool load_optimizer) {
+  for (const auto& t : tensors) {
+    if (is_optimizer_tensor(t.name) && !load_optimizer) continue;
+    const auto it = index.tensors.find(t.name);
+    if (it == index.tensors.end())
+      throw CheckpointError("checkpoint", step_dir + " has no tensor " + t.name,
+                            is_optimizer_tensor(t.name)
+                                ? "set checkpoint.load_optimizer: false to load the model only"
+                                : "the checkpoint was written for another model or configuration");
+    if (it->second.shape != t.shape || it->second.dtype != t.dtype)
+      throw CheckpointError("checkpoint",
+                            step_dir + ": tensor " + t.name + " is " +
+                                shape_text(it->second.shape) + " " + dtype_name(it->second.dtype) +
+                                ", this run expects " + shape_text(t.shape) + " " +
+                                dtype_name(t.dtype),
+                            "the checkpoint was written for another model shape; check model.*");
+  }
+}
+
+// A step dir holds metadata.json; anything else given as resume is a checkpoint dir.
+bool is_step_dir(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(path) / kIndexFile, ec);
+}
+
+}  // namespace
+
+LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir,
+                           const std::vector<TensorSpec>& tensors,
+                           const std::vector<ShardBuffer>& buffers, const LoadOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  comm::CollectiveLabel label(comm, "checkpoint load " + step_dir);
+  comm::run_on_all(comm, [&] { validate_layout(tensors, buffers); });
+  std::string text;
+  comm::run_on_root(comm, 0, [&] { text = read_checked_index_text(step_dir); });
+  comm::broadcast_text(comm, text, 0);
+
+  LoadResult result;
+  result.step_dir = step_dir;
+  comm::run_on_all(comm, [&] {
+    CheckpointReader reader(step_dir, parse_index(text, step_dir + "/" + kIndexFile),
+                            options.file_locking);
+    check_targets(reader.index(), tensors, step_dir, options.load_optimizer);
+    for (const auto& buffer : buffers) {
+      char* base = static_cast<char*>(buffer.data);
+      for (const auto& piece : buffer.pieces) {
+        if (is_optimizer_tensor(piece.tensor) && !options.load_optimizer) continue;
+        reader.read(piece.tensor, piece.tensor_offset, piece.length,
+                    base + piece.buffer_offset * dtype_size(buffer.dtype));
+      }
+    }
+    result.step = reader.index().step;
+    result.saved_world_size = reader.index().world_size;
+    result.state = reader.index().state;
+    result.bytes_read = reader.bytes_read();
+  });
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info(
+      "[checkpoint] loaded step {} from {} (saved by {} ranks, loaded by {}): {} in "
+      "{:.2f} s on this rank",
+      result.step, step_dir, result.saved_world_size, comm.size(),
+      format_bytes(static_cast<double>(result.bytes_read)), result.seconds);
+  return result;
+}
+
+std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
+                                            const std::string& checkpoint_dir,
+                                            const std::string& resume,
+                                            const std::vector<TensorSpec>& tensors,
+                                            const std::vector<ShardBuffer>& buffers,
+                                            const LoadOptions& options) {
+  if (resume == "never") return std::nullopt;
+  const std::string dir = resume == "auto" ? checkpoint_dir : resume;
+  if (resume != "auto") {
+    std::int32_t step_dir = comm.rank() == 0 ? is_step_dir(dir) : 0;
+    comm.broadcast(&step_dir, 1, 0);
+    if (step_dir) return load_checkpoint(comm, dir, tensors, buffers, options);
+  }
+
+  // Rank 0 lists the candidates so that every rank tries the same ones in order.
+  std::string listing;
+  comm::run_on_root(comm, 0, [&] {
+    if (resume != "auto" && !fs::is_directory(dir))
+      throw CheckpointError("checkpoint", "checkpoint.resume: " + dir + " does not exist",
+                            "give a step directory (with metadata.json), a checkpoint directory, "
+                            "auto or never");
+    const auto steps = committed_steps(dir);
+    const auto latest = read_latest(dir);
+    if (!steps.empty() && latest && *latest != steps.front())
+      spdlog::warn(
+          "[checkpoint] {}/latest names {}, but {} is the newest committed step; using "
+          "the newest",
+          dir, step_dir_name(*latest), step_dir_name(steps.front()));
+    nlohmann::json list = steps;
+    listing = list.dump();
+  });
+  comm::broadcast_text(comm, listing, 0);
+  const auto steps = nlohmann::json::parse(listing).get<std::vector<std::int64_t>>();
+  if (steps.empty()) {
+    if (comm.rank() == 0) spdlog::info("[checkpoint] no committed step in {}; starting fresh", dir);
+    return std::nullopt;
+  }
+
+  std::vector<std::string> rejected;
+  for (const auto step : steps) {
+    const std::string step_dir = step_dir_path(dir, step);
+    try {
+      LoadResult result = load_checkpoint(comm, step_dir, tensors, buffers, options);
+      result.rejected_steps = rejected;
+      return result;
+    } catch (const comm::AgreedError& e) {
+      if (e.code() != ExitCode::kCheckpoint) throw;
+      rejected.push_back(step_dir_name(step) + ": " + e.message());
+      spdlog::warn("[checkpoint] NOT USING {}: {}; falling back to the previous committed step",
+                   step_dir, e.message());
+    }
+  }
+  std::string reasons;
+  for (const auto& r : rejected) reasons += "\n  " + r;
+  throw comm::AgreedError(ExitCode::kCheckpoint, "checkpoint",
+                          "no committed step in " + dir + " can be loaded:" + reasons,
+                          "repair or remove the damaged steps, point checkpoint.resume at a good "
+                          "step directory, or set checkpoint.resume: never to start fresh");
+}
+
+}  // namespace nss::checkpoint

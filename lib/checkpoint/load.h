@@ -1,0 +1,58 @@
+// Loading a committed step into this rank's buffers, at any world size: each
+// rank reads only the element ranges its pieces need (HDF5 hyperslabs of
+// whichever rank files hold them) and verifies every checksum block it reads.
+// Resolution for checkpoint.resume picks the newest committed step that loads
+// cleanly and falls back, loudly, past steps that do not.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/layout.h"
+#include "comm/communicator.h"
+
+namespace nss::checkpoint {
+
+struct LoadOptions {
+  bool load_optimizer = true;  // false: leave "optimizer.*" pieces untouched
+  bool file_locking = true;    // checkpoint.hdf5_file_locking
+};
+
+struct LoadResult {
+  std::string step_dir;
+  std::int64_t step = 0;
+  int saved_world_size = 0;
+  nlohmann::json state;          // metadata.json "state", as saved
+  std::uint64_t bytes_read = 0;  // by this rank
+  double seconds = 0;
+  std::vector<std::string> rejected_steps;  // newer steps skipped, each with the reason
+};
+
+/// Loads the committed step in `step_dir` into `buffers` (collective). Every
+/// target tensor must exist in the step with the same shape and dtype
+/// (optimizer tensors only when options.load_optimizer). Throws
+/// comm::AgreedError with ExitCode::kCheckpoint, identical on every rank, when
+/// anything is missing, mismatched or fails its checksum; the buffers are then
+/// partly overwritten.
+LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir,
+                           const std::vector<TensorSpec>& tensors,
+                           const std::vector<ShardBuffer>& buffers, const LoadOptions& options);
+
+/// checkpoint.resume: "never" returns nullopt; "auto" loads the newest
+/// committed step in `checkpoint_dir` that loads cleanly, skipping broken ones
+/// with a warning naming file, tensor and block, and returns nullopt when there
+/// is no committed step at all; any other value is a step directory (loaded
+/// without fallback) or a checkpoint directory (resolved like auto). Throws
+/// comm::AgreedError (ExitCode::kCheckpoint) when steps exist but none loads.
+std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
+                                            const std::string& checkpoint_dir,
+                                            const std::string& resume,
+                                            const std::vector<TensorSpec>& tensors,
+                                            const std::vector<ShardBuffer>& buffers,
+                                            const LoadOptions& options);
+
+}  // namespace nss::checkpoint

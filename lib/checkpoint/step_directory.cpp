@@ -1,0 +1,88 @@
+#include "checkpoint/step_directory.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "checkpoint/index.h"
+#include "core/fs.h"
+
+namespace fs = std::filesystem;
+
+namespace nss::checkpoint {
+namespace {
+
+constexpr const char* kStepPrefix = "step_";
+
+bool all_digits(const std::string& text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+}  // namespace
+
+std::string step_dir_name(std::int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(step));
+  return name;
+}
+
+std::string step_dir_path(const std::string& checkpoint_dir, std::int64_t step) {
+  return (fs::path(checkpoint_dir) / step_dir_name(step)).string();
+}
+
+std::string rank_file_name(int rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank_%05d.h5", rank);
+  return name;
+}
+
+std::optional<std::int64_t> parse_step_dir_name(const std::string& name) {
+  if (name.rfind(kStepPrefix, 0) != 0) return std::nullopt;
+  const std::string digits = name.substr(std::string(kStepPrefix).size());
+  if (!all_digits(digits) || digits.size() > 18) return std::nullopt;
+  return std::stoll(digits);
+}
+
+std::vector<std::int64_t> committed_steps(const std::string& checkpoint_dir) {
+  std::vector<std::int64_t> steps;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {
+    const auto step = parse_step_dir_name(entry.path().filename().string());
+    if (step && entry.is_directory(ec) && fs::is_regular_file(entry.path() / kIndexFile, ec))
+      steps.push_back(*step);
+  }
+  std::sort(steps.begin(), steps.end(), std::greater<>());
+  return steps;
+}
+
+std::optional<std::int64_t> read_latest(const std::string& checkpoint_dir) {
+  std::ifstream in(fs::path(checkpoint_dir) / kLatestFile);
+  std::string name;
+  if (!in || !(in >> name)) return std::nullopt;
+  return parse_step_dir_name(name);
+}
+
+void write_latest(const std::string& checkpoint_dir, std::int64_t step) {
+  write_file_atomic((fs::path(checkpoint_dir) / kLatestFile).string(), step_dir_name(step) + "\n");
+}
+
+std::vector<std::string> leftover_dirs(const std::string& checkpoint_dir) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto dot = name.rfind('.');
+    if (dot == std::string::npos || !entry.is_directory(ec)) continue;
+    const std::string suffix = name.substr(dot);
+    if ((suffix == ".tmp" || suffix == ".old") && parse_step_dir_name(name.substr(0, dot)))
+      dirs.push_back(entry.path().string());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+}  // namespace nss::checkpoint

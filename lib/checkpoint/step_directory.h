@@ -1,0 +1,41 @@
+// Names and states of step directories inside a checkpoint directory:
+//   step_00000100/      committed (renamed into place after metadata.json was written)
+//   step_00000100.tmp/  being written, or left by a crash: never loaded
+//   step_00000100.old/  being pruned: never loaded
+//   latest              text file naming the newest committed step
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nss::checkpoint {
+
+inline constexpr const char* kLatestFile = "latest";
+
+/// "step_00000100".
+std::string step_dir_name(std::int64_t step);
+
+/// "<dir>/step_00000100".
+std::string step_dir_path(const std::string& checkpoint_dir, std::int64_t step);
+
+/// "rank_00003.h5".
+std::string rank_file_name(int rank);
+
+/// The step number of a committed directory name ("step_00000100" -> 100), else nullopt.
+std::optional<std::int64_t> parse_step_dir_name(const std::string& name);
+
+/// Committed steps (directories named step_N that hold metadata.json), newest first.
+std::vector<std::int64_t> committed_steps(const std::string& checkpoint_dir);
+
+/// The step named by `<dir>/latest`, or nullopt when it is missing or does not parse.
+std::optional<std::int64_t> read_latest(const std::string& checkpoint_dir);
+
+/// Replaces `<dir>/latest` atomically with the name of `step`.
+void write_latest(const std::string& checkpoint_dir, std::int64_t step);
+
+/// Directories left by interrupted saves or prunes (step_*.tmp, step_*.old).
+std::vector<std::string> leftover_dirs(const std::string& checkpoint_dir);
+
+}  // namespace nss::checkpoint

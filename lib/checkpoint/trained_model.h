@@ -1,0 +1,36 @@
+// What consolidation needs to know about the model a checkpoint holds, read
+// from metadata.json "state" (opaque to the rest of the library):
+//   state.config          the resolved configuration, as YAML text (config.resolved.yaml)
+//   state.lora_base.path  the LoRA base model directory (else config model.from_pretrained)
+// and from the tensor names: LoRA adapters are "<module>.lora_A.weight" ([r, in])
+// and "<module>.lora_B.weight" ([out, r]), <module> being the Hugging Face
+// module of the base weight "<module>.weight".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/index.h"
+#include "config/config.h"
+
+namespace nss::checkpoint {
+
+inline constexpr const char* kLoraASuffix = ".lora_A.weight";
+inline constexpr const char* kLoraBSuffix = ".lora_B.weight";
+
+struct TrainedModel {
+  std::optional<config::Config> config;  // from state.config, when present
+  bool lora = false;                     // the checkpoint holds LoRA adapters
+  std::string base_path;                 // LoRA base model directory, when known
+};
+
+/// Reads the state of `index`; throws CheckpointError when state.config is present but invalid.
+TrainedModel trained_model(const CheckpointIndex& index, const std::string& origin);
+
+/// True for "<module>.lora_A.weight" and "<module>.lora_B.weight".
+bool is_lora_tensor(const std::string& name);
+
+}  // namespace nss::checkpoint
