@@ -1,5 +1,22 @@
 # Build helpers shared by lib/, apps/ and tests/.
 
+# --- libtorch consistency -------------------------------------------------------
+# TorchConfig.cmake looks for its libraries with find_library(... PATHS <prefix>/lib),
+# which searches the system directories first: with Debian's libtorch installed, a
+# PyTorch libtorch found through Torch_DIR alone gets its headers but Debian's
+# libtorch.so and libc10.so. Putting the torch directory itself (the parent of
+# <prefix>/lib) on CMAKE_PREFIX_PATH avoids that; this check catches the mix.
+foreach(_lib TORCH_LIBRARY c10_LIBRARY)
+  get_filename_component(_real "${${_lib}}" REALPATH)
+  get_filename_component(_prefix "${TORCH_INSTALL_PREFIX}" REALPATH)
+  string(FIND "${_real}" "${_prefix}/" _at)
+  if(NOT _at EQUAL 0)
+    message(FATAL_ERROR "libtorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}, but ${_lib} is "
+                        "${${_lib}} (another libtorch): add ${TORCH_INSTALL_PREFIX} to "
+                        "CMAKE_PREFIX_PATH and delete CMakeCache.txt (scripts/build_torch2.sh does)")
+  endif()
+endforeach()
+
 # --- Optional GPU pieces -------------------------------------------------------
 # NCCL communicator: needs only nccl.h and the CUDA runtime, so it also builds
 # against Debian's CPU libtorch (CI compiles it whenever the toolkit is present).

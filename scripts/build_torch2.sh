@@ -67,8 +67,13 @@ or put it on PATH"
 fi
 
 # Torch_DIR as well as the prefix: a cached Torch_DIR from an earlier venv
-# would otherwise win.
-export NSS_CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$torch_prefix -DTorch_DIR=$torch_prefix/Torch ${NSS_CMAKE_ARGS:-}"
+# would otherwise win. The torch directory itself (holding lib/) comes first
+# on the prefix path, or TorchConfig's find_library() takes Debian's
+# libtorch.so and libc10.so from the system directories.
+torch_root=$(dirname "$(dirname "$torch_prefix")")
+# -U: a cache from a configure without it keeps the wrong libraries.
+export NSS_CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$torch_root;$torch_prefix -DTorch_DIR=$torch_prefix/Torch \
+-UTORCH_LIBRARY -Uc10_LIBRARY ${NSS_CMAKE_ARGS:-}"
 start=$(date +%s)
 # shellcheck source=setup.sh
 source "$NSS_ROOT/scripts/setup.sh"  # Debian packages, OpenBLAS, the tokenizers venv, configure, build
