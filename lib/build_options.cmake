@@ -56,17 +56,17 @@ message(STATUS "nss_hpc: CUDA runtime for the GPU inventory ${NSS_HAVE_CUDART}")
 # ships no c10_cuda. Targets that hold GPU glue pick their .cpp by NSS_HAVE_CUDA
 # (a stub that throws otherwise); code sees the NSS_HAVE_CUDA definition only where
 # nss_cuda_definition() gives it.
+set(NSS_TORCH_HAS_CUDA OFF)
+if(TARGET c10_cuda OR TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+  set(NSS_TORCH_HAS_CUDA ON)
+endif()
 set(NSS_HAVE_CUDA OFF)
 if(NOT NSS_WITH_CUDA STREQUAL "OFF")
   find_package(CUDAToolkit QUIET)
-  set(_nss_torch_has_cuda OFF)
-  if(TARGET c10_cuda OR TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
-    set(_nss_torch_has_cuda ON)
-  endif()
-  if(_nss_torch_has_cuda AND CUDAToolkit_FOUND)
+  if(NSS_TORCH_HAS_CUDA AND CUDAToolkit_FOUND)
     set(NSS_HAVE_CUDA ON)
   elseif(NSS_WITH_CUDA STREQUAL "ON")
-    if(NOT _nss_torch_has_cuda)
+    if(NOT NSS_TORCH_HAS_CUDA)
       message(FATAL_ERROR "NSS_WITH_CUDA=ON but libtorch ${Torch_VERSION} (${Torch_DIR}) has no CUDA: "
                           "point CMAKE_PREFIX_PATH at a CUDA libtorch, e.g. python3 -c 'import torch; "
                           "print(torch.utils.cmake_prefix_path)' (scripts/build_torch2.sh does this)")
