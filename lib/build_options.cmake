@@ -1,5 +1,22 @@
 # Build helpers shared by lib/, apps/ and tests/.
 
+# --- libtorch consistency -------------------------------------------------------
+# TorchConfig.cmake looks for its libraries with find_library(... PATHS <prefix>/lib),
+# which searches the system directories first: with Debian's libtorch installed, a
+# PyTorch libtorch found through Torch_DIR alone gets its headers but Debian's
+# libtorch.so and libc10.so. Putting the torch directory itself (the parent of
+# <prefix>/lib) on CMAKE_PREFIX_PATH avoids that; this check catches the mix.
+foreach(_lib TORCH_LIBRARY c10_LIBRARY)
+  get_filename_component(_real "${${_lib}}" REALPATH)
+  get_filename_component(_prefix "${TORCH_INSTALL_PREFIX}" REALPATH)
+  string(FIND "${_real}" "${_prefix}/" _at)
+  if(NOT _at EQUAL 0)
+    message(FATAL_ERROR "libtorch ${Torch_VERSION} from ${TORCH_INSTALL_PREFIX}, but ${_lib} is "
+                        "${${_lib}} (another libtorch): add ${TORCH_INSTALL_PREFIX} to "
+                        "CMAKE_PREFIX_PATH and delete CMakeCache.txt (scripts/build_torch2.sh does)")
+  endif()
+endforeach()
+
 # --- Optional GPU pieces -------------------------------------------------------
 # NCCL communicator: needs only nccl.h and the CUDA runtime, so it also builds
 # against Debian's CPU libtorch (CI compiles it whenever the toolkit is present).
@@ -35,17 +52,40 @@ endif()
 message(STATUS "nss_hpc: CUDA runtime for the GPU inventory ${NSS_HAVE_CUDART}")
 
 # CUDA device path (torch CUDA streams, caching-allocator statistics): only with
-# a CUDA-enabled libtorch; Debian's libtorch is CPU-only and ships no c10_cuda.
+# a CUDA-enabled libtorch and the CUDA toolkit; Debian's libtorch is CPU-only and
+# ships no c10_cuda. Targets that hold GPU glue pick their .cpp by NSS_HAVE_CUDA
+# (a stub that throws otherwise); code sees the NSS_HAVE_CUDA definition only where
+# nss_cuda_definition() gives it.
+set(NSS_TORCH_HAS_CUDA OFF)
+if(TARGET c10_cuda OR TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
+  set(NSS_TORCH_HAS_CUDA ON)
+endif()
 set(NSS_HAVE_CUDA OFF)
 if(NOT NSS_WITH_CUDA STREQUAL "OFF")
-  if(TARGET c10_cuda OR TORCH_CUDA_LIBRARIES)
+  find_package(CUDAToolkit QUIET)
+  if(NSS_TORCH_HAS_CUDA AND CUDAToolkit_FOUND)
     set(NSS_HAVE_CUDA ON)
   elseif(NSS_WITH_CUDA STREQUAL "ON")
-    message(FATAL_ERROR "NSS_WITH_CUDA=ON but libtorch has no CUDA (point Torch_DIR at a CUDA "
-                        "libtorch, e.g. python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')")
+    if(NOT NSS_TORCH_HAS_CUDA)
+      message(FATAL_ERROR "NSS_WITH_CUDA=ON but libtorch ${Torch_VERSION} (${Torch_DIR}) has no CUDA: "
+                          "point CMAKE_PREFIX_PATH at a CUDA libtorch, e.g. python3 -c 'import torch; "
+                          "print(torch.utils.cmake_prefix_path)' (scripts/build_torch2.sh does this)")
+    endif()
+    message(FATAL_ERROR "NSS_WITH_CUDA=ON but the CUDA toolkit was not found "
+                        "(put nvcc on PATH or set CUDAToolkit_ROOT)")
   endif()
 endif()
-message(STATUS "nss_hpc: CUDA device path ${NSS_HAVE_CUDA}")
+message(STATUS "nss_hpc: CUDA device path ${NSS_HAVE_CUDA} (libtorch ${Torch_VERSION})")
+
+# nss_cuda_definition(TARGET): NSS_HAVE_CUDA=1 or 0 as a private definition, for
+# the few targets whose code must know which variant the build chose.
+function(nss_cuda_definition target)
+  if(NSS_HAVE_CUDA)
+    target_compile_definitions(${target} PRIVATE NSS_HAVE_CUDA=1)
+  else()
+    target_compile_definitions(${target} PRIVATE NSS_HAVE_CUDA=0)
+  endif()
+endfunction()
 
 # --- Precompiled header for libtorch -------------------------------------------
 # <torch/torch.h> dominates build time; every torch-using target reuses this one
@@ -53,6 +93,25 @@ message(STATUS "nss_hpc: CUDA device path ${NSS_HAVE_CUDA}")
 # same dependency set (nss_torch_deps) as every consumer.
 add_library(nss_torch_deps INTERFACE)
 target_link_libraries(nss_torch_deps INTERFACE torch)
+
+# PyTorch's wheels put their own fmt headers (a newer major than Debian's) into
+# libtorch's include directory, which the compiler searches before /usr/include.
+# Debian's spdlog is built against Debian's fmt and does not compile against
+# another, so torch users see a folder holding only a link to fmt::fmt's
+# headers ahead of libtorch's. libtorch's own headers (torch/torch.h) do not
+# include fmt, and its libraries keep their fmt in another inline namespace.
+get_target_property(_fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+foreach(_dir ${TORCH_INCLUDE_DIRS})
+  # Debian's libtorch lives in /usr/include, beside the very fmt spdlog uses.
+  if(EXISTS ${_dir}/fmt/core.h AND NOT _dir IN_LIST _fmt_include)
+    set(_fmt_shim ${CMAKE_BINARY_DIR}/fmt_before_torch)
+    file(MAKE_DIRECTORY ${_fmt_shim})
+    file(CREATE_LINK ${_fmt_include}/fmt ${_fmt_shim}/fmt SYMBOLIC)
+    target_include_directories(nss_torch_deps SYSTEM BEFORE INTERFACE ${_fmt_shim})
+    message(STATUS "nss_hpc: libtorch ships fmt headers (${_dir}/fmt); using ${_fmt_include}/fmt first")
+    break()
+  endif()
+endforeach()
 
 set(_nss_pch_source ${CMAKE_BINARY_DIR}/nss_torch_pch.cpp)
 file(GENERATE OUTPUT ${_nss_pch_source} CONTENT "// precompiled header carrier\n")

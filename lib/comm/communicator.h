@@ -57,6 +57,11 @@ class Communicator {
   /// Backend name: "mpi", "nccl", "local".
   virtual const char* backend() const = 0;
 
+  /// Called by the hang watchdog (another thread) just before it ends the job:
+  /// releases collectives stuck in the backend (NCCL: ncclCommAbort). Nothing
+  /// for host backends, whose processes simply end.
+  virtual void abort() {}
+
   /// Gathers `count` elements from every rank into `full` (size() x count, rank order).
   void all_gather(const void* shard, void* full, std::size_t count, DType dtype);
 
@@ -93,8 +98,7 @@ class Communicator {
   Communicator(int rank, int size, int local_rank, int local_size);
 
   virtual void do_all_gather(const void* shard, void* full, std::size_t count, DType dtype) = 0;
-  virtual void do_reduce_scatter(const void* full, void* shard, std::size_t count,
-                                 DType dtype) = 0;
+  virtual void do_reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype) = 0;
   virtual void do_all_reduce(void* buffer, std::size_t count, DType dtype, ReduceOp op) = 0;
   virtual void do_broadcast(void* buffer, std::size_t count, DType dtype, int root) = 0;
   virtual void do_barrier() = 0;

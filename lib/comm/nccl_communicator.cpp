@@ -1,5 +1,9 @@
 #include "comm/nccl_communicator.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "comm/cuda_check.h"
@@ -11,115 +15,221 @@ namespace {
 
 ncclDataType_t nccl_type(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return ncclFloat32;
-    case DType::kFloat64: return ncclFloat64;
-    case DType::kBFloat16: return ncclBfloat16;
-    case DType::kFloat16: return ncclFloat16;
-    case DType::kInt8: return ncclInt8;
-    case DType::kUInt8: return ncclUint8;
-    case DType::kInt32: return ncclInt32;
-    case DType::kUInt32: return ncclUint32;
-    case DType::kInt64: return ncclInt64;
-    case DType::kUInt64: return ncclUint64;
+    case DType::kFloat32:
+      return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    case DType::kBFloat16:
+      return ncclBfloat16;
+    case DType::kFloat16:
+      return ncclFloat16;
+    case DType::kInt8:
+      return ncclInt8;
+    case DType::kUInt8:
+      return ncclUint8;
+    case DType::kInt32:
+      return ncclInt32;
+    case DType::kUInt32:
+      return ncclUint32;
+    case DType::kInt64:
+      return ncclInt64;
+    case DType::kUInt64:
+      return ncclUint64;
     case DType::kInt16:
-    case DType::kUInt16: break;
+    case DType::kUInt16:
+      break;
   }
   throw InternalError("comm", std::string("NCCL has no ") + dtype_name(dtype) + " type");
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return ncclSum;
-    case ReduceOp::kMax: return ncclMax;
-    case ReduceOp::kMin: return ncclMin;
+    case ReduceOp::kSum:
+      return ncclSum;
+    case ReduceOp::kMax:
+      return ncclMax;
+    case ReduceOp::kMin:
+      return ncclMin;
   }
   return ncclSum;
 }
 
+// Before any CUDA call that would fail with a cryptic runtime error (no
+// driver, CUDA_VISIBLE_DEVICES empty, an ordinal past the visible devices).
+// Collective, so that no rank waits in the unique-id broadcast for one that threw.
+void require_visible_devices(MPI_Comm world, int device) {
+  int visible = 0;
+  const cudaError_t counted = cudaGetDeviceCount(&visible);
+  if (counted != cudaSuccess) cudaGetLastError();  // clear the sticky error for later CUDA users
+  int ok = counted == cudaSuccess && device >= 0 && device < visible ? 1 : 0;
+  NSS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, world));
+  const char* hint =
+      "run on GPU nodes with one rank per device (check nvidia-smi, CUDA_VISIBLE_DEVICES and "
+      "the job's GPU request, e.g. Slurm --gpus-per-task), or set parallel.backend: mpi";
+  if (counted != cudaSuccess)
+    throw UsageError("comm",
+                     std::string("parallel.backend nccl needs a CUDA device, but the CUDA "
+                                 "runtime reports: ") +
+                         cudaGetErrorString(counted),
+                     hint);
+  if (device < 0 || device >= visible)
+    throw UsageError("comm",
+                     "CUDA device " + std::to_string(device) +
+                         " is not visible: this process sees " + std::to_string(visible) +
+                         " CUDA device(s)",
+                     hint);
+  if (!ok) throw UsageError("comm", "another rank has no usable CUDA device for NCCL", hint);
+}
+
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(int rank, int size, int local_rank, int local_size, int device,
-                   const ncclUniqueId& id, cudaStream_t stream)
-      : Communicator(rank, size, local_rank, local_size), device_(device) {
+  NcclCommunicator(const RankPosition& p, int device, const ncclUniqueId& id,
+                   cudaStream_t compute_stream)
+      : Communicator(p.rank, p.size, p.local_rank, p.local_size),
+        device_(device),
+        compute_stream_(compute_stream) {
     NSS_CUDA_CHECK(cudaSetDevice(device_));
-    if (stream == nullptr) {
-      NSS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-      owns_stream_ = true;
-    } else {
-      stream_ = stream;
-    }
-    NSS_NCCL_CHECK(ncclCommInitRank(&comm_, size, id, rank));
+    // Non-blocking: the comm stream must not serialise with the legacy default
+    // stream (torch's default), so that ordering is exactly the two events.
+    NSS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    NSS_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming));
+    NSS_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    NSS_NCCL_CHECK(ncclCommInitRank(&comm_, p.size, id, p.rank));
   }
 
   ~NcclCommunicator() override {
-    if (comm_) ncclCommDestroy(comm_);
-    if (owns_stream_) cudaStreamDestroy(stream_);
+    if (comm_ && !aborted_) ncclCommDestroy(comm_);
+    if (barrier_buffer_) cudaFree(barrier_buffer_);
+    cudaEventDestroy(done_);
+    cudaEventDestroy(inputs_ready_);
+    cudaStreamDestroy(stream_);
   }
 
   const char* backend() const override { return "nccl"; }
 
+  // From the watchdog thread. The lock keeps ncclCommAbort from freeing the
+  // communicator while this rank's own thread is inside an NCCL call; a thread
+  // stuck inside one for longer than kAbortLockWait is left alone (the
+  // process is about to end anyway).
+  void abort() override {
+    std::unique_lock<std::timed_mutex> lock(nccl_mutex_, kAbortLockWait);
+    if (lock.owns_lock() && !aborted_.exchange(true)) ncclCommAbort(comm_);
+  }
+
  protected:
   void do_all_gather(const void* shard, void* full, std::size_t count, DType dtype) override {
-    NSS_NCCL_CHECK(ncclAllGather(shard, full, count, nccl_type(dtype), comm_, stream_));
-    wait();
+    run("ncclAllGather",
+        [&] { return ncclAllGather(shard, full, count, nccl_type(dtype), comm_, stream_); });
   }
   void do_reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype) override {
-    NSS_NCCL_CHECK(ncclReduceScatter(full, shard, count, nccl_type(dtype), ncclSum, comm_, stream_));
-    wait();
+    run("ncclReduceScatter", [&] {
+      return ncclReduceScatter(full, shard, count, nccl_type(dtype), ncclSum, comm_, stream_);
+    });
   }
   void do_all_reduce(void* buffer, std::size_t count, DType dtype, ReduceOp op) override {
-    NSS_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, nccl_type(dtype), nccl_op(op), comm_, stream_));
-    wait();
+    run("ncclAllReduce", [&] {
+      return ncclAllReduce(buffer, buffer, count, nccl_type(dtype), nccl_op(op), comm_, stream_);
+    });
   }
   void do_broadcast(void* buffer, std::size_t count, DType dtype, int root) override {
-    NSS_NCCL_CHECK(ncclBroadcast(buffer, buffer, count, nccl_type(dtype), root, comm_, stream_));
-    wait();
+    run("ncclBroadcast", [&] {
+      return ncclBroadcast(buffer, buffer, count, nccl_type(dtype), root, comm_, stream_);
+    });
   }
   void do_barrier() override {
     // NCCL has no barrier: an all-reduce of one element orders every rank.
     if (!barrier_buffer_) NSS_CUDA_CHECK(cudaMalloc(&barrier_buffer_, sizeof(float)));
-    NSS_NCCL_CHECK(ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_,
-                                 stream_));
-    wait();
+    run("ncclAllReduce (barrier)", [&] {
+      return ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_,
+                           stream_);
+    });
   }
 
  private:
-  // Polls instead of cudaStreamSynchronize so that NCCL's asynchronous errors
-  // (a peer that died, a broken link) surface here instead of hanging forever.
+  // Enqueues one collective between the two events (inputs the compute stream
+  // wrote so far; results the compute stream's later work reads) and waits.
+  template <class Enqueue>
+  void run(const char* name, Enqueue&& enqueue) {
+    {
+      std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+      if (aborted_) throw_aborted();
+      NSS_CUDA_CHECK(cudaEventRecord(inputs_ready_, compute_stream_));
+      NSS_CUDA_CHECK(cudaStreamWaitEvent(stream_, inputs_ready_, 0));
+      const ncclResult_t rc = enqueue();
+      if (rc != ncclSuccess)
+        throw InternalError("comm", std::string(name) + " failed: " + ncclGetErrorString(rc),
+                            "set NCCL_DEBUG=INFO for NCCL's own diagnostics");
+      NSS_CUDA_CHECK(cudaEventRecord(done_, stream_));
+      NSS_CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, done_, 0));
+    }
+    wait();
+  }
+
+  // Polls the collective's event instead of blocking in cudaEventSynchronize,
+  // so that NCCL's asynchronous errors (a peer that died, a broken link)
+  // surface here, and a hang stays visible to the watchdog, which aborts the
+  // communicator (abort()) after parallel.collective_timeout_s.
   void wait() {
-    for (;;) {
-      const cudaError_t state = cudaStreamQuery(stream_);
-      if (state == cudaSuccess) return;
-      if (state != cudaErrorNotReady) NSS_CUDA_CHECK(state);
-      ncclResult_t async_error = ncclSuccess;
-      NSS_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
-      if (async_error != ncclSuccess) {
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
-        NSS_NCCL_CHECK(async_error);
+    for (auto pause = std::chrono::microseconds(1);; pause = std::min(2 * pause, kMaxPause)) {
+      {
+        std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+        if (aborted_) throw_aborted();
+        const cudaError_t state = cudaEventQuery(done_);
+        if (state == cudaSuccess) return;
+        if (state != cudaErrorNotReady) NSS_CUDA_CHECK(state);
+        ncclResult_t async_error = ncclSuccess;
+        NSS_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
+        if (async_error != ncclSuccess) {
+          aborted_ = true;
+          ncclCommAbort(comm_);
+          throw InternalError("comm",
+                              std::string("NCCL reported an asynchronous error: ") +
+                                  ncclGetErrorString(async_error) + " (communicator aborted)",
+                              "a peer rank died or the network failed; see the other ranks' "
+                              "logs, and set NCCL_DEBUG=INFO for NCCL's own diagnostics");
+        }
       }
-      std::this_thread::yield();
+      std::this_thread::sleep_for(pause);
     }
   }
 
+  [[noreturn]] static void throw_aborted() {
+    throw Error(ExitCode::kCollectiveTimeout, "comm",
+                "the NCCL communicator was aborted by the collective-timeout watchdog",
+                "see the watchdog's diagnosis above (the rank that is behind)");
+  }
+
+  // Short collectives finish within the first polls; long ones cost at most
+  // this much latency and no busy core.
+  static constexpr std::chrono::microseconds kMaxPause{100};
+  static constexpr std::chrono::seconds kAbortLockWait{2};
+
   int device_;
+  cudaStream_t compute_stream_;
   cudaStream_t stream_ = nullptr;
-  bool owns_stream_ = false;
+  cudaEvent_t inputs_ready_ = nullptr;
+  cudaEvent_t done_ = nullptr;
   ncclComm_t comm_ = nullptr;
+  std::timed_mutex nccl_mutex_;  // comm_ between this rank's thread and abort()
+  std::atomic<bool> aborted_{false};
   void* barrier_buffer_ = nullptr;
 };
 
 }  // namespace
 
-bool nccl_available() { return true; }
+bool nccl_available() {
+  return true;
+}
 
-std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm world, int device, void* stream) {
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm world, int device,
+                                                     void* compute_stream) {
+  require_visible_devices(world, device);
   const RankPosition p = rank_position(world);
   ncclUniqueId id;
   if (p.rank == 0) NSS_NCCL_CHECK(ncclGetUniqueId(&id));
   NSS_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, world));
-  return std::make_unique<NcclCommunicator>(p.rank, p.size, p.local_rank, p.local_size, device,
-                                            id, static_cast<cudaStream_t>(stream));
+  return std::make_unique<NcclCommunicator>(p, device, id,
+                                            static_cast<cudaStream_t>(compute_stream));
 }
 
 }  // namespace nss::comm

@@ -2,11 +2,19 @@
 // nccl.h and the CUDA runtime, so it is compiled whenever they are found (also
 // against a CPU libtorch, so CI keeps it building); builds without them get a
 // stub whose factory explains how to get NCCL.
+//
+// Streams: every collective runs on the communicator's own stream. An event
+// recorded on the caller's compute stream makes it wait for the inputs; an
+// event recorded after the collective is polled (with NCCL's asynchronous
+// error) until done, and also makes the compute stream wait, so work the
+// caller enqueues later is ordered after it even without the host wait.
+// The hang watchdog calls Communicator::abort() (ncclCommAbort) before it ends
+// the job, so kernels stuck on a dead peer are released.
 #pragma once
 
-#include <mpi.h>
-
 #include <memory>
+
+#include <mpi.h>
 
 #include "comm/communicator.h"
 
@@ -15,10 +23,13 @@ namespace nss::comm {
 /// True when this build contains the NCCL backend.
 bool nccl_available();
 
-/// NCCL communicator over the ranks of `world` on CUDA device `device`. The
-/// unique id travels from rank 0 over MPI. Collectives run on `stream` (a
-/// cudaStream_t; nullptr creates a dedicated stream) and return once complete.
-/// Buffers are device pointers. Throws UsageError in builds without NCCL.
-std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm world, int device, void* stream);
+/// NCCL communicator over the ranks of `world` on CUDA device `device`; the
+/// unique id travels from rank 0 over MPI (collective over `world`).
+/// `compute_stream` is the cudaStream_t that produces and consumes the
+/// buffers (nullptr: the legacy default stream, torch's default). Buffers are
+/// device pointers. Throws UsageError in builds without NCCL or when `device`
+/// is not a visible CUDA device.
+std::unique_ptr<Communicator> make_nccl_communicator(MPI_Comm world, int device,
+                                                     void* compute_stream);
 
 }  // namespace nss::comm

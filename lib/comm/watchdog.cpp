@@ -1,11 +1,11 @@
 #include "comm/watchdog.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "comm/hang_diagnosis.h"
 #include "comm/mpi_check.h"
@@ -26,7 +26,7 @@ constexpr auto kGrace = std::chrono::milliseconds(1000);
 }  // namespace
 
 Watchdog::Watchdog(Communicator& comm, MPI_Comm world, double timeout_s)
-    : tracker_(comm.tracker()), timeout_s_(timeout_s) {
+    : watched_(comm), tracker_(comm.tracker()), timeout_s_(timeout_s) {
   NSS_MPI_CHECK(MPI_Comm_dup(world, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
@@ -108,6 +108,8 @@ void Watchdog::respond(bool detected_here) {
 
   for (const auto& line : diagnose_hang(statuses, timeout_s_)) spdlog::error("[comm] {}", line);
   spdlog::error("[comm] ending the job with exit code 6 (collective timeout)");
+  // After the exchange: the diagnosis needed this rank's state as it hung.
+  watched_.abort();
   log::flush();
   std::this_thread::sleep_for(kGrace);
   log::flush();

@@ -6,10 +6,10 @@
 // backward)"), and the job ends with exit code 6 on every rank.
 #pragma once
 
-#include <mpi.h>
-
 #include <atomic>
 #include <thread>
+
+#include <mpi.h>
 
 #include "comm/communicator.h"
 
@@ -28,6 +28,7 @@ class Watchdog {
   void watch();
   [[noreturn]] void respond(bool detected_here);
 
+  Communicator& watched_;
   CollectiveTracker& tracker_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;

@@ -188,6 +188,7 @@ struct TrainingConfig {
 struct ParallelConfig {
   std::string backend = "auto";
   double collective_timeout_s = 600.0;
+  bool share_devices = false;
 
   template <class V>
   void visit(V& v) {
@@ -195,6 +196,9 @@ struct ParallelConfig {
     v.field("collective_timeout_s", collective_timeout_s,
             "A collective unfinished after this many seconds ends the job with exit 6 and "
             "names the rank that is behind.");
+    v.field("share_devices", share_devices,
+            "GPU runs: let several ranks of a node share one CUDA device (local rank modulo "
+            "visible devices); false makes more ranks than devices a usage error (exit 2).");
   }
 };
 

@@ -10,6 +10,7 @@
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
+#include "comm/nccl_communicator.h"
 #include "comm/watchdog.h"
 #include "config/load.h"
 #include "core/fs.h"
@@ -18,6 +19,7 @@
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
 #include "preflight/preflight.h"
+#include "train/compute_device.h"
 #include "train/environment.h"
 #include "train/stop_signal.h"
 #include "train/trainer.h"
@@ -73,13 +75,19 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   });
   comm::run_on_all(*world, [&] { log::attach_rank_file(run_dir + "/logs", world->rank()); });
 
-  const auto entries = comm::all_gather_text(*world, describe_rank(layout, "cpu"));
+  ComputeDevice device;
+  comm::run_on_all(*world, [&] { device = choose_compute_device(config.parallel, MPI_COMM_WORLD); });
+  const auto entries = comm::all_gather_text(*world, describe_rank(layout, device.device.str()));
   comm::run_on_root(*world, 0, [&] {
     write_file_atomic(run_dir + "/environment.json",
                       describe_environment(entries, options.command_line));
   });
-  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank", config.run.name, run_dir,
-               world->size(), layout.threads_per_rank);
+  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank, device {}{}",
+               config.run.name, run_dir, world->size(), layout.threads_per_rank,
+               device.device.str(),
+               device.ranks_on_device > 1
+                   ? " shared by " + std::to_string(device.ranks_on_device) + " ranks"
+                   : std::string());
 
   if (config.preflight.enabled) {
     // Rank 0's resident memory before any model exists: the CPU fixed overhead.
@@ -87,7 +95,11 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     preflight::PreflightPlan plan = training_preflight_plan(config, baseline);
     plan.before_verdict = hooks.before_preflight_verdict;
     preflight::run_preflight(*world, MPI_COMM_WORLD,
-                             {config, layout, preflight::DeviceKind::kCpu, run_dir}, plan);
+                             {config, layout,
+                              device.device.is_cuda() ? preflight::DeviceKind::kCuda
+                                                      : preflight::DeviceKind::kCpu,
+                              run_dir},
+                             plan);
   } else {
     spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
   }
@@ -95,7 +107,17 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
     return ExitCode::kOk;
   }
-  return train(config, *world, {run_dir, layout.threads_per_rank});
+  // On GPUs the shard collectives run over NCCL on device memory, with a
+  // watchdog of their own; host-side collectives stay on MPI.
+  std::unique_ptr<comm::Communicator> nccl;
+  std::optional<comm::Watchdog> nccl_watchdog;
+  if (device.device.is_cuda()) {
+    comm::run_on_all(*world, [&] {
+      nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, device.device.index(), nullptr);
+    });
+    nccl_watchdog.emplace(*nccl, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+  }
+  return train(config, *world, {run_dir, layout.threads_per_rank, device.device, nccl.get()});
 }
 
 }  // namespace nss::train

@@ -16,6 +16,7 @@
 #include "fsdp/memory_counter.h"
 #include "model/initial_weights.h"
 #include "optim/lr_schedule.h"
+#include "train/device_memory.h"
 #include "train/metrics_log.h"
 #include "train/stop_signal.h"
 #include "train/training_checkpoints.h"
@@ -26,8 +27,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-torch::Dtype compute_dtype(const config::TrainingConfig& training) {
+// training.dtype auto: bf16 on a CUDA device, fp32 on CPU.
+torch::Dtype compute_dtype(const config::TrainingConfig& training, const torch::Device& device) {
+  if (training.dtype == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
   return training.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+}
+
+MicroBatchTensors on_device(MicroBatchTensors t, const torch::Device& device) {
+  if (device.is_cpu()) return t;
+  t.inputs = t.inputs.to(device);
+  t.targets = t.targets.to(device);
+  return t;
 }
 
 MicroBatchTensors to_tensors(const data::TokenBatch& batch, std::uint64_t seed, std::int64_t step) {
@@ -74,9 +84,9 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
       piece.seq_len = seq_len;
       piece.tokens.assign(batch.tokens.begin() + row * batch.row_length(),
                           batch.tokens.begin() + (row + rows) * batch.row_length());
-      piece.sample_ids.assign(batch.sample_ids.begin() + row,
-                              batch.sample_ids.begin() + row + rows);
-      const MicroBatchTensors t = to_tensors(piece, 0, 0);
+      piece.sample_ids.assign(batch.sample_ids.begin() + row, batch.sample_ids.begin() + row + rows);
+      const MicroBatchTensors t =
+          on_device(to_tensors(piece, 0, 0), model.units().front()->options().device);
       total += model.loss(t.inputs, t.targets, scale, nullptr).item<double>();
     }
   }
@@ -105,7 +115,8 @@ nlohmann::json memory_by_category(ShardedLlama& model, OptimizerState& state) {
           {"frozen_bytes", frozen},
           {"model_state_bytes", 2 * masters + moments + frozen},
           {"largest_gathered_unit_bytes", largest_gather},
-          {"measured_tensor_bytes", fsdp::tensor_bytes_now()}};
+          {"measured_tensor_bytes",
+           device_memory(model.units().front()->options().device).bytes}};
 }
 
 }  // namespace
@@ -121,9 +132,11 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
                       {config.data.seq_len, t.global_batch_size, config.model.vocab_size});
 
   fsdp::ShardOptions shard_options;
-  shard_options.compute_dtype = compute_dtype(t);
+  shard_options.compute_dtype = compute_dtype(t, context.device);
+  shard_options.device = context.device;
   shard_options.activation_checkpointing = t.activation_checkpointing;
-  ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, shard_options,
+  comm::Communicator& unit_comm = context.unit_comm ? *context.unit_comm : comm;
+  ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, unit_comm, shard_options,
                      config.data.seq_len);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
@@ -169,20 +182,19 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
 
   std::int64_t skipped_in_a_row = 0;
   const auto run_start = Clock::now();
-  fsdp::reset_peak_tensor_bytes();
+  reset_device_peak_memory(shard_options.device);
   for (std::int64_t step = first_step; step <= t.max_steps; ++step) {
     const auto step_start = Clock::now();
     const comm::CommStats comm_before = comm.stats();
-    StepSettings settings{step,
-                          micro_steps,
-                          1.0 / static_cast<double>(tokens_per_step),
-                          schedule.at(step),
-                          t.grad_clip,
-                          [&] { checkpoints.before_update(); }};
+    const comm::CommStats unit_comm_before = unit_comm.stats();
+    StepSettings settings{step, micro_steps, 1.0 / static_cast<double>(tokens_per_step),
+                          schedule.at(step), t.grad_clip, [&] { checkpoints.before_update(); }};
     const StepOutcome outcome = run_training_step(
         model, state, adamw, settings,
         [&](std::int64_t) {
-          return to_tensors(loader.next(), static_cast<std::uint64_t>(config.run.seed), step);
+          return on_device(
+              to_tensors(loader.next(), static_cast<std::uint64_t>(config.run.seed), step),
+              context.device);
         },
         comm);
     const double step_seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
@@ -208,16 +220,20 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
     }
 
     if (step % config.logging.interval_steps == 0 || step == t.max_steps) {
+      const DeviceMemoryReading memory_now = device_memory(shard_options.device);
+      double step_comm_bytes = comm.stats().since(comm_before).total_bytes();
+      if (&unit_comm != &comm)
+        step_comm_bytes += unit_comm.stats().since(unit_comm_before).total_bytes();
       const double tokens_per_s = static_cast<double>(tokens_per_step) / step_seconds;
       const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
       const double eta = elapsed / static_cast<double>(step - first_step + 1) *
                          static_cast<double>(t.max_steps - step);
-      spdlog::info(
-          "[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
-          "{:.3f} s/step | mem {} (peak {}) | ETA {}",
-          step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
-          step_seconds, format_bytes(static_cast<double>(fsdp::tensor_bytes_now())),
-          format_bytes(static_cast<double>(fsdp::tensor_bytes_peak())), format_duration(eta));
+      spdlog::info("[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
+                   "{:.3f} s/step | mem {} (peak {}) | ETA {}",
+                   step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
+                   step_seconds, format_bytes(static_cast<double>(memory_now.bytes)),
+                   format_bytes(static_cast<double>(memory_now.peak_bytes)),
+                   format_duration(eta));
       if (metrics) {
         metrics->append({{"step", step},
                          {"loss", outcome.loss},
@@ -225,9 +241,9 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
                          {"grad_norm", outcome.grad_norm},
                          {"tokens_per_s", tokens_per_s},
                          {"step_time_s", step_seconds},
-                         {"mem_bytes", fsdp::tensor_bytes_now()},
-                         {"peak_mem_bytes", fsdp::tensor_bytes_peak()},
-                         {"comm_bytes", comm.stats().since(comm_before).total_bytes()},
+                         {"mem_bytes", memory_now.bytes},
+                         {"peak_mem_bytes", memory_now.peak_bytes},
+                         {"comm_bytes", step_comm_bytes},
                          {"skipped", outcome.skipped},
                          {"skipped_steps", progress.skipped_steps}});
       }

@@ -3,6 +3,8 @@
 // validation, checkpoints and the stop-signal agreement.
 #pragma once
 
+#include <torch/types.h>
+
 #include <memory>
 #include <string>
 
@@ -15,6 +17,10 @@ namespace nss::train {
 struct TrainerContext {
   std::string run_dir;
   int threads = 1;  // intra-op threads of this rank
+  torch::Device device{torch::kCPU};  // where the model computes (train/compute_device.h)
+  /// The shard collectives' communicator (NCCL on a CUDA device); nullptr: the
+  /// `comm` given to train(), which always carries the host-side collectives.
+  comm::Communicator* unit_comm = nullptr;
 };
 
 /// Trains until training.max_steps or a stop signal; returns the exit code

@@ -31,7 +31,7 @@ std::string unit_dataset(const char* prefix, std::size_t unit) {
 // "/optimizer/exp_avg/unit_003" its first moment, and so on. Pieces name the
 // parameters (or "optimizer.exp_avg.<name>") and the element ranges held.
 checkpoint::ShardBuffer shard_buffer(const std::string& dataset, const std::string& name_prefix,
-                                     torch::Tensor& tensor, const fsdp::FlatLayout& layout,
+                                     const torch::Tensor& tensor, const fsdp::FlatLayout& layout,
                                      int rank) {
   checkpoint::ShardBuffer buffer{
       dataset, DType::kFloat32, tensor.data_ptr(), static_cast<std::uint64_t>(tensor.numel()), {}};
@@ -104,16 +104,25 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
     for (std::size_t i = 0; i < parameters; ++i)
       tensors_.push_back({moment + tensors_[i].name, tensors_[i].shape, DType::kFloat32});
 
+  // The checkpoint library reads and writes host memory: device shards go
+  // through pinned host mirrors (CPU shards are their own mirror).
+  std::vector<torch::Tensor> saved;
   for (std::size_t u = 0; u < units.size(); ++u) {
+    if (units[u]->master().numel() == 0) continue;
+    for (torch::Tensor* t : {&units[u]->master(), &state.exp_avg()[u], &state.exp_avg_sq()[u]})
+      saved.push_back(*t);
+  }
+  mirror_ = std::make_unique<HostMirror>(saved);
+  for (std::size_t u = 0, i = 0; u < units.size(); ++u) {
     auto& unit = *units[u];
     if (unit.master().numel() == 0) continue;
     const int rank = comm.rank();
-    buffers_.push_back(
-        shard_buffer(unit_dataset("/model", u), "", unit.master(), unit.layout(), rank));
+    buffers_.push_back(shard_buffer(unit_dataset("/model", u), "", mirror_->host(i++),
+                                    unit.layout(), rank));
     buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg", u), "optimizer.exp_avg.",
-                                    state.exp_avg()[u], unit.layout(), rank));
+                                    mirror_->host(i++), unit.layout(), rank));
     buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg_sq", u),
-                                    "optimizer.exp_avg_sq.", state.exp_avg_sq()[u], unit.layout(),
+                                    "optimizer.exp_avg_sq.", mirror_->host(i++), unit.layout(),
                                     rank));
   }
   if (config.training.lora.enabled) {
@@ -138,6 +147,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
     torch::NoGradGuard no_grad;  // the loader writes into the masters' storage
     loaded = checkpoint::resume_checkpoint(comm_, k.dir, k.resume, tensors_, buffers_,
                                            {k.load_optimizer, k.hdf5_file_locking});
+    if (loaded) mirror_->to_device();
   }
   if (!loaded) {
     spdlog::info(
@@ -259,6 +269,7 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronou
   request.state = state_of(progress);
   request.keep_last = k.keep_last;
   request.file_locking = k.hdf5_file_locking;
+  mirror_->to_host();  // device shards only: the step's values, in pinned host memory
 
   if (async_ && !synchronous) {
     const checkpoint::AsyncSaveStart start = async_->save(request, buffers_);

@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "data/sample_plan.h"
+#include "train/host_mirror.h"
 #include "train/training_step.h"
 
 namespace nss::checkpoint {
@@ -83,6 +84,7 @@ class TrainingCheckpoints {
   comm::Communicator& comm_;
   OptimizerState& state_;
   std::vector<checkpoint::TensorSpec> tensors_;
+  std::unique_ptr<HostMirror> mirror_;  // host memory of the saved shards
   std::vector<checkpoint::ShardBuffer> buffers_;
   nlohmann::json lora_base_;  // identity of the frozen base under LoRA
   std::unique_ptr<checkpoint::AsyncCheckpointer> async_;

@@ -1,0 +1,24 @@
+// Where this rank computes: a CUDA device when libtorch sees one and
+// parallel.backend is auto or nccl (the device is local rank modulo visible
+// devices, comm/device_selection.h), the CPU otherwise. Every rank decides
+// the same: either all ranks compute on GPUs or none does.
+#pragma once
+
+#include <mpi.h>
+#include <torch/types.h>
+
+#include "config/config.h"
+
+namespace nss::train {
+
+struct ComputeDevice {
+  torch::Device device{torch::kCPU};
+  int ranks_on_device = 1;  // local ranks sharing this GPU (parallel.share_devices)
+};
+
+/// Collective over `world`. UsageError when parallel.backend is nccl and no
+/// rank sees a CUDA device, when some ranks see CUDA devices and others do
+/// not, or when ranks would share a GPU without parallel.share_devices.
+ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_Comm world);
+
+}  // namespace nss::train

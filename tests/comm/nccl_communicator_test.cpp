@@ -1,0 +1,94 @@
+// The NCCL backend as CI can exercise it: the build contains the variant CMake
+// detected, and without a usable GPU every rank gets the same clear UsageError
+// instead of a hang or a CUDA error code. On a GPU node (one device per rank,
+// picked by local rank) the collectives run on device buffers and are checked
+// against the MPI results.
+#include "comm/nccl_communicator.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "comm/mpi_communicator.h"
+#include "core/error.h"
+
+#if NSS_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#endif
+
+namespace nss::comm {
+namespace {
+
+TEST(NcclCommunicator, BuildHasTheVariantCMakeDetected) {
+  EXPECT_EQ(nccl_available(), NSS_HAVE_NCCL == 1);
+}
+
+#if NSS_HAVE_NCCL
+int visible_devices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+TEST(NcclCommunicator, WithoutADeviceEveryRankGetsAUsageError) {
+  if (visible_devices() > 0) GTEST_SKIP() << "a CUDA device is visible";
+  try {
+    make_nccl_communicator(MPI_COMM_WORLD, 0, nullptr);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(e.message().find("needs a CUDA device"), std::string::npos) << e.message();
+    EXPECT_NE(e.hint().find("parallel.backend: mpi"), std::string::npos) << e.hint();
+  }
+}
+
+TEST(NcclCommunicator, CollectivesOnDeviceBuffersMatchMpi) {
+  const int devices = visible_devices();
+  if (devices == 0) GTEST_SKIP() << "no CUDA device";
+  auto mpi = MpiCommunicator::create(MPI_COMM_WORLD);
+  // NCCL refuses two ranks on one device; every rank decides the same.
+  if (mpi->local_size() > devices) GTEST_SKIP() << "fewer CUDA devices than ranks on this node";
+  auto nccl = make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank() % devices, nullptr);
+  EXPECT_STREQ(nccl->backend(), "nccl");
+  const std::size_t count = 1001;
+  const int size = mpi->size();
+  std::vector<float> shard(count), expected(count * size), got(count * size);
+  for (std::size_t i = 0; i < count; ++i) shard[i] = static_cast<float>(mpi->rank() * 10000 + i);
+  mpi->all_gather(shard.data(), expected.data(), count, DType::kFloat32);
+
+  void *d_shard = nullptr, *d_full = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_shard, count * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_full, count * size * sizeof(float)), cudaSuccess);
+  cudaMemcpy(d_shard, shard.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+  nccl->all_gather(d_shard, d_full, count, DType::kFloat32);
+  cudaMemcpy(got.data(), d_full, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  EXPECT_EQ(got, expected);
+
+  // Reduce-scatter of the gathered buffer: each rank's slice times size.
+  nccl->reduce_scatter(d_full, d_shard, count, DType::kFloat32);
+  std::vector<float> reduced(count);
+  cudaMemcpy(reduced.data(), d_shard, count * sizeof(float), cudaMemcpyDeviceToHost);
+  for (std::size_t i = 0; i < count; ++i)
+    ASSERT_EQ(reduced[i], static_cast<float>(size) * shard[i]) << i;
+  nccl->barrier();
+  EXPECT_EQ(nccl->stats().by_kind[static_cast<int>(CollectiveKind::kAllGather)].calls, 1);
+  cudaFree(d_shard);
+  cudaFree(d_full);
+}
+#else
+TEST(NcclCommunicator, WithoutNcclTheFactorySaysHowToGetIt) {
+  try {
+    make_nccl_communicator(MPI_COMM_WORLD, 0, nullptr);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(e.message().find("no NCCL support"), std::string::npos) << e.message();
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace nss::comm
