@@ -5,7 +5,6 @@ size; a disk that fills up mid-save leaves no partial step, every rank reports
 the error, and the run goes on."""
 import os
 import random
-import signal
 import subprocess
 import time
 import unittest
@@ -16,31 +15,6 @@ import nss_e2e
 # About 30 MiB per step, so that kills land inside writes, fsyncs and commits.
 SHAPE = "4096,256,688,2,128"
 TRIALS = 4
-
-
-def session_members(session):
-    """PIDs of every process in a session (mpiexec and the ranks it started)."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == session:
-            pids.append(int(entry))
-    return pids
-
-
-def kill_session(session):
-    """SIGKILL to every process of the session, ranks first (a node dying)."""
-    for pid in sorted(session_members(session), key=lambda p: p == session):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 class CrashTest(unittest.TestCase):
@@ -63,7 +37,7 @@ class CrashTest(unittest.TestCase):
                 time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 1.5))
         finally:
-            kill_session(proc.pid)
+            nss_e2e.kill_session(proc.pid)
             proc.wait()
 
         steps = ck.committed_steps(d)

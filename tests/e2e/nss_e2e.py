@@ -1,8 +1,10 @@
 """Helpers for end-to-end tests that drive the real binaries."""
 import os
+import signal
 import shutil
 import subprocess
 import tempfile
+import time
 
 SOURCE = os.environ.get("NSS_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BIN = os.environ.get("NSS_BIN_DIR", os.path.join(SOURCE, "build", "bin"))
@@ -67,3 +69,46 @@ def prepare_text_dataset(directory, name="train.h5"):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return data
+
+
+def session_members(session):
+    """PIDs of every process in a session (mpiexec and the ranks it started:
+    Open MPI puts each rank in a process group of its own, so killpg on the
+    launcher does not reach them)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:
+            pids.append(int(entry))
+    return pids
+
+
+def kill_session(session, timeout=30):
+    """SIGKILL to every process of the session, ranks first (a node dying);
+    returns once none of them runs any more."""
+    for pid in sorted(session_members(session), key=lambda p: p == session):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = [p for p in session_members(session) if p != session and not _is_zombie(p)]
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError("processes of session %d survived SIGKILL: %s" % (session, alive))
+
+
+def _is_zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -11,14 +11,14 @@ Hugging Face directory."""
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import MPIEXEC, SOURCE, binary, mpirun, prepare_text_dataset, remove, scratch  # noqa: E402
+from nss_e2e import (MPIEXEC, SOURCE, binary, kill_session, mpirun, prepare_text_dataset, remove,
+                     scratch)  # noqa: E402
 
 NSS = binary("nss_hpc")
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
@@ -111,7 +111,7 @@ class CheckpointTrainingTest(unittest.TestCase):
         while not committed_steps(checkpoints) and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         time.sleep(random.uniform(0.0, 2.0))
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_session(proc.pid)
         proc.wait()
         return run_dir, checkpoints
 
@@ -129,7 +129,8 @@ class CheckpointTrainingTest(unittest.TestCase):
                 for step in steps:
                     result = verify(os.path.join(checkpoints, "step_%08d" % step))
                     self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-                latest = int(open(os.path.join(checkpoints, "latest")).read().strip()[5:])
+                with open(os.path.join(checkpoints, "latest")) as f:
+                    latest = int(f.read().strip()[5:])
                 self.assertIn(latest, steps)
                 # Resume to the end at another world size: the uninterrupted run's losses.
                 _, output = self.train(3, "kill_" + mode, *sets)
