@@ -22,10 +22,10 @@ void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements
       "data",
       "token dataset " + dataset.path() + " is too short: " + std::to_string(dataset.num_tokens()) +
           " tokens make " + std::to_string(windows) +
-          " windows of seq_len+1 = " + std::to_string(needs.seq_len + 1) +
-          " tokens, but one global batch needs " + std::to_string(needs.min_windows) + " (" +
+          " windows of seq_len+1 = " + std::to_string(needs.seq_len + 1) + " tokens, but " +
+          needs.purpose + " needs " + std::to_string(needs.min_windows) + " (" +
           std::to_string(tokens_for_windows(needs.min_windows, needs.seq_len)) + " tokens)",
-      "prepare more text, or lower training.global_batch_size or data.seq_len");
+      needs.shorten_hint);
 }
 
 MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs) {

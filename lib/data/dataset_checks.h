@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "data/token_dataset.h"
 
@@ -14,6 +15,10 @@ struct DatasetRequirements {
   std::int64_t seq_len = 0;           // tokens per sequence (windows hold seq_len + 1)
   std::int64_t min_windows = 0;       // e.g. the global batch size
   std::int64_t model_vocab_size = 0;  // every id must be below it
+  // What min_windows pays for and how to need less, for the "too short" error.
+  std::string purpose = "one global batch";
+  std::string shorten_hint =
+      "prepare more text, or lower training.global_batch_size or data.seq_len";
 };
 
 /// Windows of seq_len + 1 tokens (overlapping by one) that `num_tokens` holds.

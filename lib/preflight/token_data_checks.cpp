@@ -30,12 +30,19 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
   const std::int64_t seq_len = config.data.seq_len;
   const std::int64_t vocab = config.model.vocab_size;
   const std::int64_t train_windows = config.training.global_batch_size;
-  const std::int64_t eval_windows = config.training.global_batch_size * config.eval.batches;
+  const std::int64_t eval_batches = config.eval.batches;
+  const std::int64_t eval_windows = config.training.global_batch_size * eval_batches;
   return [=](const DatasetRef& dataset, const PathProbe&) -> std::vector<Check> {
     const std::string format_id = check_id(dataset, "format");
     const std::string vocabulary_id = check_id(dataset, "vocabulary");
-    const data::DatasetRequirements needs{
-        seq_len, dataset.role == "train" ? train_windows : eval_windows, vocab};
+    data::DatasetRequirements needs{seq_len, train_windows, vocab};
+    if (dataset.role != "train") {
+      needs.min_windows = eval_windows;
+      needs.purpose =
+          "validation (eval.batches = " + std::to_string(eval_batches) + " global batches)";
+      needs.shorten_hint =
+          "prepare a longer validation file, or lower eval.batches or training.global_batch_size";
+    }
     std::shared_ptr<const data::TokenDataset> tokens;
     try {
       tokens = data::TokenDataset::open(dataset.path);

@@ -208,6 +208,22 @@ TEST_F(TokenDatasetTest, TooFewTokensForOneGlobalBatch) {
   }
 }
 
+TEST_F(TokenDatasetTest, TooShortNamesWhatTheWindowsAreFor) {
+  const auto dataset = TokenDataset::open(write("short_val.h5", TokensFileSpec{}));  // 1000 tokens
+  DatasetRequirements needs{/*seq_len=*/100, /*min_windows=*/16, /*model_vocab_size=*/258};
+  needs.purpose = "validation (eval.batches = 4 global batches)";
+  needs.shorten_hint = "lower eval.batches";
+  try {
+    check_dataset_length(*dataset, needs);
+    ADD_FAILURE() << "a validation file shorter than eval.batches global batches was accepted";
+  } catch (const DataError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("validation (eval.batches = 4 global batches) needs 16"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("lower eval.batches"), std::string::npos) << text;
+  }
+}
+
 TEST_F(TokenDatasetTest, TokenIdsBeyondTheModelVocabulary) {
   TokensFileSpec spec;
   spec.max_token_id = 249;

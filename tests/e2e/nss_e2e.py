@@ -41,17 +41,18 @@ def remove(path):
 
 
 def write_token_dataset(path, tokens=16384, vocab_size=258):
-    """Writes a small valid token dataset: contiguous uint16 /tokens with the
-    tokenizer, vocab_size, max_token_id and documents attributes."""
+    """Writes a small valid token dataset: contiguous uint16 /tokens and the
+    file's tokenizer, vocab_size, max_token_id and documents attributes
+    (docs/data.md)."""
     import h5py
     import numpy as np
     values = (np.arange(tokens, dtype=np.int64) * 7 % vocab_size).astype(np.uint16)
     with h5py.File(path, "w") as f:
-        dataset = f.create_dataset("tokens", data=values)  # no chunks, no filters: contiguous
-        dataset.attrs["tokenizer"] = "byte"
-        dataset.attrs["vocab_size"] = vocab_size
-        dataset.attrs["max_token_id"] = int(values.max())
-        dataset.attrs["documents"] = 1
+        f.create_dataset("tokens", data=values)  # no chunks, no filters: contiguous
+        f.attrs["tokenizer"] = "byte"
+        f.attrs["vocab_size"] = np.int64(vocab_size)
+        f.attrs["max_token_id"] = np.int64(values.max())
+        f.attrs["documents"] = np.int64(1)
     return path
 
 
