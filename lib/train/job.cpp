@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
 #include "comm/agreement.h"
@@ -76,30 +77,33 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   comm::run_on_all(*world, [&] { log::attach_rank_file(run_dir + "/logs", world->rank()); });
 
   ComputeDevice device;
-  comm::run_on_all(*world, [&] { device = choose_compute_device(config.parallel, MPI_COMM_WORLD); });
+  comm::run_on_all(*world,
+                   [&] { device = choose_compute_device(config.parallel, MPI_COMM_WORLD); });
   const auto entries = comm::all_gather_text(*world, describe_rank(layout, device.device.str()));
   comm::run_on_root(*world, 0, [&] {
     write_file_atomic(run_dir + "/environment.json",
                       describe_environment(entries, options.command_line));
   });
-  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank, device {}{}",
-               config.run.name, run_dir, world->size(), layout.threads_per_rank,
-               device.device.str(),
+  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank, device {}{}", config.run.name,
+               run_dir, world->size(), layout.threads_per_rank, device.device.str(),
                device.ranks_on_device > 1
                    ? " shared by " + std::to_string(device.ranks_on_device) + " ranks"
                    : std::string());
 
+  // Before the preflight, so that its synthetic step computes (and allocates
+  // its per-thread scratch) with the threads training will use.
+  at::set_num_threads(layout.threads_per_rank);
   if (config.preflight.enabled) {
     // Rank 0's resident memory before any model exists: the CPU fixed overhead.
     const auto baseline = static_cast<std::uint64_t>(fsdp::resident_bytes());
     preflight::PreflightPlan plan = training_preflight_plan(config, baseline);
     plan.before_verdict = hooks.before_preflight_verdict;
-    preflight::run_preflight(*world, MPI_COMM_WORLD,
-                             {config, layout,
-                              device.device.is_cuda() ? preflight::DeviceKind::kCuda
-                                                      : preflight::DeviceKind::kCpu,
-                              run_dir},
-                             plan);
+    preflight::run_preflight(
+        *world, MPI_COMM_WORLD,
+        {config, layout,
+         device.device.is_cuda() ? preflight::DeviceKind::kCuda : preflight::DeviceKind::kCpu,
+         run_dir},
+        plan);
   } else {
     spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
   }
