@@ -240,6 +240,23 @@ BlockFlags block_flags(const UnitShapes& s, bool x_rg) {
   return f;
 }
 
+// Element counts of a block's tensors for n = batch x seq tokens.
+struct BlockSizes {
+  bool base;     // no LoRA: the base weights train
+  bool grouped;  // fewer key/value heads than query heads
+  std::uint64_t nq, nkv, nh, ni, scores;
+};
+
+BlockSizes block_sizes(const UnitShapes& s, std::uint64_t n) {
+  return {!s.lora,
+          s.heads != s.kv_heads,
+          n * u64(s.heads * s.head_dim),
+          n * u64(s.kv_heads * s.head_dim),
+          n * u64(s.hidden),
+          n * u64(s.intermediate),
+          u64(s.batch * s.heads * s.seq * s.seq)};
+}
+
 }  // namespace
 
 bool UnitShapes::adapted(const std::string& projection) const {
@@ -254,11 +271,7 @@ void block_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
   Script k(t, s, call);
   const auto p = block_projections(s);
   const BlockFlags f = block_flags(s, call.input_requires_grad);
-  const bool base = !s.lora, grouped = s.heads != s.kv_heads;
-  const std::uint64_t nq = k.n * u64(s.heads * s.head_dim),
-                      nkv = k.n * u64(s.kv_heads * s.head_dim);
-  const std::uint64_t nh = k.n * u64(s.hidden), ni = k.n * u64(s.intermediate);
-  const std::uint64_t scores = u64(s.batch * s.heads * s.seq * s.seq);
+  const auto [base, grouped, nq, nkv, nh, ni, scores] = block_sizes(s, k.n);
 
   rms_forward(k, "n1.", f.x_rg, base);
   // q, k: projection, then RoPE (x*cos + rotate_half(x)*sin: three temporaries).
@@ -345,11 +358,7 @@ std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCal
   Script k(t, s, call);
   const auto p = block_projections(s);
   const BlockFlags f = block_flags(s, call.input_requires_grad);
-  const bool base = !s.lora, grouped = s.heads != s.kv_heads;
-  const std::uint64_t nq = k.n * u64(s.heads * s.head_dim),
-                      nkv = k.n * u64(s.kv_heads * s.head_dim);
-  const std::uint64_t nh = k.n * u64(s.hidden), ni = k.n * u64(s.intermediate);
-  const std::uint64_t scores = u64(s.batch * s.heads * s.seq * s.seq);
+  const auto [base, grouped, nq, nkv, nh, ni, scores] = block_sizes(s, k.n);
 
   // out = h + down: the gradient passes through to both.
   const Grad g_prod = projection_backward(k, p[6], grad_out, false, f.prod_rg);
