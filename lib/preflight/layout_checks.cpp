@@ -68,7 +68,8 @@ Check check_cpu_threads(const PreflightContext& context) {
 }
 
 Check check_gpu_assignment(const PreflightContext& context) {
-  std::string idle_note;
+  const bool sharing_allowed = context.config.parallel.share_devices;
+  std::string idle_note, shared_note;
   int busiest_ranks = 0, busiest_gpus = 0;
   for (const auto& node : group_by_node(context.ranks)) {
     std::map<std::string, const RankFacts*> owner;  // physical GPU -> first rank using it
@@ -83,7 +84,11 @@ Check check_gpu_assignment(const PreflightContext& context) {
                            "make one GPU visible per rank (srun --gpus-per-task=1, or "
                            "CUDA_VISIBLE_DEVICES), or run on CPU");
       const auto [it, fresh] = owner.emplace(device->pci_bus_id, r);
-      if (!fresh)
+      if (!fresh && sharing_allowed) {
+        if (shared_note.empty())
+          shared_note = "host " + node.host + ": rank " + std::to_string(it->second->rank) +
+                        " and rank " + std::to_string(r->rank) + " share GPU " + device->pci_bus_id;
+      } else if (!fresh)
         return Check::fail(kDevices, ExitCode::kUsage,
                            "host " + node.host + ": rank " + std::to_string(it->second->rank) +
                                " and rank " + std::to_string(r->rank) + " would share GPU " +
@@ -91,7 +96,8 @@ Check check_gpu_assignment(const PreflightContext& context) {
                                " ranks, " + std::to_string(visible.size()) + " GPUs visible)",
                            "start one rank per GPU: at most " + std::to_string(visible.size()) +
                                " ranks on host " + node.host +
-                               " (e.g. --ntasks-per-node=" + std::to_string(visible.size()) + ")")
+                               " (e.g. --ntasks-per-node=" + std::to_string(visible.size()) +
+                               "), or set parallel.share_devices: true to share them on purpose")
             .with_numbers(static_cast<double>(node.ranks.size()), std::nullopt,
                           static_cast<double>(visible.size()), "ranks");
     }
@@ -103,6 +109,12 @@ Check check_gpu_assignment(const PreflightContext& context) {
       busiest_gpus = static_cast<int>(visible.size());
     }
   }
+  if (!shared_note.empty())
+    return Check::warn(kDevices, ExitCode::kUsage,
+                       "GPUs shared by several ranks (parallel.share_devices: true): " +
+                           shared_note + "; each rank gets its share of the GPU's memory and time",
+                       "start one rank per GPU unless sharing is what you want")
+        .with_numbers(busiest_ranks, std::nullopt, busiest_gpus, "ranks");
   if (!idle_note.empty())
     return Check::warn(kDevices, ExitCode::kUsage, "GPUs left idle: " + idle_note,
                        "start one rank per GPU to use them all")

@@ -142,6 +142,17 @@ TEST_F(ChecksTest, MoreRanksThanGpusOnANodeFails) {
   EXPECT_EQ(check.message,
             "host node0: rank 0 and rank 2 would share GPU 0000:1b:00.0 (3 ranks, 2 GPUs visible)");
   EXPECT_NE(check.remediation.find("at most 2 ranks on host node0"), std::string::npos);
+  EXPECT_NE(check.remediation.find("parallel.share_devices: true"), std::string::npos);
+}
+
+TEST_F(ChecksTest, SharedGpusWarnWhenSharingIsAsked) {
+  config.parallel.share_devices = true;
+  auto ranks = cluster(1, 3);
+  for (auto& r : ranks) r.gpus.devices = {gpu("0000:1b:00.0"), gpu("0000:2c:00.0")};
+  const Check check = check_devices(context(ranks, DeviceKind::kCuda));
+  EXPECT_EQ(check.status, CheckStatus::kWarn) << check.message;
+  EXPECT_NE(check.message.find("rank 0 and rank 2 share GPU 0000:1b:00.0"), std::string::npos)
+      << check.message;
 }
 
 TEST_F(ChecksTest, RankWithoutGpuFailsWithTheReason) {
