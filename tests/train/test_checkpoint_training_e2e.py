@@ -23,13 +23,28 @@ from nss_e2e import (MPIEXEC, SOURCE, binary, kill_session, mpirun, prepare_text
 NSS = binary("nss_hpc")
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 STEPS = 12
-KILL_STEPS = 24  # long enough to be killed 0-2 s after its first save
+KILL_STEPS = 40  # killed at a random step in 3..20, 20 or more steps before the end
 
 
 def step_losses(run_dir):
     with open(os.path.join(run_dir, "metrics.jsonl")) as f:
         records = [json.loads(line) for line in f if line.strip()]
     return {r["step"]: r["loss"] for r in records if "event" not in r}
+
+
+def newest_logged_step(run_dir):
+    """The newest step in a live run's metrics.jsonl (a line being written is skipped)."""
+    newest = 0
+    try:
+        with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+            for line in f:
+                try:
+                    newest = max(newest, json.loads(line).get("step", 0))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return newest
 
 
 def committed_steps(checkpoints):
@@ -102,15 +117,20 @@ class CheckpointTrainingTest(unittest.TestCase):
         self.assertNotAlmostEqual(losses[8], reference[8], delta=1e-6 * reference[8])
 
     def kill_during_training(self, name, *sets):
-        """Starts a 2-rank run and SIGKILLs every process at a random moment after its first save."""
+        """Starts a 2-rank run and SIGKILLs every process at a random moment
+        after a random step past the first save (steps, not seconds: the
+        moment must fall inside the run however fast the machine is)."""
         run_dir = os.path.join(self.tmp, name)
         checkpoints = os.path.join(run_dir, "checkpoints")
         args = [MPIEXEC, "-n", "2", "--oversubscribe"] + self.args(run_dir, *sets)
         proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        target = random.randint(3, KILL_STEPS - 20)
         deadline = time.monotonic() + 180
-        while not committed_steps(checkpoints) and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        time.sleep(random.uniform(0.0, 2.0))
+        while proc.poll() is None and time.monotonic() < deadline:
+            if newest_logged_step(run_dir) >= target and committed_steps(checkpoints):
+                break
+            time.sleep(0.02)
+        time.sleep(random.uniform(0.0, 0.1))  # anywhere inside a step or a save
         kill_session(proc.pid)
         proc.wait()
         return run_dir, checkpoints
