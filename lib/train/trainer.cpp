@@ -84,7 +84,8 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
       piece.seq_len = seq_len;
       piece.tokens.assign(batch.tokens.begin() + row * batch.row_length(),
                           batch.tokens.begin() + (row + rows) * batch.row_length());
-      piece.sample_ids.assign(batch.sample_ids.begin() + row, batch.sample_ids.begin() + row + rows);
+      piece.sample_ids.assign(batch.sample_ids.begin() + row,
+                              batch.sample_ids.begin() + row + rows);
       const MicroBatchTensors t =
           on_device(to_tensors(piece, 0, 0), model.units().front()->options().device);
       total += model.loss(t.inputs, t.targets, scale, nullptr).item<double>();
@@ -115,8 +116,7 @@ nlohmann::json memory_by_category(ShardedLlama& model, OptimizerState& state) {
           {"frozen_bytes", frozen},
           {"model_state_bytes", 2 * masters + moments + frozen},
           {"largest_gathered_unit_bytes", largest_gather},
-          {"measured_tensor_bytes",
-           device_memory(model.units().front()->options().device).bytes}};
+          {"measured_tensor_bytes", device_memory(model.units().front()->options().device).bytes}};
 }
 
 }  // namespace
@@ -187,8 +187,12 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
     const auto step_start = Clock::now();
     const comm::CommStats comm_before = comm.stats();
     const comm::CommStats unit_comm_before = unit_comm.stats();
-    StepSettings settings{step, micro_steps, 1.0 / static_cast<double>(tokens_per_step),
-                          schedule.at(step), t.grad_clip, [&] { checkpoints.before_update(); }};
+    StepSettings settings{step,
+                          micro_steps,
+                          1.0 / static_cast<double>(tokens_per_step),
+                          schedule.at(step),
+                          t.grad_clip,
+                          [&] { checkpoints.before_update(); }};
     const StepOutcome outcome = run_training_step(
         model, state, adamw, settings,
         [&](std::int64_t) {
@@ -228,12 +232,12 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
       const double elapsed = std::chrono::duration<double>(Clock::now() - run_start).count();
       const double eta = elapsed / static_cast<double>(step - first_step + 1) *
                          static_cast<double>(t.max_steps - step);
-      spdlog::info("[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
-                   "{:.3f} s/step | mem {} (peak {}) | ETA {}",
-                   step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
-                   step_seconds, format_bytes(static_cast<double>(memory_now.bytes)),
-                   format_bytes(static_cast<double>(memory_now.peak_bytes)),
-                   format_duration(eta));
+      spdlog::info(
+          "[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
+          "{:.3f} s/step | mem {} (peak {}) | ETA {}",
+          step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
+          step_seconds, format_bytes(static_cast<double>(memory_now.bytes)),
+          format_bytes(static_cast<double>(memory_now.peak_bytes)), format_duration(eta));
       if (metrics) {
         metrics->append({{"step", step},
                          {"loss", outcome.loss},

@@ -3,10 +3,10 @@
 // validation, checkpoints and the stop-signal agreement.
 #pragma once
 
-#include <torch/types.h>
-
 #include <memory>
 #include <string>
+
+#include <torch/types.h>
 
 #include "comm/communicator.h"
 #include "config/config.h"
@@ -16,7 +16,7 @@ namespace nss::train {
 
 struct TrainerContext {
   std::string run_dir;
-  int threads = 1;  // intra-op threads of this rank
+  int threads = 1;                    // intra-op threads of this rank
   torch::Device device{torch::kCPU};  // where the model computes (train/compute_device.h)
   /// The shard collectives' communicator (NCCL on a CUDA device); nullptr: the
   /// `comm` given to train(), which always carries the host-side collectives.

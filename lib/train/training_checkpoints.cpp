@@ -117,8 +117,8 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
     auto& unit = *units[u];
     if (unit.master().numel() == 0) continue;
     const int rank = comm.rank();
-    buffers_.push_back(shard_buffer(unit_dataset("/model", u), "", mirror_->host(i++),
-                                    unit.layout(), rank));
+    buffers_.push_back(
+        shard_buffer(unit_dataset("/model", u), "", mirror_->host(i++), unit.layout(), rank));
     buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg", u), "optimizer.exp_avg.",
                                     mirror_->host(i++), unit.layout(), rank));
     buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg_sq", u),
