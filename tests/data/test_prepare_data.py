@@ -35,20 +35,8 @@ def decode(tokens):
     return documents
 
 
-class PrepareDataTest(unittest.TestCase):
-    def setUp(self):
-        self.dir = nss_e2e.scratch("prepare")
-
-    def tearDown(self):
-        nss_e2e.remove(self.dir)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def write(self, name, content):
-        with open(self.path(name), "wb") as f:
-            f.write(content)
-        return self.path(name)
+class PrepareDataTest(nss_e2e.ScratchDirTest):
+    SCRATCH_TAG = "prepare"
 
     def prepare(self, *args):
         result = run("nss_prepare_data", list(args) + ["--output", self.path("out.h5")])
@@ -137,20 +125,16 @@ class PrepareDataTest(unittest.TestCase):
         self.assertEqual(run("nss_prepare_data", ["--help"]).returncode, 0)
 
 
-class ReaderErrorsTest(unittest.TestCase):
+class ReaderErrorsTest(nss_e2e.ScratchDirTest):
     """Files that other tools write wrongly: the C++ reader says what to do (exit 4)."""
 
-    def setUp(self):
-        self.dir = nss_e2e.scratch("reader")
-
-    def tearDown(self):
-        nss_e2e.remove(self.dir)
+    SCRATCH_TAG = "reader"
 
     def probe(self, path, *needs):
         return run("token_dataset_probe", [path] + [str(n) for n in needs])
 
     def h5(self, name, **dataset):
-        path = os.path.join(self.dir, name)
+        path = self.path(name)
         with h5py.File(path, "w") as f:
             f.create_dataset("tokens", data=np.arange(5000, dtype=np.int32) % 300, **dataset)
         return path

@@ -51,25 +51,14 @@ def split_documents(tokens, bos, eos):
     return documents
 
 
-class PrepareDataHfTest(unittest.TestCase):
+class PrepareDataHfTest(nss_e2e.ScratchDirTest):
+    SCRATCH_TAG = "hf"
+
     @classmethod
     def setUpClass(cls):
         if not os.path.exists(VENV_PYTHON):
             raise AssertionError("no venv at %s: run scripts/setup.sh (it creates the venv with tokenizers)" % VENV_PYTHON)
 
-    def setUp(self):
-        self.dir = nss_e2e.scratch("hf")
-
-    def tearDown(self):
-        nss_e2e.remove(self.dir)
-
-    def path(self, name):
-        return os.path.join(self.dir, name)
-
-    def write(self, name, content):
-        with open(self.path(name), "wb") as f:
-            f.write(content)
-        return self.path(name)
 
     def venv(self, *args):
         return subprocess.run([VENV_PYTHON] + list(args), capture_output=True, timeout=240)

@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import unittest
 
 SOURCE = os.environ.get("NSS_SOURCE_DIR", os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 BIN = os.environ.get("NSS_BIN_DIR", os.path.join(SOURCE, "build", "bin"))
@@ -113,3 +114,24 @@ def _is_zombie(pid):
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+class ScratchDirTest(unittest.TestCase):
+    """A test case with a fresh scratch directory per test (SCRATCH_TAG names it)."""
+
+    SCRATCH_TAG = "test"
+
+    def setUp(self):
+        self.dir = scratch(self.SCRATCH_TAG)
+
+    def tearDown(self):
+        remove(self.dir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, content):
+        """Writes bytes to a file in the scratch directory; returns its path."""
+        with open(self.path(name), "wb") as f:
+            f.write(content)
+        return self.path(name)
