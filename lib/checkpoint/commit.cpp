@@ -23,10 +23,9 @@ void rename_or_throw(const std::string& from, const std::string& to) {
         "checkpoint", "cannot rename " + from + " to " + to + ": " + errno_text(errno), kSpaceHint);
 }
 
-void remove_tree(const std::string& path) {
-  std::error_code ec;
-  fs::remove_all(path, ec);
-  if (ec) spdlog::warn("[checkpoint] cannot remove {}: {}", path, ec.message());
+void remove_tree_or_warn(const std::string& path) {
+  const std::string failure = remove_tree(path);
+  if (!failure.empty()) spdlog::warn("[checkpoint] {}", failure);
 }
 
 }  // namespace
@@ -46,7 +45,7 @@ void prepare_step_directory(const std::string& checkpoint_dir, std::int64_t step
                           "away or use another checkpoint.dir");
   for (const auto& leftover : leftover_dirs(checkpoint_dir)) {
     spdlog::info("[checkpoint] removing {} (left by an interrupted save or prune)", leftover);
-    remove_tree(leftover);
+    remove_tree_or_warn(leftover);
   }
   const std::string tmp_dir = final_dir + ".tmp";
   if (!fs::create_directory(tmp_dir, ec) || ec)
@@ -90,7 +89,7 @@ void commit_step(const std::string& checkpoint_dir, const CheckpointIndex& index
 
 void discard_step_directory(const std::string& tmp_dir) {
   std::error_code ec;
-  if (fs::exists(tmp_dir, ec)) remove_tree(tmp_dir);
+  if (fs::exists(tmp_dir, ec)) remove_tree_or_warn(tmp_dir);
 }
 
 void prune_steps(const std::string& checkpoint_dir, std::int64_t keep_last, std::int64_t protect) {
@@ -104,7 +103,7 @@ void prune_steps(const std::string& checkpoint_dir, std::int64_t keep_last, std:
       spdlog::warn("[checkpoint] cannot prune {}: {}", dir, errno_text(errno));
       continue;
     }
-    remove_tree(doomed);
+    remove_tree_or_warn(doomed);
     spdlog::info("[checkpoint] pruned {} (checkpoint.keep_last = {})", dir, keep_last);
   }
 }

@@ -58,8 +58,7 @@ class StagingDirectory {
                        "check permissions where --output points");
   }
   ~StagingDirectory() {
-    std::error_code ec;
-    if (!committed_) fs::remove_all(tmp_, ec);
+    if (!committed_) remove_tree(tmp_);
   }
   const std::string& path() const { return tmp_; }
   std::string file(const std::string& name) const { return tmp_ + "/" + name; }

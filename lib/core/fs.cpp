@@ -1,13 +1,14 @@
 #include "core/fs.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <ftw.h>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/error.h"
 
@@ -29,6 +30,30 @@ void write_all(int fd, const std::string& content, const std::string& path) {
 }
 
 }  // namespace
+
+namespace {
+
+// nftw reports one entry at a time; the first failure is kept for the caller.
+thread_local std::string remove_failure;
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  if (::remove(path) != 0 && errno != ENOENT && remove_failure.empty())
+    remove_failure = std::string("cannot remove ") + path + ": " + errno_text(errno);
+  return 0;  // go on: remove as much as possible
+}
+
+}  // namespace
+
+std::string remove_tree(const std::string& path) {
+  struct stat info;
+  if (::lstat(path.c_str(), &info) != 0)
+    return errno == ENOENT ? "" : "cannot read " + path + ": " + errno_text(errno);
+  remove_failure.clear();
+  // Depth first (children before their directory), without following links.
+  if (::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && remove_failure.empty())
+    remove_failure = "cannot walk " + path + ": " + errno_text(errno);
+  return remove_failure;
+}
 
 std::string errno_text(int error_number) {
   char buffer[256];
@@ -59,8 +84,7 @@ void fsync_file(const std::string& path) {
 
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
-  const std::string tmp =
-      path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw InternalError("fs", "cannot create " + tmp + ": " + errno_text(errno));
   write_all(fd, content, tmp);

@@ -23,6 +23,14 @@ std::string read_text_file(const std::string& path, const std::string& component
 /// Creates `path` and its parents; throws UsageError naming the path on failure.
 void create_directories(const std::string& path, const std::string& component);
 
+/// Removes `path` and everything below it (symbolic links, not their
+/// targets); a missing path is no error. Returns "" on success, else what
+/// failed. POSIX nftw rather than std::filesystem::remove_all: libtorch 2.x
+/// exports its own, older std::filesystem, which the dynamic linker binds
+/// first, and its remove_all jumps to a null address on some hosts (seen on an
+/// H100 machine with PyTorch 2.11's libtorch).
+std::string remove_tree(const std::string& path);
+
 /// "errno text" for the current errno, e.g. "No such file or directory".
 std::string errno_text(int error_number);
 

@@ -1,6 +1,7 @@
 // Reads c10::cuda::CUDACachingAllocator; compiled only against a CUDA libtorch.
 #include "fsdp/cuda_memory.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -65,6 +66,22 @@ CudaDeviceMemory cuda_device_memory(int device) {
 
 void reset_cuda_peak_memory(int device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(checked_device(device));
+}
+
+// The allocator takes the cap as a fraction of the device's total memory.
+void limit_cuda_memory(int device, std::int64_t bytes) {
+  const c10::DeviceIndex index = checked_device(device);
+  double fraction = 1.0;
+  if (bytes > 0) {
+    const auto total = static_cast<double>(cuda_device_memory(device).total_bytes);
+    fraction = std::min(1.0, static_cast<double>(bytes) / total);
+  }
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, index);
+}
+
+void release_cached_cuda_memory(int device) {
+  checked_device(device);
+  c10::cuda::CUDACachingAllocator::emptyCache();
 }
 
 }  // namespace nss::fsdp

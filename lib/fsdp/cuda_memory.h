@@ -40,4 +40,15 @@ CudaDeviceMemory cuda_device_memory(int device);
 /// torch.cuda.reset_peak_memory_stats); same errors as cuda_memory_stats().
 void reset_cuda_peak_memory(int device);
 
+/// Caps what the caching allocator may reserve on `device` at `bytes` (0: no
+/// cap, the whole device), so that allocations beyond it fail with an
+/// out-of-memory error instead of taking memory that belongs to others.
+/// Reserved bytes include cached free blocks, so the cap binds at or before
+/// `bytes` of live tensors. Same errors as cuda_memory_stats().
+void limit_cuda_memory(int device, std::int64_t bytes);
+
+/// Returns the allocator's cached free blocks on `device` to the driver
+/// (torch.cuda.empty_cache()); same errors as cuda_memory_stats().
+void release_cached_cuda_memory(int device);
+
 }  // namespace nss::fsdp

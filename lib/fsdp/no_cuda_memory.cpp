@@ -33,4 +33,12 @@ void reset_cuda_peak_memory(int) {
   no_cuda_libtorch();
 }
 
+void limit_cuda_memory(int, std::int64_t) {
+  no_cuda_libtorch();
+}
+
+void release_cached_cuda_memory(int) {
+  no_cuda_libtorch();
+}
+
 }  // namespace nss::fsdp

@@ -129,8 +129,14 @@ Estimate estimate(const PreflightContext& context, const MemorySummary& memory,
   return e;
 }
 
+// Where the synthetic step ran, its measurement decides: it is the job's own
+// step on the job's device and libraries (the analytic model replays the
+// explicit attention path, and libtorch 2's fused attention keeps far less).
+// Elsewhere (read off the line, or not measured) both must fit.
 bool fits(const Estimate& e, std::uint64_t budget) {
-  return !e.out_of_memory && e.predicted <= budget && (!e.measured || *e.measured <= budget);
+  if (e.out_of_memory) return false;
+  if (e.measured && !e.from_line) return *e.measured <= budget;
+  return e.predicted <= budget && (!e.measured || *e.measured <= budget);
 }
 
 std::string estimate_text(const Estimate& e) {
@@ -168,6 +174,7 @@ std::vector<MemoryComponent> memory_extras(const config::Config& config, int wor
   std::vector<MemoryComponent> extras;
   if (device == DeviceKind::kCuda) {
     extras.push_back({"fixed_overhead", kCudaContextBytes});
+    extras.push_back({"cublas_workspace", kCublasWorkspaceBytes});
     return extras;  // the queue and the staging buffers are host memory there
   }
   extras.push_back({"fixed_overhead", baseline_resident_bytes});

@@ -20,6 +20,11 @@ namespace nss::preflight {
 /// allocator, counted as the fixed overhead of a GPU rank (docs/preflight.md).
 constexpr std::uint64_t kCudaContextBytes = std::uint64_t{512} << 20;
 
+/// cuBLAS and cuBLASLt workspaces, which libtorch takes from the caching
+/// allocator at a stream's first matrix product and keeps: 32 MiB each on
+/// Hopper and later (less on older GPUs; CUBLAS_WORKSPACE_CONFIG changes it).
+constexpr std::uint64_t kCublasWorkspaceBytes = std::uint64_t{64} << 20;
+
 /// What one rank can use. CPU: each node's usable host memory / its ranks;
 /// GPU: each rank's free device memory at start / the ranks sharing that
 /// device; the tightest rank decides.

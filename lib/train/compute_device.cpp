@@ -36,4 +36,9 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
           assignment.ranks_on_device};
 }
 
+torch::Dtype compute_dtype(const config::TrainingConfig& training, const torch::Device& device) {
+  if (training.dtype == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+  return training.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+}
+
 }  // namespace nss::train

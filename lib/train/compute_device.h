@@ -21,4 +21,7 @@ struct ComputeDevice {
 /// not, or when ranks would share a GPU without parallel.share_devices.
 ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_Comm world);
 
+/// training.dtype with auto resolved for `device`: bf16 on CUDA, fp32 on CPU.
+torch::Dtype compute_dtype(const config::TrainingConfig& training, const torch::Device& device);
+
 }  // namespace nss::train

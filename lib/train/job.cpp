@@ -96,7 +96,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   if (config.preflight.enabled) {
     // Rank 0's resident memory before any model exists: the CPU fixed overhead.
     const auto baseline = static_cast<std::uint64_t>(fsdp::resident_bytes());
-    preflight::PreflightPlan plan = training_preflight_plan(config, baseline);
+    preflight::PreflightPlan plan = training_preflight_plan(config, baseline, device.device);
     plan.before_verdict = hooks.before_preflight_verdict;
     preflight::run_preflight(
         *world, MPI_COMM_WORLD,

@@ -1,5 +1,6 @@
 #include "train/synthetic_step.h"
 
+#include <algorithm>
 #include <chrono>
 #include <new>
 #include <string>
@@ -9,8 +10,10 @@
 #include "comm/local_communicator.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "fsdp/cuda_memory.h"
 #include "fsdp/memory_counter.h"
 #include "optim/adamw.h"
+#include "train/compute_device.h"
 #include "train/sharded_llama.h"
 #include "train/training_step.h"
 
@@ -87,6 +90,18 @@ auto limited(MemoryMeter& meter, std::int64_t start, std::int64_t limit, const s
   }
 }
 
+// The stand-in collectives copy within the device's memory: plain memmove on
+// the host, libtorch's copy (same stream as the compute) on a GPU.
+comm::LocalCommunicator::CopyBytes device_copy(const torch::Device& device) {
+  if (device.is_cpu()) return {};
+  return [device](void* target, const void* source, std::size_t bytes) {
+    const auto options = torch::TensorOptions().dtype(torch::kUInt8).device(device);
+    const auto size = static_cast<std::int64_t>(bytes);
+    torch::from_blob(target, {size}, options)
+        .copy_(torch::from_blob(const_cast<void*>(source), {size}, options));
+  };
+}
+
 }  // namespace
 
 struct SyntheticTraining::Parts {
@@ -94,15 +109,18 @@ struct SyntheticTraining::Parts {
   ShardedLlama model;
   OptimizerState state;
 
-  Parts(const config::Config& config, int world_size)
-      : comm(world_size),
+  Parts(const config::Config& config, int world_size, const torch::Device& device)
+      : comm(world_size, device_copy(device)),
         model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
-              shard_options(config.training), config.data.seq_len),
+              shard_options(config.training, device), config.data.seq_len),
         state((initialize(model), model)) {}
 
-  static fsdp::ShardOptions shard_options(const config::TrainingConfig& t) {
+  // As the trainer sets them, so the step allocates what the job's will.
+  static fsdp::ShardOptions shard_options(const config::TrainingConfig& t,
+                                          const torch::Device& device) {
     fsdp::ShardOptions options;
-    options.compute_dtype = t.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+    options.compute_dtype = compute_dtype(t, device);
+    options.device = device;
     options.activation_checkpointing = t.activation_checkpointing;
     return options;
   }
@@ -131,11 +149,44 @@ void CpuMemoryMeter::clear_limit() {
   limit_.reset();
 }
 
+CudaMemoryMeter::CudaMemoryMeter(int device_index) : device_index_(device_index) {
+  fsdp::cuda_memory_stats(device_index_);  // UsageError now, not mid-measurement
+}
+CudaMemoryMeter::~CudaMemoryMeter() {
+  try {
+    fsdp::limit_cuda_memory(device_index_, 0);
+    fsdp::release_cached_cuda_memory(device_index_);
+  } catch (const Error&) {
+    // The constructor proved the device readable; nothing left to report.
+  }
+}
+std::string CudaMemoryMeter::torch_device() const {
+  return "cuda:" + std::to_string(device_index_);
+}
+std::int64_t CudaMemoryMeter::bytes_now() const {
+  return fsdp::cuda_memory_stats(device_index_).allocated_bytes;
+}
+std::int64_t CudaMemoryMeter::peak_bytes() const {
+  return fsdp::cuda_memory_stats(device_index_).peak_allocated_bytes;
+}
+void CudaMemoryMeter::reset_peak() {
+  fsdp::reset_cuda_peak_memory(device_index_);
+}
+// Cached free blocks would serve allocations past the cap: hand them back first.
+void CudaMemoryMeter::set_limit(std::int64_t limit_bytes) {
+  fsdp::release_cached_cuda_memory(device_index_);
+  fsdp::limit_cuda_memory(device_index_, limit_bytes);
+}
+void CudaMemoryMeter::clear_limit() {
+  fsdp::limit_cuda_memory(device_index_, 0);
+}
+
 SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,
                                      MemoryMeter& meter, std::int64_t limit_bytes)
     : config_(config), meter_(meter), start_bytes_(meter.bytes_now()) {
+  const torch::Device device(meter_.torch_device());
   parts_ = limited(meter_, start_bytes_, limit_bytes, "building the synthetic model",
-                   [&] { return std::make_unique<Parts>(config_, world_size); });
+                   [&] { return std::make_unique<Parts>(config_, world_size, device); });
   state_bytes_ = meter_.bytes_now() - start_bytes_;
 }
 
@@ -164,6 +215,8 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   SyntheticStepResult result;
   const std::string doing =
       "the synthetic step at micro_batch_size " + std::to_string(request.micro_batch_size);
+  const torch::Device device(meter_.torch_device());
+  std::int64_t workspaces = 0;
   limited(meter_, start_bytes_, request.limit_bytes, doing, [&] {
     for (std::int64_t step = 1; step <= request.steps; ++step) {
       meter_.reset_peak();
@@ -171,10 +224,15 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
       run_training_step(
           parts_->model, parts_->state, adamw, settings,
           [&](std::int64_t micro) {
-            return synthetic_micro_batch(config_, request.micro_batch_size, step, micro);
+            return on_device(synthetic_micro_batch(config_, request.micro_batch_size, step, micro),
+                             device);
           },
           parts_->comm);
-      result.step_peak_bytes.push_back(meter_.peak_bytes() - start_bytes_);
+      // A step frees everything it allocated (gradients too); what stays
+      // beyond the model state is the libraries' (see counts_workspaces_apart).
+      if (meter_.counts_workspaces_apart())
+        workspaces = std::max(workspaces, meter_.bytes_now() - start_bytes_ - state_bytes_);
+      result.step_peak_bytes.push_back(meter_.peak_bytes() - start_bytes_ - workspaces);
     }
   });
   result.peak_bytes = result.step_peak_bytes.back();

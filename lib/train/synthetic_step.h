@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -19,14 +20,15 @@ class TensorByteLimit;
 
 namespace nss::train {
 
-/// The compute device's tensor memory as the synthetic step measures it.
-/// CpuMemoryMeter reads the counting allocator; a CUDA meter (issue 8) reads
-/// the caching allocator's statistics (and caps it with its memory fraction).
+/// The compute device's tensor memory as the synthetic step measures it, and
+/// the device the synthetic model lives on.
 class MemoryMeter {
  public:
   virtual ~MemoryMeter() = default;
   /// "cpu" or "cuda".
   virtual const char* device() const = 0;
+  /// The libtorch device name: "cpu" or "cuda:<ordinal>".
+  virtual std::string torch_device() const = 0;
   /// Bytes of live tensors now.
   virtual std::int64_t bytes_now() const = 0;
   /// Highest bytes_now() since the last reset_peak().
@@ -36,6 +38,10 @@ class MemoryMeter {
   /// `limit_bytes` fail as out of memory instead of reaching the system.
   virtual void set_limit(std::int64_t limit_bytes) = 0;
   virtual void clear_limit() = 0;
+  /// True where libraries keep workspaces in this memory after their first
+  /// use (cuBLAS on CUDA) that the memory model counts as an extra of their
+  /// own: the measured peaks leave them out.
+  virtual bool counts_workspaces_apart() const { return false; }
 };
 
 /// The counting CPU allocator (installs it).
@@ -44,6 +50,7 @@ class CpuMemoryMeter final : public MemoryMeter {
   CpuMemoryMeter();
   ~CpuMemoryMeter() override;
   const char* device() const override { return "cpu"; }
+  std::string torch_device() const override { return "cpu"; }
   std::int64_t bytes_now() const override;
   std::int64_t peak_bytes() const override;
   void reset_peak() override;
@@ -52,6 +59,29 @@ class CpuMemoryMeter final : public MemoryMeter {
 
  private:
   std::unique_ptr<fsdp::TensorByteLimit> limit_;
+};
+
+/// libtorch's CUDA caching allocator on one device: live bytes are its
+/// allocated bytes; the limit caps what it may reserve (allocated plus cached
+/// blocks, so fragmentation counts against the budget as it will in the job);
+/// cuBLAS workspaces count apart (preflight's cublas_workspace extra).
+/// Needs a CUDA build (fsdp/cuda_memory.h); the destructor lifts the limit and
+/// returns the cached blocks to the driver.
+class CudaMemoryMeter final : public MemoryMeter {
+ public:
+  explicit CudaMemoryMeter(int device_index);
+  ~CudaMemoryMeter() override;
+  const char* device() const override { return "cuda"; }
+  std::string torch_device() const override;
+  std::int64_t bytes_now() const override;
+  std::int64_t peak_bytes() const override;
+  void reset_peak() override;
+  void set_limit(std::int64_t limit_bytes) override;
+  void clear_limit() override;
+  bool counts_workspaces_apart() const override { return true; }
+
+ private:
+  int device_index_;
 };
 
 struct SyntheticStepRequest {

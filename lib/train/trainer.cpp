@@ -16,6 +16,7 @@
 #include "fsdp/memory_counter.h"
 #include "model/initial_weights.h"
 #include "optim/lr_schedule.h"
+#include "train/compute_device.h"
 #include "train/device_memory.h"
 #include "train/metrics_log.h"
 #include "train/stop_signal.h"
@@ -26,19 +27,6 @@ namespace nss::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// training.dtype auto: bf16 on a CUDA device, fp32 on CPU.
-torch::Dtype compute_dtype(const config::TrainingConfig& training, const torch::Device& device) {
-  if (training.dtype == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
-  return training.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
-}
-
-MicroBatchTensors on_device(MicroBatchTensors t, const torch::Device& device) {
-  if (device.is_cpu()) return t;
-  t.inputs = t.inputs.to(device);
-  t.targets = t.targets.to(device);
-  return t;
-}
 
 MicroBatchTensors to_tensors(const data::TokenBatch& batch, std::uint64_t seed, std::int64_t step) {
   auto tokens = torch::from_blob(const_cast<std::int64_t*>(batch.tokens.data()),

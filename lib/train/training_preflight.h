@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include <torch/types.h>
+
 #include "config/config.h"
 #include "preflight/preflight.h"
 #include "preflight/report.h"
@@ -39,8 +41,10 @@ void run_synthetic_step_checks(const preflight::PreflightContext& context,
                                std::uint64_t baseline_resident_bytes);
 
 /// The whole plan for `config`; `baseline_resident_bytes` is this process's
-/// resident memory before any model exists (the CPU fixed overhead).
+/// resident memory before any model exists (the CPU fixed overhead);
+/// `compute_device` is where training will run and the synthetic step measures.
 preflight::PreflightPlan training_preflight_plan(const config::Config& config,
-                                                 std::uint64_t baseline_resident_bytes);
+                                                 std::uint64_t baseline_resident_bytes,
+                                                 const torch::Device& compute_device);
 
 }  // namespace nss::train

@@ -8,6 +8,13 @@
 
 namespace nss::train {
 
+MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device) {
+  if (device.is_cpu()) return batch;
+  batch.inputs = batch.inputs.to(device);
+  batch.targets = batch.targets.to(device);
+  return batch;
+}
+
 OptimizerState::OptimizerState(ShardedLlama& model) {
   auto& units = model.units();
   exp_avg_.reserve(units.size());

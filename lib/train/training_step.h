@@ -38,6 +38,9 @@ struct MicroBatchTensors {
   MicroBatchRandomness randomness;
 };
 
+/// The micro-batch with its token tensors moved to `device` (as is on CPU).
+MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device);
+
 struct StepOutcome {
   double loss = 0;       // mean token loss of the global batch
   double grad_norm = 0;  // before clipping

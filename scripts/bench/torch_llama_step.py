@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Plain-PyTorch baseline for scripts/bench/train_throughput.sh: the same Llama
-shape as nss_hpc (RMSNorm, GQA, RoPE, SwiGLU), per-block activation
-checkpointing, AdamW, fp32 on CPU, random tokens. Prints one JSON line with
-tokens/s (median of the timed steps)."""
+"""Plain-PyTorch baseline for scripts/bench/train_throughput.sh (CPU, fp32) and
+scripts/bench/gpu_validation.sh (CUDA, --bf16 --sdpa: bf16 autocast over fp32
+weights, flash attention): the same Llama shape as nss_hpc (RMSNorm, GQA, RoPE,
+SwiGLU), per-block activation checkpointing, AdamW, random tokens. Prints one
+JSON line with tokens/s (median of the timed steps)."""
 import argparse
 import json
 import statistics
@@ -14,8 +15,9 @@ from torch.utils.checkpoint import checkpoint
 
 
 class Block(torch.nn.Module):
-    def __init__(self, hidden, intermediate, heads, kv_heads):
+    def __init__(self, hidden, intermediate, heads, kv_heads, sdpa=False):
         super().__init__()
+        self.sdpa = sdpa
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
         self.input_norm = torch.nn.Parameter(torch.ones(hidden))
         self.post_norm = torch.nn.Parameter(torch.ones(hidden))
@@ -45,34 +47,41 @@ class Block(torch.nn.Module):
         k = self.k(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v(h).view(b, s, self.kv_heads, self.head_dim).transpose(1, 2)
         q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
-        groups = self.heads // self.kv_heads
-        k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
-        scores = (q @ k.transpose(-1, -2)) / self.head_dim ** 0.5 + mask
-        attn = torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
+        if self.sdpa:
+            q, k, v = (t.to(torch.get_autocast_dtype("cuda")) for t in (q, k, v))
+            attn = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:
+            groups = self.heads // self.kv_heads
+            k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+            scores = (q @ k.transpose(-1, -2)) / self.head_dim ** 0.5 + mask
+            attn = torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
         x = x + self.o(attn.transpose(1, 2).reshape(b, s, -1))
         h = self.norm(x, self.post_norm)
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
 
 class Llama(torch.nn.Module):
-    def __init__(self, vocab, hidden, intermediate, layers, heads, kv_heads):
+    def __init__(self, vocab, hidden, intermediate, layers, heads, kv_heads, sdpa=False, tied=False):
         super().__init__()
         self.embed = torch.nn.Embedding(vocab, hidden)
-        self.blocks = torch.nn.ModuleList(Block(hidden, intermediate, heads, kv_heads) for _ in range(layers))
+        self.blocks = torch.nn.ModuleList(
+            Block(hidden, intermediate, heads, kv_heads, sdpa) for _ in range(layers))
         self.norm = torch.nn.Parameter(torch.ones(hidden))
         self.head = torch.nn.Linear(hidden, vocab, bias=False)
+        if tied:
+            self.head.weight = self.embed.weight
         self.head_dim = hidden // heads
 
     def forward(self, tokens, targets):
-        s = tokens.shape[1]
-        inv = 1.0 / (10000.0 ** (torch.arange(0, self.head_dim, 2).float() / self.head_dim))
-        angles = torch.outer(torch.arange(s).float(), inv)
+        s, device = tokens.shape[1], tokens.device
+        inv = 1.0 / (10000.0 ** (torch.arange(0, self.head_dim, 2, device=device).float() / self.head_dim))
+        angles = torch.outer(torch.arange(s, device=device).float(), inv)
         angles = torch.cat((angles, angles), dim=-1)
         cos, sin = angles.cos(), angles.sin()
-        mask = torch.full((s, s), float("-inf")).triu(1)
+        mask = torch.full((s, s), float("-inf"), device=device).triu(1)
         x = self.embed(tokens)
         for block in self.blocks:
-            x = checkpoint(block, x, cos, sin, mask)
+            x = checkpoint(block, x, cos, sin, mask, use_reentrant=False)
         logits = self.head(Block.norm(x, self.norm))
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
 
@@ -90,25 +99,38 @@ def main():
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast over fp32 weights")
+    p.add_argument("--sdpa", action="store_true", help="F.scaled_dot_product_attention (causal, GQA)")
+    p.add_argument("--tied", action="store_true", help="tie the head to the embedding")
+    p.add_argument("--accum", type=int, default=1, help="micro-batches of --batch per step")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = Llama(a.vocab, a.hidden, a.intermediate, a.layers, a.heads, a.kv_heads)
+    device = torch.device(a.device)
+    model = Llama(a.vocab, a.hidden, a.intermediate, a.layers, a.heads, a.kv_heads, a.sdpa,
+                  a.tied).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     times = []
     for step in range(a.warmup + a.steps):
-        tokens = torch.randint(0, a.vocab, (a.batch, a.seq + 1))
+        batches = [torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=device) for _ in range(a.accum)]
+        sync()
         start = time.perf_counter()
-        loss = model(tokens[:, :-1], tokens[:, 1:])
-        loss.backward()
+        for tokens in batches:
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.bf16):
+                loss = model(tokens[:, :-1], tokens[:, 1:]) / a.accum
+            loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
+        sync()
         if step >= a.warmup:
             times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
-    print(json.dumps({"tokens_per_s": a.batch * a.seq / seconds, "step_time_s": seconds,
-                      "torch": torch.__version__, "threads": torch.get_num_threads()}))
+    print(json.dumps({"tokens_per_s": a.accum * a.batch * a.seq / seconds, "step_time_s": seconds,
+                      "torch": torch.__version__, "threads": torch.get_num_threads(),
+                      "device": str(device)}))
 
 
 if __name__ == "__main__":

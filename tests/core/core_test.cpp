@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -106,6 +106,25 @@ TEST(Fs, AtomicWriteReplacesWholeFile) {
   EXPECT_THROW(read_text_file(dir + "/missing", "test"), DataError);
 }
 
+TEST(Fs, RemoveTreeRemovesEverythingBelowButNotLinkTargets) {
+  namespace fs = std::filesystem;
+  const std::string dir = testing::scratch_dir("remove_tree");
+  const std::string outside = dir + "/outside";
+  create_directories(outside, "test");
+  write_file_atomic(outside + "/keep.txt", "kept");
+  const std::string tree = dir + "/tree";
+  create_directories(tree + "/a/b/c", "test");
+  write_file_atomic(tree + "/a/b/c/deep.h5", "x");
+  write_file_atomic(tree + "/top.txt", "y");
+  fs::create_directory_symlink(outside, tree + "/a/link");
+  EXPECT_EQ(remove_tree(tree), "");
+  EXPECT_FALSE(fs::exists(tree));
+  EXPECT_EQ(read_text_file(outside + "/keep.txt", "test"), "kept");
+  EXPECT_EQ(remove_tree(tree), "");                   // already gone: no error
+  EXPECT_EQ(remove_tree(outside + "/keep.txt"), "");  // a plain file
+  EXPECT_FALSE(fs::exists(outside + "/keep.txt"));
+}
+
 }  // namespace
 }  // namespace nss
 
@@ -121,7 +140,8 @@ TEST(Sha256, KnownDigests) {
   Sha256 million;
   const std::string chunk(1000, 'a');
   for (int i = 0; i < 1000; ++i) million.update(chunk.data(), chunk.size());
-  EXPECT_EQ(million.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(million.hex_digest(),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   const std::string dir = testing::scratch_dir("sha");
   write_file_atomic(dir + "/f", "abc");
   EXPECT_EQ(sha256_file_hex(dir + "/f"), sha256_hex("abc"));

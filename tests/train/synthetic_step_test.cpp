@@ -6,8 +6,10 @@
 #include "train/synthetic_step.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include "comm/local_communicator.h"
@@ -131,9 +133,11 @@ struct Shape {
 };
 
 // The analytic model replays the allocations the counting allocator sees. At
-// these tiny widths a few small temporaries it does not replay (bf16 casts of
-// tied embeddings, LoRA dropout masks) are up to a few percent of the peak;
-// at the benchmark's widths the model is within 0.2% (docs/preflight.md).
+// these small widths a few temporaries it does not replay (bf16 casts of tied
+// embeddings, LoRA dropout masks) are up to a few percent of the peak, and
+// libtorch 2.x's oneDNN bf16 kernels keep up to ~0.3 MiB of scratch per call
+// on CPUs with AMX (seen on an H100 machine's host); at the benchmark's widths
+// the model is within 0.2% (docs/preflight.md).
 TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
   CpuMemoryMeter meter;
   for (const Shape& s : {Shape{"plain", 1, 2, false, false, false, true, "fp32"},
@@ -143,6 +147,10 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
                          Shape{"no recompute", 2, 2, false, false, false, false, "fp32"},
                          Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"}}) {
     config::Config config = tiny_config();
+    config.model.hidden_size = 64;
+    config.model.intermediate_size = 128;
+    config.model.head_dim = 16;
+    config.data.seq_len = 64;
     config.training.global_batch_size = s.micro * s.world * 2;
     config.training.micro_batch_size = s.micro;
     config.model.tie_word_embeddings = s.tied;
@@ -157,7 +165,8 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     const auto predicted =
         preflight::predict_step_memory(config, s.world, preflight::DeviceKind::kCpu, s.micro)
             .peak_bytes;
-    EXPECT_LT(std::abs(double(predicted) / double(measured) - 1), 0.05)
+    EXPECT_LT(std::abs(double(predicted) - double(measured)),
+              0.05 * double(measured) + double(std::int64_t{320} << 10))
         << s.name << ": predicted " << predicted << ", measured " << measured;
   }
 }
@@ -178,6 +187,47 @@ TEST(SyntheticStepTest, RunningOutOfTheLimitIsAResourceError) {
   }
   request.limit_bytes = 0;  // the limit is gone: the same step runs
   EXPECT_GT(training.run(request).peak_bytes, training.state_bytes());
+}
+
+// On a GPU the synthetic model lives on the device and the caching allocator
+// measures it: the peak holds the model state and is what the memory model
+// predicts (the cuBLAS workspaces count apart, as an extra); the limit
+// caps what the allocator may reserve; the meter hands the cached blocks back.
+TEST(SyntheticStepTest, OnCudaTheCachingAllocatorMeasuresTheStep) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  config::Config config = tiny_config();
+  config.model.hidden_size = 256;
+  config.model.intermediate_size = 512;
+  config.model.head_dim = 64;
+  config.model.vocab_size = 2048;
+  config.data.seq_len = 256;
+  std::int64_t state_bytes = 0;
+  {
+    CudaMemoryMeter meter(0);
+    const std::int64_t before = meter.bytes_now();
+    for (const char* dtype : {"fp32", "bf16"}) {
+      config.training.dtype = dtype;
+      SyntheticTraining training(config, 2, meter);
+      state_bytes = training.state_bytes();
+      SyntheticStepRequest request;
+      request.micro_batch_size = 2;
+      request.micro_steps = 2;
+      const auto measured = training.run(request).peak_bytes;
+      const auto predicted =
+          preflight::predict_step_memory(config, 2, preflight::DeviceKind::kCuda, 2).peak_bytes;
+      std::printf("[cuda synthetic step] %s: measured %lld, predicted %lld bytes (%+.1f%%)\n",
+                  dtype, static_cast<long long>(measured), static_cast<long long>(predicted),
+                  100.0 * (double(predicted) / double(measured) - 1));
+      EXPECT_GT(measured, training.state_bytes());
+      EXPECT_LT(std::abs(double(measured) / double(predicted) - 1), 0.1) << dtype;
+      request.limit_bytes = training.state_bytes() + 1024;
+      EXPECT_THROW(training.run(request), ResourceError) << dtype;
+    }
+    // The synthetic model is gone; libtorch keeps its cuBLAS workspaces.
+    EXPECT_LE(meter.bytes_now() - before, std::int64_t(preflight::kCublasWorkspaceBytes));
+  }
+  // The limit is lifted: a tensor far larger than the state fits again.
+  EXPECT_NO_THROW(torch::empty({64 * state_bytes}, torch::TensorOptions().device(torch::kCUDA)));
 }
 
 TEST(SyntheticStepTest, ParameterCountsAgreeOrTheCheckFails) {
