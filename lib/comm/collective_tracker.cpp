@@ -4,29 +4,35 @@ namespace nss::comm {
 
 const char* collective_name(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllGather: return "all_gather";
-    case CollectiveKind::kReduceScatter: return "reduce_scatter";
-    case CollectiveKind::kAllReduce: return "all_reduce";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kAllGather:
+      return "all_gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllReduce:
+      return "all_reduce";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kBarrier:
+      return "barrier";
   }
   return "unknown";
 }
 
 std::uint64_t CollectiveTracker::begin(CollectiveKind kind, double bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  current_.seq = ++started_;
-  current_.kind = kind;
-  current_.bytes = bytes;
-  current_.label = labels_.empty() ? std::string() : labels_.back();
-  started_at_ = Clock::now();
-  return current_.seq;
+  last_started_ = {++started_, kind, bytes, labels_.empty() ? std::string() : labels_.back()};
+  in_flight_.push_back({last_started_, Clock::now()});
+  return last_started_.seq;
 }
 
-void CollectiveTracker::end() {
+void CollectiveTracker::finish_through(std::uint64_t seq) {
   std::lock_guard<std::mutex> lock(mutex_);
-  finished_ = started_;
-  last_finished_ = current_;
+  if (in_flight_.empty() || in_flight_.front().record.seq > seq) return;
+  while (!in_flight_.empty() && in_flight_.front().record.seq <= seq) {
+    last_finished_ = std::move(in_flight_.front().record);
+    in_flight_.pop_front();
+  }
+  finished_ = last_finished_.seq;
   finished_at_ = Clock::now();
 }
 
@@ -35,11 +41,12 @@ CollectiveTracker::Snapshot CollectiveTracker::snapshot() const {
   Snapshot s;
   s.started = started_;
   s.finished = finished_;
-  s.in_flight = started_ != finished_;
+  s.in_flight = !in_flight_.empty();
   const auto now = Clock::now();
-  s.seconds_in_flight = s.in_flight ? std::chrono::duration<double>(now - started_at_).count() : 0;
+  s.seconds_in_flight =
+      s.in_flight ? std::chrono::duration<double>(now - in_flight_.front().started_at).count() : 0;
   s.seconds_since_finish = std::chrono::duration<double>(now - finished_at_).count();
-  s.current = current_;
+  s.current = s.in_flight ? in_flight_.front().record : last_started_;
   s.last_finished = last_finished_;
   return s;
 }

@@ -40,18 +40,20 @@ CommStats CommStats::since(const CommStats& earlier) const {
 Communicator::Communicator(int rank, int size, int local_rank, int local_size)
     : rank_(rank), size_(size), local_rank_(local_rank), local_size_(local_size) {
   if (size < 1 || rank < 0 || rank >= size)
-    throw InternalError("comm", "invalid rank " + std::to_string(rank) + " of " +
-                                    std::to_string(size));
+    throw InternalError("comm",
+                        "invalid rank " + std::to_string(rank) + " of " + std::to_string(size));
 }
 
+// Seconds are the host's: for collectives a backend returns from before they
+// finish (NCCL all-gather and reduce-scatter), the time to enqueue them.
 template <class Fn>
 void Communicator::run(CollectiveKind kind, double full_bytes, double bus_bytes, Fn&& fn) {
-  tracker_.begin(kind, full_bytes);
+  issuing_seq_ = tracker_.begin(kind, full_bytes);
   const auto start = std::chrono::steady_clock::now();
   fn();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  tracker_.end();
+  if (finishes_on_return(kind)) tracker_.finish_through(issuing_seq_);
   auto& totals = stats_.by_kind[static_cast<int>(kind)];
   totals.calls += 1;
   totals.bytes += bus_bytes;
@@ -59,11 +61,21 @@ void Communicator::run(CollectiveKind kind, double full_bytes, double bus_bytes,
 }
 
 void Communicator::all_gather(const void* shard, void* full, std::size_t count, DType dtype) {
+  wait(start_all_gather(shard, full, count, dtype));
+}
+
+CollectiveTicket Communicator::start_all_gather(const void* shard, void* full, std::size_t count,
+                                                DType dtype) {
   require_buffer(shard, count, "shard", "all_gather");
   require_buffer(full, count, "full buffer", "all_gather");
   const double full_bytes = static_cast<double>(count) * dtype_size(dtype) * size_;
   run(CollectiveKind::kAllGather, full_bytes, full_bytes * (size_ - 1) / size_,
       [&] { do_all_gather(shard, full, count, dtype); });
+  return issuing_seq_;
+}
+
+void Communicator::wait(CollectiveTicket ticket) {
+  do_wait(ticket);
 }
 
 void Communicator::reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype) {

@@ -19,6 +19,9 @@ namespace nss::comm {
 
 enum class ReduceOp { kSum, kMax, kMin };
 
+/// A collective started by Communicator::start_all_gather (its sequence number).
+using CollectiveTicket = std::uint64_t;
+
 /// Calls, bytes and seconds of one collective kind. Bytes follow the
 /// nccl-tests bus-bandwidth convention: all_gather and reduce_scatter count the
 /// full buffer x (N-1)/N, all_reduce 2 x buffer x (N-1)/N, broadcast the buffer.
@@ -65,7 +68,24 @@ class Communicator {
   /// Gathers `count` elements from every rank into `full` (size() x count, rank order).
   void all_gather(const void* shard, void* full, std::size_t count, DType dtype);
 
+  /// all_gather() that returns before the result is ready where the backend
+  /// can (NCCL: enqueued on its stream, so it overlaps the compute issued
+  /// before wait()); host backends finish it here. Until wait(ticket), `full`
+  /// must not be read and neither buffer freed or written.
+  CollectiveTicket start_all_gather(const void* shard, void* full, std::size_t count, DType dtype);
+
+  /// Orders this rank's compute issued from now on after collective `ticket`
+  /// (NCCL: the compute stream waits for it on the device, the host does not;
+  /// host backends: nothing left to do).
+  void wait(CollectiveTicket ticket);
+
+  /// Returns when every collective issued so far has finished (NCCL: the host
+  /// waits for its stream), so that none looks in flight to the watchdog while
+  /// the rank does other work (evaluation, checkpoints).
+  void finish_all() { do_finish_all(); }
+
   /// Sums `full` (size() x count elements) over ranks; this rank keeps its slice in `shard`.
+  /// Compute issued afterwards sees the result; on NCCL the host does not wait.
   void reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype);
 
   /// Reduces `buffer` in place over all ranks.
@@ -102,12 +122,21 @@ class Communicator {
   virtual void do_all_reduce(void* buffer, std::size_t count, DType dtype, ReduceOp op) = 0;
   virtual void do_broadcast(void* buffer, std::size_t count, DType dtype, int root) = 0;
   virtual void do_barrier() = 0;
+  /// False when the backend returns from collectives of `kind` before they
+  /// finish; it then calls tracker().finish_through() when it sees them done.
+  virtual bool finishes_on_return(CollectiveKind) const { return true; }
+  /// See wait(); called for every ticket, finished or not.
+  virtual void do_wait(CollectiveTicket) {}
+  virtual void do_finish_all() {}
+  /// Sequence number of the collective a do_* hook is issuing.
+  std::uint64_t issuing_seq() const { return issuing_seq_; }
 
  private:
   template <class Fn>
   void run(CollectiveKind kind, double full_bytes, double bus_bytes, Fn&& fn);
 
   int rank_, size_, local_rank_, local_size_;
+  std::uint64_t issuing_seq_ = 0;
   CommStats stats_;
   CollectiveTracker tracker_;
 };

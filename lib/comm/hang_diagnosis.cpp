@@ -1,11 +1,10 @@
 #include "comm/hang_diagnosis.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <unistd.h>
 
 namespace nss::comm {
 namespace {
@@ -16,8 +15,8 @@ void copy_text(char* out, std::size_t size, const std::string& text) {
 }
 
 std::string describe(int kind, std::uint64_t seq, const char* label) {
-  std::string text = std::string(collective_name(static_cast<CollectiveKind>(kind))) + " #" +
-                     std::to_string(seq);
+  std::string text =
+      std::string(collective_name(static_cast<CollectiveKind>(kind))) + " #" + std::to_string(seq);
   if (label[0] != '\0') text += " (" + std::string(label) + ")";
   return text;
 }
@@ -34,13 +33,13 @@ std::string seconds(double value) {
 }
 
 std::string where(const RankStatus& s) {
-  return "rank " + std::to_string(s.rank) + " (host " + s.host + ", pid " +
-         std::to_string(s.pid) + ")";
+  return "rank " + std::to_string(s.rank) + " (host " + s.host + ", pid " + std::to_string(s.pid) +
+         ")";
 }
 
 std::string activity(const RankStatus& s) {
   if (!s.in_flight) return "outside any collective (" + last_finished(s) + ")";
-  return "in " + describe(s.current_kind, s.started, s.current_label);
+  return "in " + describe(s.current_kind, s.current_seq, s.current_label);
 }
 
 }  // namespace
@@ -54,6 +53,7 @@ RankStatus make_rank_status(int rank, const CollectiveTracker::Snapshot& snapsho
   s.finished_kind = static_cast<std::int32_t>(snapshot.last_finished.kind);
   s.started = snapshot.started;
   s.finished = snapshot.finished;
+  s.current_seq = snapshot.current.seq;
   s.seconds_in_flight = snapshot.seconds_in_flight;
   s.seconds_since_finish = snapshot.seconds_since_finish;
   s.current_bytes = snapshot.current.bytes;
@@ -106,17 +106,17 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
       std::vector<int> lead_ranks;
       for (const auto* s : leaders) lead_ranks.push_back(s->rank);
       lines.push_back("ranks " + format_rank_list(lead_ranks) + " are waiting in " +
-                      describe(lead.current_kind, lead.started, lead.current_label) + " for " +
+                      describe(lead.current_kind, lead.current_seq, lead.current_label) + " for " +
                       seconds(lead.seconds_in_flight));
       for (const auto* s : laggards) {
         std::string line = where(*s) + " is behind: " + last_finished(*s);
-        line += s->in_flight ? "; it is inside " +
-                                   describe(s->current_kind, s->started, s->current_label) +
-                                   " for " + seconds(s->seconds_in_flight)
-                             : "; it has not entered a collective for " +
-                                   seconds(s->seconds_since_finish) +
-                                   " (busy, stuck in computation or I/O, or it skipped a "
-                                   "collective)";
+        line += s->in_flight
+                    ? "; it is inside " +
+                          describe(s->current_kind, s->current_seq, s->current_label) + " for " +
+                          seconds(s->seconds_in_flight)
+                    : "; it has not entered a collective for " + seconds(s->seconds_since_finish) +
+                          " (busy, stuck in computation or I/O, or it skipped a "
+                          "collective)";
         lines.push_back(line);
       }
     } else {
@@ -129,9 +129,8 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
         if (!majority || entry.second.size() > majority->size()) majority = &entry.second;
       const RankStatus& m = *majority->front();
       if (by_kind.size() == 1 && m.in_flight) {
-        lines.push_back("all " + std::to_string(answered.size()) +
-                        " answering ranks are inside " +
-                        describe(m.current_kind, m.started, m.current_label) + " for " +
+        lines.push_back("all " + std::to_string(answered.size()) + " answering ranks are inside " +
+                        describe(m.current_kind, m.current_seq, m.current_label) + " for " +
                         seconds(m.seconds_in_flight) +
                         ": the collective itself is stuck (network, transport or a dead peer)");
       } else if (by_kind.size() == 1) {

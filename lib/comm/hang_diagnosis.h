@@ -20,6 +20,7 @@ struct RankStatus {
   std::int32_t finished_kind = 0;
   std::uint64_t started = 0;
   std::uint64_t finished = 0;
+  std::uint64_t current_seq = 0;  // the oldest collective in flight (several may be)
   double seconds_in_flight = 0;
   double seconds_since_finish = 0;
   double current_bytes = 0;

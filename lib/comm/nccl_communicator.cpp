@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "comm/cuda_check.h"
 #include "comm/mpi_check.h"
@@ -100,6 +102,8 @@ class NcclCommunicator final : public Communicator {
   ~NcclCommunicator() override {
     if (comm_ && !aborted_) ncclCommDestroy(comm_);
     if (barrier_buffer_) cudaFree(barrier_buffer_);
+    for (const Pending& p : pending_) cudaEventDestroy(p.done);
+    for (cudaEvent_t event : spare_events_) cudaEventDestroy(event);
     cudaEventDestroy(done_);
     cudaEventDestroy(inputs_ready_);
     cudaStreamDestroy(stream_);
@@ -117,14 +121,39 @@ class NcclCommunicator final : public Communicator {
   }
 
  protected:
+  // The shard collectives return once enqueued: the host goes on issuing
+  // compute (and the next unit's all-gather, the prefetch) while they run.
+  // The compute stream waits for an all-gather when its ticket is waited on,
+  // for a reduce-scatter at once (autograd reads the gradient next).
   void do_all_gather(const void* shard, void* full, std::size_t count, DType dtype) override {
-    run("ncclAllGather",
-        [&] { return ncclAllGather(shard, full, count, nccl_type(dtype), comm_, stream_); });
+    enqueue("ncclAllGather",
+            [&] { return ncclAllGather(shard, full, count, nccl_type(dtype), comm_, stream_); });
   }
   void do_reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype) override {
-    run("ncclReduceScatter", [&] {
+    enqueue("ncclReduceScatter", [&] {
       return ncclReduceScatter(full, shard, count, nccl_type(dtype), ncclSum, comm_, stream_);
     });
+    do_wait(issuing_seq());
+  }
+  void do_finish_all() override {
+    poll_until([&] {
+      retire_finished();
+      return pending_.empty();
+    });
+  }
+  bool finishes_on_return(CollectiveKind kind) const override {
+    return kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter;
+  }
+  void do_wait(CollectiveTicket ticket) override {
+    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+    if (aborted_) throw_aborted();
+    for (const Pending& p : pending_) {
+      if (p.seq == ticket) {
+        NSS_CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, p.done, 0));
+        return;
+      }
+    }
+    // Not pending any more: seen finished, nothing to order after.
   }
   void do_all_reduce(void* buffer, std::size_t count, DType dtype, ReduceOp op) override {
     run("ncclAllReduce", [&] {
@@ -146,8 +175,53 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  // A collective enqueued on stream_ that the host has not yet seen finish.
+  struct Pending {
+    CollectiveTicket seq;
+    cudaEvent_t done;
+  };
+
+  // Enqueues one collective after the inputs the compute stream wrote so far,
+  // and records its completion in pending_ without waiting.
+  template <class Enqueue>
+  void enqueue(const char* name, Enqueue&& enqueue_collective) {
+    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+    if (aborted_) throw_aborted();
+    retire_finished();
+    NSS_CUDA_CHECK(cudaEventRecord(inputs_ready_, compute_stream_));
+    NSS_CUDA_CHECK(cudaStreamWaitEvent(stream_, inputs_ready_, 0));
+    const ncclResult_t rc = enqueue_collective();
+    if (rc != ncclSuccess)
+      throw InternalError("comm", std::string(name) + " failed: " + ncclGetErrorString(rc),
+                          "set NCCL_DEBUG=INFO for NCCL's own diagnostics");
+    cudaEvent_t done = nullptr;
+    if (spare_events_.empty()) {
+      NSS_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    } else {
+      done = spare_events_.back();
+      spare_events_.pop_back();
+    }
+    NSS_CUDA_CHECK(cudaEventRecord(done, stream_));
+    pending_.push_back({issuing_seq(), done});
+  }
+
+  // Tells the tracker about enqueued collectives that have finished (the
+  // stream runs them in order); their events are reused. Under nccl_mutex_.
+  void retire_finished() {
+    while (!pending_.empty()) {
+      const cudaError_t state = cudaEventQuery(pending_.front().done);
+      if (state == cudaErrorNotReady) return;
+      if (state != cudaSuccess) NSS_CUDA_CHECK(state);
+      tracker().finish_through(pending_.front().seq);
+      spare_events_.push_back(pending_.front().done);
+      pending_.pop_front();
+    }
+  }
+
   // Enqueues one collective between the two events (inputs the compute stream
-  // wrote so far; results the compute stream's later work reads) and waits.
+  // wrote so far; results the compute stream's later work reads) and waits on
+  // the host: for collectives whose result the host reads next. Everything
+  // enqueued before it has finished too when it has.
   template <class Enqueue>
   void run(const char* name, Enqueue&& enqueue) {
     {
@@ -163,20 +237,32 @@ class NcclCommunicator final : public Communicator {
       NSS_CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, done_, 0));
     }
     wait();
+    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+    for (const Pending& p : pending_) spare_events_.push_back(p.done);
+    pending_.clear();  // the base class marks them finished with this one
   }
 
-  // Polls the collective's event instead of blocking in cudaEventSynchronize,
-  // so that NCCL's asynchronous errors (a peer that died, a broken link)
-  // surface here, and a hang stays visible to the watchdog, which aborts the
-  // communicator (abort()) after parallel.collective_timeout_s.
+  // Waits for the host-waited collective's event.
   void wait() {
+    poll_until([&] {
+      const cudaError_t state = cudaEventQuery(done_);
+      if (state != cudaSuccess && state != cudaErrorNotReady) NSS_CUDA_CHECK(state);
+      return state == cudaSuccess;
+    });
+  }
+
+  // Polls `finished` (called under nccl_mutex_) instead of blocking in
+  // cudaEventSynchronize, so that NCCL's asynchronous errors (a peer that
+  // died, a broken link) surface here, and a hang stays visible to the
+  // watchdog, which aborts the communicator (abort()) after
+  // parallel.collective_timeout_s.
+  template <class Finished>
+  void poll_until(Finished&& finished) {
     for (auto pause = std::chrono::microseconds(1);; pause = std::min(2 * pause, kMaxPause)) {
       {
         std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
         if (aborted_) throw_aborted();
-        const cudaError_t state = cudaEventQuery(done_);
-        if (state == cudaSuccess) return;
-        if (state != cudaErrorNotReady) NSS_CUDA_CHECK(state);
+        if (finished()) return;
         ncclResult_t async_error = ncclSuccess;
         NSS_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async_error));
         if (async_error != ncclSuccess) {
@@ -213,6 +299,8 @@ class NcclCommunicator final : public Communicator {
   std::timed_mutex nccl_mutex_;  // comm_ between this rank's thread and abort()
   std::atomic<bool> aborted_{false};
   void* barrier_buffer_ = nullptr;
+  std::deque<Pending> pending_;  // oldest first
+  std::vector<cudaEvent_t> spare_events_;
 };
 
 }  // namespace

@@ -66,6 +66,11 @@ std::vector<torch::Tensor> trainable_leaves(const ShardedUnit& unit,
   return leaves;
 }
 
+// Starts `target`'s gathers while this unit computes (ShardOptions::prefetch).
+void prefetch_for(ShardedUnit* target, const char* phase) {
+  if (target != nullptr && target->options().prefetch) target->prefetch(phase);
+}
+
 torch::Tensor detached_input(const torch::Tensor& input, bool needs_grad) {
   torch::Tensor x = input.detach();
   if (needs_grad) x.requires_grad_(true);
@@ -86,7 +91,9 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     if (unit.options().activation_checkpointing) {
       ctx->save_for_backward({input});
       torch::NoGradGuard no_grad;
-      return compute(input, gather_params(unit, tied, false, false, "forward").all());
+      const UnitParams p = gather_params(unit, tied, false, false, "forward");
+      prefetch_for(unit.forward_next(), "forward");
+      return compute(input, p.all());
     }
     // No recompute: build the unit's graph now and keep it (with the
     // gathered parameters it references) until this unit's backward.
@@ -94,6 +101,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     const UnitParams p =
         gather_params(unit, tied, master.requires_grad() && master.numel() > 0,
                       tied && tied_master.requires_grad() && tied_master.numel() > 0, "forward");
+    prefetch_for(unit.forward_next(), "forward");
     torch::Tensor x = detached_input(input, input.requires_grad());
     torch::Tensor out = compute(x, p.all());
     ctx->saved_data["out"] = out;
@@ -115,6 +123,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     UnitParams p;
     if (unit.options().activation_checkpointing) {
       p = gather_params(unit, tied, need_unit, need_tied, "backward");
+      prefetch_for(unit.backward_next(), "backward");
       x = detached_input(ctx->get_saved_variables()[0], need_input);
       torch::AutoGradMode grad_mode(true);
       out = compute(x, p.all());
@@ -206,17 +215,58 @@ torch::Tensor ShardedUnit::apply(const torch::Tensor& input, const UnitCompute& 
                              reinterpret_cast<std::int64_t>(&compute));
 }
 
+void ShardedUnit::set_prefetch_targets(ShardedUnit* forward_next, ShardedUnit* backward_next) {
+  forward_next_ = forward_next;
+  backward_next_ = backward_next;
+}
+
+ShardedUnit::InFlightGather ShardedUnit::start_gather(bool trainable, const char* phase) {
+  const std::int64_t shard = layout_.shard_size(trainable);
+  const auto options = torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device);
+  const torch::Tensor& source = trainable ? master_ : frozen_;
+  InFlightGather g;
+  g.shard_version = source._version();
+  g.send = source.detach().to(options_.compute_dtype).contiguous();
+  g.full = torch::empty({shard * comm_.size()}, options);
+  comm::CollectiveLabel label(comm_, label_ + " " + phase);
+  g.ticket =
+      comm_.start_all_gather(g.send.data_ptr(), g.full.data_ptr(), static_cast<std::size_t>(shard),
+                             comm_dtype(options_.compute_dtype));
+  return g;
+}
+
+void ShardedUnit::prefetch(const char* phase) {
+  torch::NoGradGuard no_grad;
+  for (const bool trainable : {true, false}) {
+    auto& slot = prefetched_[trainable ? 0 : 1];
+    if (!slot && layout_.shard_size(trainable) > 0) slot = start_gather(trainable, phase);
+  }
+}
+
+void ShardedUnit::drop_prefetched() {
+  for (auto& slot : prefetched_) {
+    if (!slot) continue;
+    comm_.wait(slot->ticket);  // its buffers may be reused only after the gather
+    slot.reset();
+  }
+}
+
 torch::Tensor ShardedUnit::gather(bool trainable, const char* phase) {
   const std::int64_t shard = layout_.shard_size(trainable);
   const auto options = torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device);
   if (shard == 0) return torch::empty({0}, options);
-  const torch::Tensor source = (trainable ? master_ : frozen_).detach();
-  const torch::Tensor send = source.to(options_.compute_dtype).contiguous();
-  torch::Tensor full = torch::empty({shard * comm_.size()}, options);
-  comm::CollectiveLabel label(comm_, label_ + " " + phase);
-  comm_.all_gather(send.data_ptr(), full.data_ptr(), static_cast<std::size_t>(shard),
-                   comm_dtype(options_.compute_dtype));
-  return full;
+  torch::NoGradGuard no_grad;
+  auto& slot = prefetched_[trainable ? 0 : 1];
+  std::optional<InFlightGather> started;
+  started.swap(slot);
+  const auto version = (trainable ? master_ : frozen_)._version();
+  if (started && started->shard_version != version) {  // the shard changed since: start again
+    comm_.wait(started->ticket);
+    started.reset();
+  }
+  if (!started) started = start_gather(trainable, phase);
+  comm_.wait(started->ticket);
+  return started->full;
 }
 
 torch::Tensor ShardedUnit::reduce_gradient(std::vector<torch::Tensor> param_grads) {

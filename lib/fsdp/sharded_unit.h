@@ -5,9 +5,14 @@
 // the full parameters just in time, computes on views of them, frees them,
 // and in backward re-gathers, recomputes, and reduce-scatters the gradient
 // into a freshly allocated shard gradient (docs/architecture.md, "FSDP").
+// With ShardOptions::prefetch a unit starts its neighbour's all-gather before
+// it computes (the next unit in forward, the previous one in backward), so
+// that on NCCL the gather runs while this unit computes.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +29,9 @@ struct ShardOptions {
   /// true: keep only the unit's input and recompute in backward;
   /// false: keep the unit's graph and gathered parameters until its backward.
   bool activation_checkpointing = true;
+  /// Start the neighbouring unit's all-gather before computing (see above);
+  /// costs one more unit's gathered parameters in memory.
+  bool prefetch = false;
 };
 
 /// The unit's forward on gathered parameters: `params` are views in
@@ -59,7 +67,20 @@ class ShardedUnit {
   /// Frozen shard in the compute dtype (numel 0 when none).
   torch::Tensor& frozen() { return frozen_; }
 
-  /// All-gathers one flat buffer in the compute dtype (padded length).
+  /// The units whose gathers this one starts early: the next in forward
+  /// order, and the one whose backward runs after this one's (nullptr: none).
+  void set_prefetch_targets(ShardedUnit* forward_next, ShardedUnit* backward_next);
+  ShardedUnit* forward_next() const { return forward_next_; }
+  ShardedUnit* backward_next() const { return backward_next_; }
+
+  /// Starts this unit's all-gathers for `phase` unless they are in flight.
+  void prefetch(const char* phase);
+
+  /// Waits for and frees a prefetch nobody took (before the optimizer step).
+  void drop_prefetched();
+
+  /// All-gathers one flat buffer in the compute dtype (padded length); takes
+  /// the prefetched one when it is in flight and the shard has not changed.
   torch::Tensor gather(bool trainable, const char* phase);
   /// Flattens one gradient per trainable parameter (layout order; undefined =
   /// zero) into fp32 and reduce-scatters (sum) it into a new shard gradient.
@@ -69,12 +90,23 @@ class ShardedUnit {
                                    const torch::Tensor& frozen_full) const;
 
  private:
+  // A started all-gather: the buffers stay alive until it has been waited on.
+  struct InFlightGather {
+    torch::Tensor send, full;
+    comm::CollectiveTicket ticket = 0;
+    std::int64_t shard_version = 0;  // of the shard when started
+  };
+  InFlightGather start_gather(bool trainable, const char* phase);
+
   std::string label_;
   FlatLayout layout_;
   comm::Communicator& comm_;
   ShardOptions options_;
   torch::Tensor master_;
   torch::Tensor frozen_;
+  std::optional<InFlightGather> prefetched_[2];  // [trainable], [frozen]
+  ShardedUnit* forward_next_ = nullptr;
+  ShardedUnit* backward_next_ = nullptr;
 };
 
 }  // namespace nss::fsdp

@@ -51,7 +51,8 @@ class StepReplay {
         world_(u64(world_size)),
         c_(u64(s_.compute_bytes)),
         last_(static_cast<int>(units_.size()) - 1),
-        tied_(config.model.tie_word_embeddings) {}
+        tied_(config.model.tie_word_embeddings),
+        prefetch_(device == DeviceKind::kCuda) {}
 
   StepMemory run() {
     allocate_state();
@@ -99,9 +100,29 @@ class StepReplay {
     if (c_ != 4) t_.transient(u64(z.trainable_shard) * c_, Part::kGatheredParameters);
   }
 
+  // A unit's own gather takes the prefetched buffers when its neighbour
+  // started them (the cast shard they were sent from dies with the wait).
   void gather_unit(int unit, const std::string& prefix) {
-    gather(unit, prefix + "params");
+    if (t_.live(id("prefetched", unit))) {
+      t_.rename(id("prefetched", unit), prefix + "params");
+      t_.free_if_live(id("prefetch_send", unit));
+    } else {
+      gather(unit, prefix + "params");
+    }
     if (unit == last_ && tied_) gather(0, prefix + "tied");
+  }
+
+  // ShardOptions::prefetch (on CUDA): the neighbour's gather starts before
+  // this unit computes and holds its buffers (the bf16 cast of the shard too)
+  // until the neighbour takes them.
+  void prefetch(int unit) {
+    if (!prefetch_ || unit < 0 || unit > last_) return;
+    const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
+    t_.allocate(id("prefetched", unit), u64(z.trainable_shard + z.frozen_shard) * world_ * c_,
+                Part::kGatheredParameters);
+    if (c_ != 4)
+      t_.allocate(id("prefetch_send", unit), u64(z.trainable_shard) * c_,
+                  Part::kGatheredParameters);
   }
 
   void release_unit(const std::string& prefix) {
@@ -176,6 +197,7 @@ class StepReplay {
       const bool keep = keeps_graph(u);
       const UnitCall c = call(u, keep);
       gather_unit(u, c.prefix);
+      prefetch(u < last_ ? u + 1 : -1);
       if (u == 0)
         embedding_forward(t_, s_, c, id("act", 0));
       else if (u < last_)
@@ -197,6 +219,8 @@ class StepReplay {
       const bool recompute = checkpointing();
       if (recompute) {  // gather again and rebuild the unit's graph
         gather_unit(u, c.prefix);
+        // The unit whose backward comes next (the embedding's only when it trains).
+        prefetch(u > 1 || (u == 1 && trainable(0)) ? u - 1 : -1);
         if (u == 0) embedding_forward(t_, s_, c, c.prefix + "out");
         if (u > 0 && u < last_) block_forward(t_, s_, c, c.prefix + "out");
         if (u == last_) head_forward(t_, s_, c, tied_);
@@ -235,6 +259,7 @@ class StepReplay {
   std::uint64_t world_, c_;
   int last_;
   bool tied_;
+  bool prefetch_;
   MemoryTimeline t_;
   std::uint64_t state_bytes_ = 0;
 };

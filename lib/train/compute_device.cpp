@@ -36,9 +36,17 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
           assignment.ranks_on_device};
 }
 
-torch::Dtype compute_dtype(const config::TrainingConfig& training, const torch::Device& device) {
-  if (training.dtype == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
-  return training.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+fsdp::ShardOptions shard_options(const config::TrainingConfig& training,
+                                 const torch::Device& device) {
+  fsdp::ShardOptions options;
+  if (training.dtype == "auto")
+    options.compute_dtype = device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+  else
+    options.compute_dtype = training.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+  options.device = device;
+  options.activation_checkpointing = training.activation_checkpointing;
+  options.prefetch = device.is_cuda();
+  return options;
 }
 
 }  // namespace nss::train

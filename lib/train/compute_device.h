@@ -8,6 +8,7 @@
 #include <torch/types.h>
 
 #include "config/config.h"
+#include "fsdp/sharded_unit.h"
 
 namespace nss::train {
 
@@ -21,7 +22,11 @@ struct ComputeDevice {
 /// not, or when ranks would share a GPU without parallel.share_devices.
 ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_Comm world);
 
-/// training.dtype with auto resolved for `device`: bf16 on CUDA, fp32 on CPU.
-torch::Dtype compute_dtype(const config::TrainingConfig& training, const torch::Device& device);
+/// How the units shard and compute on `device`, for the job and the
+/// preflight's synthetic step alike: training.dtype with auto resolved (bf16
+/// on CUDA, fp32 on CPU); prefetch on CUDA only (NCCL overlaps a gather with
+/// compute, a host backend would only hold the memory longer).
+fsdp::ShardOptions shard_options(const config::TrainingConfig& training,
+                                 const torch::Device& device);
 
 }  // namespace nss::train

@@ -35,6 +35,15 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
     units_.push_back(std::make_unique<fsdp::ShardedUnit>(
         label, fsdp::FlatLayout(std::move(params), comm.size()), comm, options));
   }
+  // Prefetch order (ShardOptions::prefetch): forward runs the units in
+  // order, backward in reverse; the embedding's backward runs only when it trains.
+  const bool embedding_trains = units_[0]->layout().numel(true) > 0;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    fsdp::ShardedUnit* next = u + 1 < units_.size() ? units_[u + 1].get() : nullptr;
+    fsdp::ShardedUnit* previous =
+        u > 1 || (u == 1 && embedding_trains) ? units_[u - 1].get() : nullptr;
+    units_[u]->set_prefetch_targets(next, previous);
+  }
 
   computes_.push_back([](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p) {
     return model::embedding_forward(tokens, p[0]);
@@ -51,6 +60,11 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
   computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
     return model::head_loss_forward(x, p[0], p[1], targets_, model_, scale_);
   });
+}
+
+void ShardedLlama::finish_collectives() {
+  for (auto& unit : units_) unit->drop_prefetched();
+  units_.front()->comm().finish_all();
 }
 
 void ShardedLlama::initialize(const model::InitialWeights& weights) {

@@ -46,6 +46,9 @@ class ShardedLlama {
                      const MicroBatchRandomness* randomness);
 
   std::vector<std::unique_ptr<fsdp::ShardedUnit>>& units() { return units_; }
+  /// Frees gathers started early that no unit took (ShardOptions::prefetch)
+  /// and returns when the units' collectives have finished (Communicator::finish_all).
+  void finish_collectives();
   /// Trainable masters of every unit (numel 0 ones included, for a fixed order).
   std::vector<torch::Tensor*> masters();
   const config::ModelConfig& model() const { return model_; }

@@ -114,16 +114,6 @@ struct SyntheticTraining::Parts {
         model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
               shard_options(config.training, device), config.data.seq_len),
         state((initialize(model), model)) {}
-
-  // As the trainer sets them, so the step allocates what the job's will.
-  static fsdp::ShardOptions shard_options(const config::TrainingConfig& t,
-                                          const torch::Device& device) {
-    fsdp::ShardOptions options;
-    options.compute_dtype = compute_dtype(t, device);
-    options.device = device;
-    options.activation_checkpointing = t.activation_checkpointing;
-    return options;
-  }
   static void initialize(ShardedLlama& model) {
     for (auto& unit : model.units()) unit->materialize(fill_synthetic);
   }

@@ -79,6 +79,7 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
       total += model.loss(t.inputs, t.targets, scale, nullptr).item<double>();
     }
   }
+  model.finish_collectives();
   comm::CollectiveLabel label(comm, "validation loss");
   comm.all_reduce(&total, 1, comm::ReduceOp::kSum);
   return total;
@@ -119,10 +120,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
   data::check_dataset(*dataset,
                       {config.data.seq_len, t.global_batch_size, config.model.vocab_size});
 
-  fsdp::ShardOptions shard_options;
-  shard_options.compute_dtype = compute_dtype(t, context.device);
-  shard_options.device = context.device;
-  shard_options.activation_checkpointing = t.activation_checkpointing;
+  const fsdp::ShardOptions shard_options = train::shard_options(t, context.device);
   comm::Communicator& unit_comm = context.unit_comm ? *context.unit_comm : comm;
   ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, unit_comm, shard_options,
                      config.data.seq_len);

@@ -35,14 +35,19 @@ StepOutcome run_training_step(
     const StepSettings& settings,
     const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
     comm::Communicator& comm) {
-  double local_loss = 0;
+  // Summed on the device and read once: reading each micro-batch's loss
+  // would make the host wait for the device every micro-step.
+  torch::Tensor loss_sum;
   for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
     const MicroBatchTensors batch = next_micro_batch(micro);
     torch::Tensor loss =
         model.loss(batch.inputs, batch.targets, settings.loss_scale, &batch.randomness);
     loss.backward();
-    local_loss += loss.item<double>();
+    const torch::Tensor value = loss.detach().to(torch::kFloat64);
+    loss_sum = loss_sum.defined() ? loss_sum + value : value;
   }
+  model.finish_collectives();
+  double local_loss = loss_sum.item<double>();
   StepOutcome outcome;
   outcome.lr = settings.lr;
   {

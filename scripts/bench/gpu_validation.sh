@@ -128,8 +128,10 @@ fi
 if [[ " $parts " == *" torch "* ]]; then
   micro=${NSS_1B_MICRO:-4}
   global=${NSS_1B_GLOBAL:-$((2 * micro))}
-  log "PyTorch $(python3 -c 'import torch; print(torch.__version__)') eager reference: same shape, bf16 autocast, SDPA, recompute"
+  recompute=${NSS_1B_RECOMPUTE:-true}
+  log "PyTorch $(python3 -c 'import torch; print(torch.__version__)') eager reference: same shape, bf16 autocast, SDPA, recompute $recompute"
   python3 scripts/bench/torch_llama_step.py --device cuda --bf16 --sdpa --tied --vocab 128256 \
+    $([ "$recompute" = true ] || echo --no-recompute) \
     --hidden 2048 --intermediate 8192 --layers 16 --heads 32 --kv-heads 8 --seq 2048 \
     --batch "$micro" --accum $((global / micro)) --steps 10 --warmup 3 | tee "$out/torch_1b.json"
 fi

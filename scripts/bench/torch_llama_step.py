@@ -61,8 +61,10 @@ class Block(torch.nn.Module):
 
 
 class Llama(torch.nn.Module):
-    def __init__(self, vocab, hidden, intermediate, layers, heads, kv_heads, sdpa=False, tied=False):
+    def __init__(self, vocab, hidden, intermediate, layers, heads, kv_heads, sdpa=False, tied=False,
+                 recompute=True):
         super().__init__()
+        self.recompute = recompute
         self.embed = torch.nn.Embedding(vocab, hidden)
         self.blocks = torch.nn.ModuleList(
             Block(hidden, intermediate, heads, kv_heads, sdpa) for _ in range(layers))
@@ -81,7 +83,8 @@ class Llama(torch.nn.Module):
         mask = torch.full((s, s), float("-inf"), device=device).triu(1)
         x = self.embed(tokens)
         for block in self.blocks:
-            x = checkpoint(block, x, cos, sin, mask, use_reentrant=False)
+            x = checkpoint(block, x, cos, sin, mask, use_reentrant=False) if self.recompute \
+                else block(x, cos, sin, mask)
         logits = self.head(Block.norm(x, self.norm))
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
 
@@ -104,12 +107,13 @@ def main():
     p.add_argument("--sdpa", action="store_true", help="F.scaled_dot_product_attention (causal, GQA)")
     p.add_argument("--tied", action="store_true", help="tie the head to the embedding")
     p.add_argument("--accum", type=int, default=1, help="micro-batches of --batch per step")
+    p.add_argument("--no-recompute", action="store_true", help="keep every block's activations")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     device = torch.device(a.device)
     model = Llama(a.vocab, a.hidden, a.intermediate, a.layers, a.heads, a.kv_heads, a.sdpa,
-                  a.tied).to(device)
+                  a.tied, not a.no_recompute).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     times = []

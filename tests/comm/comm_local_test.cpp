@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <numeric>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "comm/hang_diagnosis.h"
 #include "comm/local_communicator.h"
@@ -65,6 +65,36 @@ TEST(LocalCommunicator, TrackerNumbersAndLabelsCollectives) {
   EXPECT_EQ(comm.tracker().label(), "outer");
 }
 
+// NCCL returns from shard collectives once they are enqueued: several are in
+// flight, they finish in order, and the watchdog sees the oldest.
+TEST(CollectiveTracker, SeveralInFlightFinishInOrder) {
+  CollectiveTracker tracker;
+  tracker.push_label("unit 1 forward");
+  EXPECT_EQ(tracker.begin(CollectiveKind::kAllGather, 64), 1u);
+  tracker.pop_label();
+  EXPECT_EQ(tracker.begin(CollectiveKind::kAllGather, 32), 2u);
+  EXPECT_EQ(tracker.begin(CollectiveKind::kReduceScatter, 16), 3u);
+  auto snapshot = tracker.snapshot();
+  EXPECT_TRUE(snapshot.in_flight);
+  EXPECT_EQ(snapshot.started, 3u);
+  EXPECT_EQ(snapshot.finished, 0u);
+  EXPECT_EQ(snapshot.current.seq, 1u);  // the oldest: the one a hang is stuck in
+  EXPECT_EQ(snapshot.current.label, "unit 1 forward");
+  tracker.finish_through(2);
+  snapshot = tracker.snapshot();
+  EXPECT_TRUE(snapshot.in_flight);
+  EXPECT_EQ(snapshot.finished, 2u);
+  EXPECT_EQ(snapshot.current.seq, 3u);
+  EXPECT_EQ(snapshot.current.kind, CollectiveKind::kReduceScatter);
+  tracker.finish_through(1);  // already finished: nothing changes
+  EXPECT_EQ(tracker.snapshot().finished, 2u);
+  tracker.finish_through(3);
+  snapshot = tracker.snapshot();
+  EXPECT_FALSE(snapshot.in_flight);
+  EXPECT_EQ(snapshot.last_finished.seq, 3u);
+  EXPECT_EQ(snapshot.current.seq, 3u);  // nothing in flight: the last started
+}
+
 TEST(LocalCommunicator, RejectsNullBuffers) {
   LocalCommunicator comm(2);
   EXPECT_THROW(comm.all_gather(nullptr, nullptr, 4, DType::kFloat32), InternalError);
@@ -94,8 +124,9 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST(HangDiagnosis, NamesTheRankThatIsBehind) {
   std::vector<std::optional<RankStatus>> statuses;
   for (int r = 0; r < 4; ++r)
-    statuses.push_back(r == 1 ? status(1, 1233, 1233, CollectiveKind::kAllGather, "unit 17 backward")
-                              : status(r, 1234, 1233, CollectiveKind::kAllReduce, "grad norm"));
+    statuses.push_back(r == 1
+                           ? status(1, 1233, 1233, CollectiveKind::kAllGather, "unit 17 backward")
+                           : status(r, 1234, 1233, CollectiveKind::kAllReduce, "grad norm"));
   const std::string text = joined(diagnose_hang(statuses, 10));
   EXPECT_NE(text.find("ranks 0,2,3 are waiting in all_reduce #1234 (grad norm)"), std::string::npos)
       << text;
@@ -107,7 +138,8 @@ TEST(HangDiagnosis, NamesTheRankThatIsBehind) {
 
 TEST(HangDiagnosis, DivergedAndStuckAndSilent) {
   std::vector<std::optional<RankStatus>> diverged = {
-      status(0, 5, 4, CollectiveKind::kAllReduce, ""), status(1, 5, 4, CollectiveKind::kBarrier, ""),
+      status(0, 5, 4, CollectiveKind::kAllReduce, ""),
+      status(1, 5, 4, CollectiveKind::kBarrier, ""),
       status(2, 5, 4, CollectiveKind::kAllReduce, "")};
   EXPECT_NE(joined(diagnose_hang(diverged, 10)).find("diverged: it is in barrier #5"),
             std::string::npos);

@@ -79,6 +79,47 @@ TEST(NcclCommunicator, CollectivesOnDeviceBuffersMatchMpi) {
   cudaFree(d_shard);
   cudaFree(d_full);
 }
+
+// Shard collectives return once enqueued: two gathers in flight, each read
+// after its wait; finish_all leaves none in flight for the watchdog.
+TEST(NcclCommunicator, StartedGathersFinishInOrderAndFinishAllSettlesThem) {
+  const int devices = visible_devices();
+  if (devices == 0) GTEST_SKIP() << "no CUDA device";
+  auto mpi = MpiCommunicator::create(MPI_COMM_WORLD);
+  if (mpi->local_size() > devices) GTEST_SKIP() << "fewer CUDA devices than ranks on this node";
+  auto nccl = make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank() % devices, nullptr);
+  const std::size_t count = 1 << 20;
+  const int size = mpi->size();
+  std::vector<float> a(count), b(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    a[i] = static_cast<float>(mpi->rank() + i % 97);
+    b[i] = static_cast<float>(-mpi->rank() - i % 89);
+  }
+  void *d_a = nullptr, *d_b = nullptr, *d_full_a = nullptr, *d_full_b = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_a, count * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_b, count * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_full_a, count * size * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_full_b, count * size * sizeof(float)), cudaSuccess);
+  cudaMemcpy(d_a, a.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(d_b, b.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+  const CollectiveTicket first = nccl->start_all_gather(d_a, d_full_a, count, DType::kFloat32);
+  const CollectiveTicket second = nccl->start_all_gather(d_b, d_full_b, count, DType::kFloat32);
+  EXPECT_EQ(second, first + 1);
+  nccl->wait(second);
+  nccl->wait(first);
+  std::vector<float> got(count * size), expected(count * size);
+  cudaMemcpy(got.data(), d_full_b, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  mpi->all_gather(b.data(), expected.data(), count, DType::kFloat32);
+  EXPECT_EQ(got, expected);
+  cudaMemcpy(got.data(), d_full_a, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+  mpi->all_gather(a.data(), expected.data(), count, DType::kFloat32);
+  EXPECT_EQ(got, expected);
+  nccl->finish_all();
+  const auto snapshot = nccl->tracker().snapshot();
+  EXPECT_FALSE(snapshot.in_flight);
+  EXPECT_EQ(snapshot.finished, second);
+  for (void* p : {d_a, d_b, d_full_a, d_full_b}) cudaFree(p);
+}
 #else
 TEST(NcclCommunicator, WithoutNcclTheFactorySaysHowToGetIt) {
   try {

@@ -1,8 +1,10 @@
 // The FSDP unit technique against plain autograd on unsharded parameters, at
 // 1, 2 and 4 ranks: three small units (one tied to the first, one with frozen
 // parameters, sizes that need padding), two micro-batches per rank, with and
-// without activation checkpointing. Gradients must match the gradient of the
-// global loss; traffic must match the accounting formula.
+// without activation checkpointing, with and without prefetching the next
+// unit's gather. Gradients must match the gradient of the global loss;
+// traffic must match the accounting formula (prefetch gathers nothing more); a
+// prefetched gather of a shard that changed since is not used.
 #include "fsdp/sharded_unit.h"
 
 #include <gtest/gtest.h>
@@ -62,13 +64,16 @@ torch::Tensor batch_for(int rank, int micro) {
 }
 
 struct Fixture {
-  explicit Fixture(comm::Communicator& comm, bool checkpointing)
+  Fixture(comm::Communicator& comm, bool checkpointing, bool prefetch = false)
       : first("first", FlatLayout(first_params(), comm.size()), comm,
-              {torch::kFloat32, torch::kCPU, checkpointing}),
+              {torch::kFloat32, torch::kCPU, checkpointing, prefetch}),
         middle("middle", FlatLayout(middle_params(), comm.size()), comm,
-               {torch::kFloat32, torch::kCPU, checkpointing}),
+               {torch::kFloat32, torch::kCPU, checkpointing, prefetch}),
         head("head", FlatLayout(head_params(), comm.size()), comm,
-             {torch::kFloat32, torch::kCPU, checkpointing}) {
+             {torch::kFloat32, torch::kCPU, checkpointing, prefetch}) {
+    first.set_prefetch_targets(&middle, nullptr);
+    middle.set_prefetch_targets(&head, &first);
+    head.set_prefetch_targets(nullptr, &middle);
     const ParamFiller filler = [](const FlatParam& p, std::int64_t offset, std::int64_t count,
                                   float* out) {
       for (std::int64_t i = 0; i < count; ++i) out[i] = value_of(p.name, offset + i);
@@ -102,9 +107,9 @@ std::vector<torch::Tensor> gathered_grads(ShardedUnit& unit) {
   return out;
 }
 
-void check_against_reference(bool checkpointing) {
+void check_against_reference(bool checkpointing, bool prefetch) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  Fixture sharded(*comm, checkpointing);
+  Fixture sharded(*comm, checkpointing, prefetch);
   for (int micro = 0; micro < 2; ++micro) sharded.loss(batch_for(comm->rank(), micro)).backward();
 
   // Reference: the global loss (every rank's micro-batches) on unsharded parameters.
@@ -141,35 +146,60 @@ void check_against_reference(bool checkpointing) {
 }
 
 TEST(ShardedUnit, GradientsMatchUnshardedWithCheckpointing) {
-  check_against_reference(true);
+  check_against_reference(true, false);
+  check_against_reference(true, true);
 }
 TEST(ShardedUnit, GradientsMatchUnshardedWithoutCheckpointing) {
-  check_against_reference(false);
+  check_against_reference(false, false);
+  check_against_reference(false, true);
 }
 
 TEST(ShardedUnit, TrafficMatchesTheAccountingFormula) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   for (const bool checkpointing : {true, false}) {
-    Fixture sharded(*comm, checkpointing);
-    comm->reset_stats();
-    sharded.loss(batch_for(comm->rank(), 0)).backward();
-    const auto stats = comm->stats();
-    const double n = comm->size();
-    // Psi_all: every gathered buffer (the tied first unit counted again in the head).
-    const auto padded = [](ShardedUnit& u, bool t) {
-      return static_cast<double>(u.layout().padded(t));
-    };
-    const double psi_all = padded(sharded.first, true) + padded(sharded.middle, true) +
-                           padded(sharded.middle, false) + padded(sharded.head, true) +
-                           padded(sharded.first, true);
-    const double psi_trainable = padded(sharded.first, true) + padded(sharded.middle, true) +
-                                 padded(sharded.head, true) + padded(sharded.first, true);
-    const double gathers = checkpointing ? 2 : 1;
-    EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kAllGather].bytes,
-                     (n - 1) / n * gathers * psi_all * 4);
-    EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kReduceScatter].bytes,
-                     (n - 1) / n * psi_trainable * 4);
+    for (const bool prefetch : {false, true}) {
+      Fixture sharded(*comm, checkpointing, prefetch);
+      comm->reset_stats();
+      sharded.loss(batch_for(comm->rank(), 0)).backward();
+      const auto stats = comm->stats();
+      const double n = comm->size();
+      // Psi_all: every gathered buffer (the tied first unit counted again in the head).
+      const auto padded = [](ShardedUnit& u, bool t) {
+        return static_cast<double>(u.layout().padded(t));
+      };
+      const double psi_all = padded(sharded.first, true) + padded(sharded.middle, true) +
+                             padded(sharded.middle, false) + padded(sharded.head, true) +
+                             padded(sharded.first, true);
+      const double psi_trainable = padded(sharded.first, true) + padded(sharded.middle, true) +
+                                   padded(sharded.head, true) + padded(sharded.first, true);
+      const double gathers = checkpointing ? 2 : 1;
+      EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kAllGather].bytes,
+                       (n - 1) / n * gathers * psi_all * 4);
+      EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kReduceScatter].bytes,
+                       (n - 1) / n * psi_trainable * 4);
+    }
   }
+}
+
+TEST(ShardedUnit, PrefetchOfAShardThatChangedIsNotUsed) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  Fixture sharded(*comm, true, true);
+  sharded.middle.prefetch("forward");
+  {
+    torch::NoGradGuard no_grad;
+    sharded.middle.master().add_(1.0f);  // as an optimizer step would
+  }
+  const torch::Tensor gathered = sharded.middle.gather(true, "forward");
+  torch::Tensor expected = torch::empty_like(gathered);
+  torch::Tensor mine = sharded.middle.master().detach().contiguous();
+  comm->all_gather(mine.data_ptr(), expected.data_ptr(), mine.numel(), DType::kFloat32);
+  EXPECT_TRUE(torch::equal(gathered, expected));
+  // Unchanged: the prefetched buffer is the one gathered.
+  sharded.middle.prefetch("forward");
+  EXPECT_TRUE(torch::equal(sharded.middle.gather(true, "forward"), expected));
+  sharded.middle.prefetch("forward");
+  sharded.middle.drop_prefetched();  // nobody took it: freed, nothing left in flight
+  EXPECT_FALSE(comm->tracker().snapshot().in_flight);
 }
 
 TEST(ShardedUnit, ShardsHoldOnlyTheirSlice) {
