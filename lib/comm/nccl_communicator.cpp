@@ -181,19 +181,26 @@ class NcclCommunicator final : public Communicator {
     cudaEvent_t done;
   };
 
-  // Enqueues one collective after the inputs the compute stream wrote so far,
-  // and records its completion in pending_ without waiting.
+  // Enqueues one collective on stream_ after the inputs the compute stream
+  // wrote so far. Under nccl_mutex_.
   template <class Enqueue>
-  void enqueue(const char* name, Enqueue&& enqueue_collective) {
-    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
-    if (aborted_) throw_aborted();
-    retire_finished();
+  void enqueue_after_inputs(const char* name, Enqueue&& enqueue_collective) {
     NSS_CUDA_CHECK(cudaEventRecord(inputs_ready_, compute_stream_));
     NSS_CUDA_CHECK(cudaStreamWaitEvent(stream_, inputs_ready_, 0));
     const ncclResult_t rc = enqueue_collective();
     if (rc != ncclSuccess)
       throw InternalError("comm", std::string(name) + " failed: " + ncclGetErrorString(rc),
                           "set NCCL_DEBUG=INFO for NCCL's own diagnostics");
+  }
+
+  // Enqueues one collective and records its completion in pending_ without
+  // waiting.
+  template <class Enqueue>
+  void enqueue(const char* name, Enqueue&& enqueue_collective) {
+    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+    if (aborted_) throw_aborted();
+    retire_finished();
+    enqueue_after_inputs(name, enqueue_collective);
     cudaEvent_t done = nullptr;
     if (spare_events_.empty()) {
       NSS_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
@@ -218,21 +225,15 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  // Enqueues one collective between the two events (inputs the compute stream
-  // wrote so far; results the compute stream's later work reads) and waits on
-  // the host: for collectives whose result the host reads next. Everything
-  // enqueued before it has finished too when it has.
+  // Enqueues one collective (its results the compute stream's later work
+  // reads) and waits on the host: for collectives whose result the host reads
+  // next. Everything enqueued before it has finished too when it has.
   template <class Enqueue>
-  void run(const char* name, Enqueue&& enqueue) {
+  void run(const char* name, Enqueue&& enqueue_collective) {
     {
       std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
       if (aborted_) throw_aborted();
-      NSS_CUDA_CHECK(cudaEventRecord(inputs_ready_, compute_stream_));
-      NSS_CUDA_CHECK(cudaStreamWaitEvent(stream_, inputs_ready_, 0));
-      const ncclResult_t rc = enqueue();
-      if (rc != ncclSuccess)
-        throw InternalError("comm", std::string(name) + " failed: " + ncclGetErrorString(rc),
-                            "set NCCL_DEBUG=INFO for NCCL's own diagnostics");
+      enqueue_after_inputs(name, enqueue_collective);
       NSS_CUDA_CHECK(cudaEventRecord(done_, stream_));
       NSS_CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, done_, 0));
     }

@@ -5,6 +5,7 @@
 // against the MPI results.
 #include "comm/nccl_communicator.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,13 +47,21 @@ TEST(NcclCommunicator, WithoutADeviceEveryRankGetsAUsageError) {
   }
 }
 
-TEST(NcclCommunicator, CollectivesOnDeviceBuffersMatchMpi) {
-  const int devices = visible_devices();
-  if (devices == 0) GTEST_SKIP() << "no CUDA device";
-  auto mpi = MpiCommunicator::create(MPI_COMM_WORLD);
-  // NCCL refuses two ranks on one device; every rank decides the same.
-  if (mpi->local_size() > devices) GTEST_SKIP() << "fewer CUDA devices than ranks on this node";
-  auto nccl = make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank() % devices, nullptr);
+// One GPU per rank or the test skips (on every rank alike: NCCL refuses two
+// ranks on one device).
+class NcclOnDevices : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int devices = visible_devices();
+    if (devices == 0) GTEST_SKIP() << "no CUDA device";
+    mpi = MpiCommunicator::create(MPI_COMM_WORLD);
+    if (mpi->local_size() > devices) GTEST_SKIP() << "fewer CUDA devices than ranks on this node";
+    nccl = make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank() % devices, nullptr);
+  }
+  std::unique_ptr<Communicator> mpi, nccl;
+};
+
+TEST_F(NcclOnDevices, CollectivesOnDeviceBuffersMatchMpi) {
   EXPECT_STREQ(nccl->backend(), "nccl");
   const std::size_t count = 1001;
   const int size = mpi->size();
@@ -82,12 +91,7 @@ TEST(NcclCommunicator, CollectivesOnDeviceBuffersMatchMpi) {
 
 // Shard collectives return once enqueued: two gathers in flight, each read
 // after its wait; finish_all leaves none in flight for the watchdog.
-TEST(NcclCommunicator, StartedGathersFinishInOrderAndFinishAllSettlesThem) {
-  const int devices = visible_devices();
-  if (devices == 0) GTEST_SKIP() << "no CUDA device";
-  auto mpi = MpiCommunicator::create(MPI_COMM_WORLD);
-  if (mpi->local_size() > devices) GTEST_SKIP() << "fewer CUDA devices than ranks on this node";
-  auto nccl = make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank() % devices, nullptr);
+TEST_F(NcclOnDevices, StartedGathersFinishInOrderAndFinishAllSettlesThem) {
   const std::size_t count = 1 << 20;
   const int size = mpi->size();
   std::vector<float> a(count), b(count);
