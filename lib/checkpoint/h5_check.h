@@ -1,17 +1,16 @@
-// HDF5 C API helpers: a check macro that throws CheckpointError with HDF5's own
-// error text and file:line, and an owning handle that closes any HDF5 id.
+// lib/checkpoint's HDF5 check: NSS_H5_CHECK throws CheckpointError (exit 5)
+// with HDF5's own error text and file:line. Owning ids and element types are
+// lib/h5's, shared with lib/data.
 #pragma once
 
 #include <string>
-#include <utility>
 
-#include <hdf5.h>
-
-#include "core/dtype.h"
+#include "h5/id.h"
+#include "h5/types.h"
 
 namespace nss::checkpoint {
 
-/// Throws CheckpointError "[checkpoint] <call> failed for <subject>: <HDF5 error
+/// Throws CheckpointError "[checkpoint] <call> failed on <subject>: <HDF5 error
 /// stack>" when `status` is negative (HDF5's failure convention).
 void check_h5(long long status, const char* call, const std::string& subject, const char* file,
               int line);
@@ -21,43 +20,9 @@ void check_h5(long long status, const char* call, const std::string& subject, co
 /// through exceptions instead.
 void silence_h5_errors();
 
-/// Owns one HDF5 identifier and closes it with the matching H5*close.
-class H5Id {
- public:
-  H5Id() = default;
-  explicit H5Id(hid_t id) : id_(id) {}
-  ~H5Id() { reset(); }
-  H5Id(H5Id&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)) {}
-  H5Id& operator=(H5Id&& other) noexcept {
-    if (this != &other) {
-      reset();
-      id_ = std::exchange(other.id_, H5I_INVALID_HID);
-    }
-    return *this;
-  }
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-
-  hid_t get() const { return id_; }
-  bool valid() const { return id_ >= 0; }
-  /// Closes now; returns false when HDF5 reports a failure (e.g. a flush that hit a full disk).
-  bool close();
-  void reset() { close(); }
-
- private:
-  hid_t id_ = H5I_INVALID_HID;
-};
-
 /// File-access property list; `file_locking` false disables HDF5's file locks
 /// (parallel file systems where flock fails).
-H5Id file_access_properties(bool file_locking);
-
-/// HDF5 type used in shard files for `dtype` (little-endian; 16-bit floats are
-/// stored as uint16 with a "dtype" attribute, since HDF5 1.10 has no such type).
-hid_t h5_file_type(DType dtype);
-
-/// Native in-memory HDF5 type with the same bytes as `dtype`.
-hid_t h5_memory_type(DType dtype);
+h5::Id file_access_properties(bool file_locking);
 
 }  // namespace nss::checkpoint
 

@@ -33,8 +33,8 @@ class ShardFileWriter {
 
  private:
   std::string path_;
-  H5Id file_;
-  H5Id dataset_;
+  h5::Id file_;
+  h5::Id dataset_;
   std::string dataset_name_;
   DType dtype_ = DType::kFloat32;
 };
@@ -57,14 +57,14 @@ class ShardFileReader {
 
  private:
   struct OpenDataset {
-    H5Id id;
-    H5Id type;
+    h5::Id id;
+    h5::Id type;
     std::uint64_t length = 0;
   };
   OpenDataset& open(const std::string& dataset);
 
   std::string path_;
-  H5Id file_;
+  h5::Id file_;
   std::map<std::string, OpenDataset> datasets_;
 };
 

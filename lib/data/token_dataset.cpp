@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/h5_handle.h"
+#include "data/h5_check.h"
 
 namespace nss::data {
 namespace {
@@ -109,7 +109,7 @@ std::string filter_names(hid_t create_plist, const std::string& where) {
 
 // Contiguous, in this file, allocated: the only layout that can be mapped.
 void require_contiguous(hid_t dataset, const std::string& where, const std::string& path) {
-  H5Handle create(NSS_H5_CHECK(H5Dget_create_plist(dataset), where), H5Pclose);
+  h5::Id create(NSS_H5_CHECK(H5Dget_create_plist(dataset), where));
   const H5D_layout_t layout = NSS_H5_CHECK(H5Pget_layout(create.get()), where);
   const std::string rewrite =
       "rewrite it contiguous and uncompressed: nss_prepare_data, or "
@@ -153,24 +153,21 @@ std::shared_ptr<const TokenDataset> TokenDataset::open(const std::string& path) 
   {
     if (NSS_H5_CHECK(H5Fis_hdf5(path.c_str()), path) <= 0)
       throw DataError("data", "token dataset " + path + " is not an HDF5 file", kPrepareHint);
-    H5Handle access(NSS_H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), path), H5Pclose);
+    h5::Id access(NSS_H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), path));
     // Token files are written to a temporary name and renamed, never changed
     // in place, so reads need no lock (and flock fails on some cluster mounts).
     NSS_H5_CHECK(H5Pset_file_locking(access.get(), false, true), path);
-    H5Handle file(NSS_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), path),
-                  H5Fclose);
+    h5::Id file(NSS_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), path));
     const std::string where = path + ":/" + kTokensDataset;
     bool has_tokens = NSS_H5_CHECK(H5Lexists(file.get(), kTokensDataset, H5P_DEFAULT), path) > 0;
     if (has_tokens) {
-      H5Handle object(NSS_H5_CHECK(H5Oopen(file.get(), kTokensDataset, H5P_DEFAULT), where),
-                      H5Oclose);
+      h5::Id object(NSS_H5_CHECK(H5Oopen(file.get(), kTokensDataset, H5P_DEFAULT), where));
       has_tokens = H5Iget_type(object.get()) == H5I_DATASET;
     }
     if (!has_tokens)
       throw DataError("data", "token dataset " + path + " has no /tokens dataset", kPrepareHint);
-    H5Handle tokens(NSS_H5_CHECK(H5Dopen2(file.get(), kTokensDataset, H5P_DEFAULT), where),
-                    H5Dclose);
-    H5Handle space(NSS_H5_CHECK(H5Dget_space(tokens.get()), where), H5Sclose);
+    h5::Id tokens(NSS_H5_CHECK(H5Dopen2(file.get(), kTokensDataset, H5P_DEFAULT), where));
+    h5::Id space(NSS_H5_CHECK(H5Dget_space(tokens.get()), where));
     const int rank = NSS_H5_CHECK(H5Sget_simple_extent_ndims(space.get()), where);
     if (rank != 1)
       throw DataError(
@@ -179,7 +176,7 @@ std::shared_ptr<const TokenDataset> TokenDataset::open(const std::string& path) 
     hsize_t dims[1] = {0};
     NSS_H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims, nullptr), where);
     dataset->num_tokens_ = static_cast<std::int64_t>(dims[0]);
-    H5Handle type(NSS_H5_CHECK(H5Dget_type(tokens.get()), where), H5Tclose);
+    h5::Id type(NSS_H5_CHECK(H5Dget_type(tokens.get()), where));
     dataset->dtype_ = token_dtype(type.get(), where);
     require_contiguous(tokens.get(), where, path);
     if (dataset->num_tokens_ == 0)

@@ -8,43 +8,12 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "h5/types.h"
 
 namespace nss::data {
 namespace {
 
 constexpr std::size_t kBufferTokens = std::size_t{1} << 20;
-
-hid_t file_type_of(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt16:
-      return H5T_STD_U16LE;
-    case DType::kInt32:
-      return H5T_STD_I32LE;
-    case DType::kUInt32:
-      return H5T_STD_U32LE;
-    case DType::kInt64:
-      return H5T_STD_I64LE;
-    default:
-      break;
-  }
-  throw InternalError("data", std::string("not a token element type: ") + dtype_name(dtype));
-}
-
-hid_t memory_type_of(DType dtype) {
-  switch (dtype) {
-    case DType::kUInt16:
-      return H5T_NATIVE_UINT16;
-    case DType::kInt32:
-      return H5T_NATIVE_INT32;
-    case DType::kUInt32:
-      return H5T_NATIVE_UINT32;
-    case DType::kInt64:
-      return H5T_NATIVE_INT64;
-    default:
-      break;
-  }
-  throw InternalError("data", std::string("not a token element type: ") + dtype_name(dtype));
-}
 
 std::int64_t largest_id_of(DType dtype) {
   switch (dtype) {
@@ -82,21 +51,19 @@ TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num
   if (!parent.empty()) create_directories(parent.string(), "data");
   buffer_.reserve(kBufferTokens);
 
-  file_ = H5Handle(
+  file_ = h5::Id(
       NSS_H5_CHECK(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                   temporary_path_),
-      H5Fclose);
+                   temporary_path_));
   const hsize_t dims[1] = {static_cast<hsize_t>(num_tokens)};
-  H5Handle space(NSS_H5_CHECK(H5Screate_simple(1, dims, nullptr), temporary_path_), H5Sclose);
-  H5Handle create(NSS_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), temporary_path_), H5Pclose);
+  h5::Id space(NSS_H5_CHECK(H5Screate_simple(1, dims, nullptr), temporary_path_));
+  h5::Id create(NSS_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), temporary_path_));
   // Contiguous and allocated at creation: the reader memory-maps it by offset.
   NSS_H5_CHECK(H5Pset_layout(create.get(), H5D_CONTIGUOUS), temporary_path_);
   NSS_H5_CHECK(H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY), temporary_path_);
   NSS_H5_CHECK(H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER), temporary_path_);
-  dataset_ = H5Handle(NSS_H5_CHECK(H5Dcreate2(file_.get(), kTokensDataset, file_type_of(dtype),
-                                              space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
-                                   temporary_path_),
-                      H5Dclose);
+  dataset_ = h5::Id(NSS_H5_CHECK(H5Dcreate2(file_.get(), kTokensDataset, h5::file_type(dtype),
+                                            space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
+                                 temporary_path_));
 }
 
 TokenFileWriter::~TokenFileWriter() {
@@ -143,13 +110,12 @@ void TokenFileWriter::flush_buffer() {
   }
   const hsize_t start[1] = {static_cast<hsize_t>(written_)};
   const hsize_t count[1] = {static_cast<hsize_t>(buffer_.size())};
-  H5Handle file_space(NSS_H5_CHECK(H5Dget_space(dataset_.get()), temporary_path_), H5Sclose);
+  h5::Id file_space(NSS_H5_CHECK(H5Dget_space(dataset_.get()), temporary_path_));
   NSS_H5_CHECK(
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
       temporary_path_);
-  H5Handle memory_space(NSS_H5_CHECK(H5Screate_simple(1, count, nullptr), temporary_path_),
-                        H5Sclose);
-  NSS_H5_CHECK(H5Dwrite(dataset_.get(), memory_type_of(dtype_), memory_space.get(),
+  h5::Id memory_space(NSS_H5_CHECK(H5Screate_simple(1, count, nullptr), temporary_path_));
+  NSS_H5_CHECK(H5Dwrite(dataset_.get(), h5::memory_type(dtype_), memory_space.get(),
                         file_space.get(), H5P_DEFAULT, bytes.data()),
                temporary_path_);
   written_ += static_cast<std::int64_t>(buffer_.size());
@@ -172,8 +138,8 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
   write_optional(kDocumentsAttribute, metadata.documents);
   write_optional(kBosTokenIdAttribute, metadata.bos_token_id);
   write_optional(kEosTokenIdAttribute, metadata.eos_token_id);
-  dataset_.close_checked(temporary_path_);
-  file_.close_checked(temporary_path_);
+  NSS_H5_CHECK(dataset_.close(), temporary_path_);
+  NSS_H5_CHECK(file_.close(), temporary_path_);
   fsync_file(temporary_path_);
   if (std::rename(temporary_path_.c_str(), path_.c_str()) != 0)
     throw DataError("data",

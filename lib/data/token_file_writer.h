@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "data/h5_handle.h"
+#include "data/h5_check.h"
 #include "data/token_file_format.h"
 
 namespace nss::data {
@@ -45,8 +45,8 @@ class TokenFileWriter {
   std::int64_t written_ = 0;
   std::int64_t max_token_id_ = -1;
   std::vector<std::int64_t> buffer_;
-  H5Handle file_;
-  H5Handle dataset_;
+  h5::Id file_;
+  h5::Id dataset_;
   bool committed_ = false;
 };
 

@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 #include "data/dataset_checks.h"
-#include "data/h5_handle.h"
+#include "data/h5_check.h"
 #include "data/h5_test_files.h"
 #include "data/token_file_writer.h"
 #include "support/test_paths.h"
