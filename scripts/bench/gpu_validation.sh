@@ -10,7 +10,8 @@
 # OUT_DIR gets the logs and run directories (the 1B run's final checkpoint is
 # about 15 GB: put OUT_DIR on a local disk).
 # PART: tests, tiny, 1b, torch (default: all four; torch is the plain-PyTorch
-# reference of the 1B step, scripts/bench/torch_llama_step.py, same shape). NSS_1B_MICRO (default 4),
+# reference of the 1B step, scripts/bench/torch_llama_step.py, same shape;
+# its --profile ROWS prints the step's top kernels). NSS_1B_MICRO (default 4),
 # NSS_1B_GLOBAL (default 2 x micro), NSS_1B_STEPS (default 30) and
 # NSS_1B_RECOMPUTE (true/false, default true) shape the 1B run; NSS_GPU_PEAK_TFLOPS
 # (default 989, H100 SXM dense bf16) is the MFU denominator.

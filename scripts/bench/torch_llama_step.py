@@ -89,6 +89,25 @@ class Llama(torch.nn.Module):
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.reshape(-1))
 
 
+def profile_one_step(model, opt, a, device):
+    """Kernel time by operator for one step (torch.profiler), to stderr."""
+    import sys
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    batches = [torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=device) for _ in range(a.accum)]
+    with profile(activities=activities) as prof:
+        for tokens in batches:
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.bf16):
+                loss = model(tokens[:, :-1], tokens[:, 1:]) / a.accum
+            loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    key = "self_cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    print(prof.key_averages().table(sort_by=key, row_limit=a.profile), file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--vocab", type=int, default=258)
@@ -108,6 +127,8 @@ def main():
     p.add_argument("--tied", action="store_true", help="tie the head to the embedding")
     p.add_argument("--accum", type=int, default=1, help="micro-batches of --batch per step")
     p.add_argument("--no-recompute", action="store_true", help="keep every block's activations")
+    p.add_argument("--profile", type=int, default=0, metavar="ROWS",
+                   help="after timing, profile one step and print its top ROWS kernels to stderr")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -131,6 +152,8 @@ def main():
         sync()
         if step >= a.warmup:
             times.append(time.perf_counter() - start)
+    if a.profile:
+        profile_one_step(model, opt, a, device)
     seconds = statistics.median(times)
     print(json.dumps({"tokens_per_s": a.accum * a.batch * a.seq / seconds, "step_time_s": seconds,
                       "torch": torch.__version__, "threads": torch.get_num_threads(),
