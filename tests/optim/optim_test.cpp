@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include "comm/local_communicator.h"
@@ -54,6 +55,31 @@ TEST(AdamW, MatchesLibtorchAdamWWithDecayEverywhere) {
     torch_adamw.step();
   }
   EXPECT_LT((s.param - reference).abs().max().item<float>(), 1e-6);
+}
+
+// On a GPU the update is one fused kernel: the same steps as the generic path
+// on the CPU, decay ranges included, to fp32 rounding.
+TEST(AdamW, FusedCudaUpdateMatchesTheGenericPath) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  torch::manual_seed(0);
+  const auto init = torch::randn({100003});
+  State cpu(init.clone());
+  State gpu(init.clone().cuda());
+  AdamW adamw({0.9, 0.95, 1e-8, 0.1});
+  const std::vector<std::pair<std::int64_t, std::int64_t>> ranges = {{0, 50000}, {70000, 100003}};
+  for (int step = 1; step <= 5; ++step) {
+    const auto grad = torch::randn({100003});
+    cpu.param.mutable_grad() = grad.clone();
+    gpu.param.mutable_grad() = grad.cuda();
+    adamw.step({make_shard(cpu, ranges)}, 0.01, step);
+    adamw.step({make_shard(gpu, ranges)}, 0.01, step);
+  }
+  const auto relative = [](const torch::Tensor& got, const torch::Tensor& expected) {
+    return ((got.cpu() - expected).abs().max() / expected.abs().max()).item<double>();
+  };
+  EXPECT_LT(relative(gpu.param.detach(), cpu.param.detach()), 1e-6);
+  EXPECT_LT(relative(gpu.exp_avg, cpu.exp_avg), 1e-6);
+  EXPECT_LT(relative(gpu.exp_avg_sq, cpu.exp_avg_sq), 1e-6);
 }
 
 TEST(AdamW, WeightDecayOnlyInsideRanges) {
