@@ -9,21 +9,13 @@
 #include <mpi.h>
 
 #include "core/error.h"
+#include "support/mpi_world.h"
 
 namespace nss::comm {
 namespace {
 
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using testing::world_rank;
+using testing::world_size;
 
 TEST(DeviceSelection, LocalRankModuloVisibleDevices) {
   EXPECT_EQ(device_for_local_rank(0, 1), 0);

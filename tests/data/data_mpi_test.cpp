@@ -6,22 +6,14 @@
 
 #include "data/data_loader.h"
 #include "data/token_file_writer.h"
+#include "support/mpi_world.h"
 #include "support/test_paths.h"
 
 namespace nss::data {
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using testing::world_rank;
+using testing::world_size;
 
 // Every rank writes its own copy (no shared scratch directory is assumed).
 std::shared_ptr<const TokenDataset> dataset() {
