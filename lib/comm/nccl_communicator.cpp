@@ -95,7 +95,6 @@ class NcclCommunicator final : public Communicator {
     // stream (torch's default), so that ordering is exactly the two events.
     NSS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     NSS_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming));
-    NSS_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     NSS_NCCL_CHECK(ncclCommInitRank(&comm_, p.size, id, p.rank));
   }
 
@@ -104,7 +103,6 @@ class NcclCommunicator final : public Communicator {
     if (barrier_buffer_) cudaFree(barrier_buffer_);
     for (const Pending& p : pending_) cudaEventDestroy(p.done);
     for (cudaEvent_t event : spare_events_) cudaEventDestroy(event);
-    cudaEventDestroy(done_);
     cudaEventDestroy(inputs_ready_);
     cudaStreamDestroy(stream_);
   }
@@ -182,25 +180,18 @@ class NcclCommunicator final : public Communicator {
   };
 
   // Enqueues one collective on stream_ after the inputs the compute stream
-  // wrote so far. Under nccl_mutex_.
+  // wrote so far, and records its completion in pending_ without waiting.
   template <class Enqueue>
-  void enqueue_after_inputs(const char* name, Enqueue&& enqueue_collective) {
+  void enqueue(const char* name, Enqueue&& enqueue_collective) {
+    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
+    if (aborted_) throw_aborted();
+    retire_finished();
     NSS_CUDA_CHECK(cudaEventRecord(inputs_ready_, compute_stream_));
     NSS_CUDA_CHECK(cudaStreamWaitEvent(stream_, inputs_ready_, 0));
     const ncclResult_t rc = enqueue_collective();
     if (rc != ncclSuccess)
       throw InternalError("comm", std::string(name) + " failed: " + ncclGetErrorString(rc),
                           "set NCCL_DEBUG=INFO for NCCL's own diagnostics");
-  }
-
-  // Enqueues one collective and records its completion in pending_ without
-  // waiting.
-  template <class Enqueue>
-  void enqueue(const char* name, Enqueue&& enqueue_collective) {
-    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
-    if (aborted_) throw_aborted();
-    retire_finished();
-    enqueue_after_inputs(name, enqueue_collective);
     cudaEvent_t done = nullptr;
     if (spare_events_.empty()) {
       NSS_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
@@ -225,31 +216,14 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
-  // Enqueues one collective (its results the compute stream's later work
-  // reads) and waits on the host: for collectives whose result the host reads
-  // next. Everything enqueued before it has finished too when it has.
+  // A collective whose result the host reads next: enqueued like the shard
+  // collectives, then waited for on the host, and with it everything
+  // enqueued before it.
   template <class Enqueue>
   void run(const char* name, Enqueue&& enqueue_collective) {
-    {
-      std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
-      if (aborted_) throw_aborted();
-      enqueue_after_inputs(name, enqueue_collective);
-      NSS_CUDA_CHECK(cudaEventRecord(done_, stream_));
-      NSS_CUDA_CHECK(cudaStreamWaitEvent(compute_stream_, done_, 0));
-    }
-    wait();
-    std::lock_guard<std::timed_mutex> lock(nccl_mutex_);
-    for (const Pending& p : pending_) spare_events_.push_back(p.done);
-    pending_.clear();  // the base class marks them finished with this one
-  }
-
-  // Waits for the host-waited collective's event.
-  void wait() {
-    poll_until([&] {
-      const cudaError_t state = cudaEventQuery(done_);
-      if (state != cudaSuccess && state != cudaErrorNotReady) NSS_CUDA_CHECK(state);
-      return state == cudaSuccess;
-    });
+    enqueue(name, enqueue_collective);
+    do_wait(issuing_seq());
+    do_finish_all();
   }
 
   // Polls `finished` (called under nccl_mutex_) instead of blocking in
@@ -295,7 +269,6 @@ class NcclCommunicator final : public Communicator {
   cudaStream_t compute_stream_;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t inputs_ready_ = nullptr;
-  cudaEvent_t done_ = nullptr;
   ncclComm_t comm_ = nullptr;
   std::timed_mutex nccl_mutex_;  // comm_ between this rank's thread and abort()
   std::atomic<bool> aborted_{false};
