@@ -47,7 +47,7 @@ void prepare_step_directory(const std::string& checkpoint_dir, std::int64_t step
     spdlog::info("[checkpoint] removing {} (left by an interrupted save or prune)", leftover);
     remove_tree_or_warn(leftover);
   }
-  const std::string tmp_dir = final_dir + ".tmp";
+  const std::string tmp_dir = step_tmp_path(checkpoint_dir, step);
   if (!fs::create_directory(tmp_dir, ec) || ec)
     throw CheckpointError(
         "checkpoint",
@@ -58,7 +58,7 @@ void prepare_step_directory(const std::string& checkpoint_dir, std::int64_t step
 void commit_step(const std::string& checkpoint_dir, const CheckpointIndex& index,
                  std::int64_t keep_last) {
   const std::string final_dir = step_dir_path(checkpoint_dir, index.step);
-  const std::string tmp_dir = final_dir + ".tmp";
+  const std::string tmp_dir = step_tmp_path(checkpoint_dir, index.step);
   const auto problems = coverage_problems(index);
   if (!problems.empty())
     throw CheckpointError(
@@ -98,7 +98,7 @@ void prune_steps(const std::string& checkpoint_dir, std::int64_t keep_last, std:
   for (std::size_t i = static_cast<std::size_t>(keep_last); i < steps.size(); ++i) {
     if (steps[i] == protect) continue;
     const std::string dir = step_dir_path(checkpoint_dir, steps[i]);
-    const std::string doomed = dir + ".old";
+    const std::string doomed = step_pruned_path(checkpoint_dir, steps[i]);
     if (std::rename(dir.c_str(), doomed.c_str()) != 0) {
       spdlog::warn("[checkpoint] cannot prune {}: {}", dir, errno_text(errno));
       continue;

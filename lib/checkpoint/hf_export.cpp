@@ -12,6 +12,7 @@
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "fsdp/sharded_state_layout.h"
 #include "hf/element_convert.h"
 #include "hf/hf_config.h"
 #include "hf/hf_weights_writer.h"
@@ -185,10 +186,11 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
 
   std::vector<std::string> names;
   for (const auto& [name, record] : reader.index().tensors)
-    if (!is_optimizer_tensor(name) && (!model.lora || is_lora_tensor(name))) names.push_back(name);
+    if (!fsdp::is_optimizer_state(name) && (!model.lora || is_lora_tensor(name)))
+      names.push_back(name);
   if (model.lora) {
     for (const auto& [name, record] : reader.index().tensors)
-      if (!is_optimizer_tensor(name) && !is_lora_tensor(name))
+      if (!fsdp::is_optimizer_state(name) && !is_lora_tensor(name))
         spdlog::warn(
             "[consolidate] {} is not an adapter weight and is not in the adapter output; "
             "use --merge-lora to include it",

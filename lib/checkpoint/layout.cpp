@@ -31,10 +31,6 @@ std::uint64_t element_count(const std::vector<std::int64_t>& shape) {
   return n;
 }
 
-bool is_optimizer_tensor(const std::string& name) {
-  return name.rfind(kOptimizerPrefix, 0) == 0;
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);

@@ -18,9 +18,6 @@
 
 namespace nss::checkpoint {
 
-/// Name prefix of optimizer state tensors ("optimizer.exp_avg.<name>").
-inline constexpr const char* kOptimizerPrefix = "optimizer.";
-
 /// One logical tensor: Hugging Face name, global shape, element type.
 struct TensorSpec {
   std::string name;
@@ -48,9 +45,6 @@ struct ShardBuffer {
 
 /// Elements of a shape (1 for a scalar).
 std::uint64_t element_count(const std::vector<std::int64_t>& shape);
-
-/// True for "optimizer.*" tensors.
-bool is_optimizer_tensor(const std::string& name);
 
 /// Checks a rank's buffers against the tensor list: known tensors, matching
 /// dtypes, pieces inside their buffer and tensor, no two pieces overlapping in a

@@ -13,6 +13,7 @@
 #include "comm/agreement.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "fsdp/sharded_state_layout.h"
 
 namespace fs = std::filesystem;
 
@@ -30,11 +31,11 @@ std::string read_checked_index_text(const std::string& step_dir) {
 void check_targets(const CheckpointIndex& index, const std::vector<TensorSpec>& tensors,
                    const std::string& step_dir, bool load_optimizer) {
   for (const auto& t : tensors) {
-    if (is_optimizer_tensor(t.name) && !load_optimizer) continue;
+    if (fsdp::is_optimizer_state(t.name) && !load_optimizer) continue;
     const auto it = index.tensors.find(t.name);
     if (it == index.tensors.end())
       throw CheckpointError("checkpoint", step_dir + " has no tensor " + t.name,
-                            is_optimizer_tensor(t.name)
+                            fsdp::is_optimizer_state(t.name)
                                 ? "set checkpoint.load_optimizer: false to load the model only"
                                 : "the checkpoint was written for another model or configuration");
     if (it->second.shape != t.shape || it->second.dtype != t.dtype)
@@ -45,12 +46,6 @@ void check_targets(const CheckpointIndex& index, const std::vector<TensorSpec>& 
                                 dtype_name(t.dtype),
                             "the checkpoint was written for another model shape; check model.*");
   }
-}
-
-// A step dir holds metadata.json; anything else given as resume is a checkpoint dir.
-bool is_step_dir(const std::string& path) {
-  std::error_code ec;
-  return fs::is_regular_file(fs::path(path) / kIndexFile, ec);
 }
 
 }  // namespace
@@ -64,6 +59,15 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
   std::string text;
   comm::run_on_root(comm, 0, [&] { text = read_checked_index_text(step_dir); });
   comm::broadcast_text(comm, text, 0);
+  if (options.accept_state) {
+    try {
+      comm::run_on_root(comm, 0, [&] {
+        options.accept_state(parse_index(text, step_dir + "/" + kIndexFile).state, step_dir);
+      });
+    } catch (const comm::AgreedError& refusal) {
+      throw IncompatibleCheckpoint(refusal);
+    }
+  }
 
   LoadResult result;
   result.step_dir = step_dir;
@@ -74,7 +78,7 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
     for (const auto& buffer : buffers) {
       char* base = static_cast<char*>(buffer.data);
       for (const auto& piece : buffer.pieces) {
-        if (is_optimizer_tensor(piece.tensor) && !options.load_optimizer) continue;
+        if (fsdp::is_optimizer_state(piece.tensor) && !options.load_optimizer) continue;
         reader.read(piece.tensor, piece.tensor_offset, piece.length,
                     base + piece.buffer_offset * dtype_size(buffer.dtype));
       }
@@ -102,7 +106,8 @@ std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
   if (resume == "never") return std::nullopt;
   const std::string dir = resume == "auto" ? checkpoint_dir : resume;
   if (resume != "auto") {
-    std::int32_t step_dir = comm.rank() == 0 ? is_step_dir(dir) : 0;
+    // Anything else given as resume is a checkpoint directory.
+    std::int32_t step_dir = comm.rank() == 0 ? is_step_directory(dir) : 0;
     comm.broadcast(&step_dir, 1, 0);
     if (step_dir) return load_checkpoint(comm, dir, tensors, buffers, options);
   }
@@ -138,6 +143,8 @@ std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
       LoadResult result = load_checkpoint(comm, step_dir, tensors, buffers, options);
       result.rejected_steps = rejected;
       return result;
+    } catch (const IncompatibleCheckpoint&) {
+      throw;
     } catch (const comm::AgreedError& e) {
       if (e.code() != ExitCode::kCheckpoint) throw;
       rejected.push_back(step_dir_name(step) + ": " + e.message());

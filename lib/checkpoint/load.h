@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/layout.h"
+#include "comm/agreement.h"
 #include "comm/communicator.h"
 
 namespace nss::checkpoint {
@@ -20,6 +22,16 @@ namespace nss::checkpoint {
 struct LoadOptions {
   bool load_optimizer = true;  // false: leave "optimizer.*" pieces untouched
   bool file_locking = true;    // checkpoint.hdf5_file_locking
+  /// Runs on rank 0 before any tensor is read: throws CheckpointError when
+  /// the step's saved training state does not suit this run.
+  std::function<void(const nlohmann::json& state, const std::string& step_dir)> accept_state;
+};
+
+/// A step that LoadOptions::accept_state refused, thrown on every rank. A
+/// resume does not fall back past it: an older step of the same run would
+/// not suit either.
+struct IncompatibleCheckpoint : comm::AgreedError {
+  explicit IncompatibleCheckpoint(const comm::AgreedError& refusal) : AgreedError(refusal) {}
 };
 
 struct LoadResult {
@@ -36,8 +48,9 @@ struct LoadResult {
 /// target tensor must exist in the step with the same shape and dtype
 /// (optimizer tensors only when options.load_optimizer). Throws
 /// comm::AgreedError with ExitCode::kCheckpoint, identical on every rank, when
-/// anything is missing, mismatched or fails its checksum; the buffers are then
-/// partly overwritten.
+/// anything is missing, mismatched or fails its checksum (the buffers are then
+/// partly overwritten), and IncompatibleCheckpoint when accept_state refuses
+/// the step (before any buffer changes).
 LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir,
                            const std::vector<TensorSpec>& tensors,
                            const std::vector<ShardBuffer>& buffers, const LoadOptions& options);
@@ -47,7 +60,8 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
 /// with a warning naming file, tensor and block, and returns nullopt when there
 /// is no committed step at all; any other value is a step directory (loaded
 /// without fallback) or a checkpoint directory (resolved like auto). Throws
-/// comm::AgreedError (ExitCode::kCheckpoint) when steps exist but none loads.
+/// comm::AgreedError (ExitCode::kCheckpoint) when steps exist but none loads,
+/// and IncompatibleCheckpoint as soon as accept_state refuses a step.
 std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
                                             const std::string& checkpoint_dir,
                                             const std::string& resume,

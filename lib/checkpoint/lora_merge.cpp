@@ -8,6 +8,7 @@
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "fsdp/sharded_state_layout.h"
 #include "hf/element_convert.h"
 #include "hf/pretrained_directory.h"
 #include "hf/weight_files.h"
@@ -42,7 +43,7 @@ LoraMerger::LoraMerger(CheckpointReader& reader, const std::string& base_dir, do
   }
   std::uint64_t largest_a = 0;
   for (const auto& [name, record] : reader.index().tensors) {
-    if (is_optimizer_tensor(name) || !is_lora_tensor(name) ||
+    if (fsdp::is_optimizer_state(name) || !is_lora_tensor(name) ||
         name.compare(name.size() - std::string(kLoraASuffix).size(), std::string::npos,
                      kLoraASuffix) != 0)
       continue;

@@ -69,7 +69,7 @@ SaveResult save_checkpoint(comm::Communicator& comm, const SaveRequest& request,
   comm::run_on_all(comm, [&] { validate_layout(request.tensors, buffers); });
 
   const std::string final_dir = step_dir_path(request.checkpoint_dir, request.step);
-  const std::string tmp_dir = final_dir + ".tmp";
+  const std::string tmp_dir = step_tmp_path(request.checkpoint_dir, request.step);
   comm::run_on_root(comm, 0, [&] { prepare_step_directory(request.checkpoint_dir, request.step); });
 
   std::vector<RankFileResult> files;

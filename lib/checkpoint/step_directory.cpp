@@ -16,6 +16,8 @@ namespace nss::checkpoint {
 namespace {
 
 constexpr const char* kStepPrefix = "step_";
+constexpr const char* kTmpSuffix = ".tmp";
+constexpr const char* kPrunedSuffix = ".old";
 
 bool all_digits(const std::string& text) {
   return !text.empty() &&
@@ -32,6 +34,19 @@ std::string step_dir_name(std::int64_t step) {
 
 std::string step_dir_path(const std::string& checkpoint_dir, std::int64_t step) {
   return (fs::path(checkpoint_dir) / step_dir_name(step)).string();
+}
+
+std::string step_tmp_path(const std::string& checkpoint_dir, std::int64_t step) {
+  return step_dir_path(checkpoint_dir, step) + kTmpSuffix;
+}
+
+std::string step_pruned_path(const std::string& checkpoint_dir, std::int64_t step) {
+  return step_dir_path(checkpoint_dir, step) + kPrunedSuffix;
+}
+
+bool is_step_directory(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / kIndexFile, ec);
 }
 
 std::string rank_file_name(int rank) {
@@ -52,8 +67,7 @@ std::vector<std::int64_t> committed_steps(const std::string& checkpoint_dir) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {
     const auto step = parse_step_dir_name(entry.path().filename().string());
-    if (step && entry.is_directory(ec) && fs::is_regular_file(entry.path() / kIndexFile, ec))
-      steps.push_back(*step);
+    if (step && is_step_directory(entry.path().string())) steps.push_back(*step);
   }
   std::sort(steps.begin(), steps.end(), std::greater<>());
   return steps;
@@ -78,7 +92,8 @@ std::vector<std::string> leftover_dirs(const std::string& checkpoint_dir) {
     const auto dot = name.rfind('.');
     if (dot == std::string::npos || !entry.is_directory(ec)) continue;
     const std::string suffix = name.substr(dot);
-    if ((suffix == ".tmp" || suffix == ".old") && parse_step_dir_name(name.substr(0, dot)))
+    if ((suffix == kTmpSuffix || suffix == kPrunedSuffix) &&
+        parse_step_dir_name(name.substr(0, dot)))
       dirs.push_back(entry.path().string());
   }
   std::sort(dirs.begin(), dirs.end());

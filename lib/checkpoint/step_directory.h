@@ -20,6 +20,16 @@ std::string step_dir_name(std::int64_t step);
 /// "<dir>/step_00000100".
 std::string step_dir_path(const std::string& checkpoint_dir, std::int64_t step);
 
+/// "<dir>/step_00000100.tmp": where a save writes until the commit renames it.
+std::string step_tmp_path(const std::string& checkpoint_dir, std::int64_t step);
+
+/// "<dir>/step_00000100.old": where a prune moves a step before removing it.
+std::string step_pruned_path(const std::string& checkpoint_dir, std::int64_t step);
+
+/// True for a committed step directory: it holds metadata.json (the commit
+/// writes it last, before the rename).
+bool is_step_directory(const std::string& path);
+
 /// "rank_00003.h5".
 std::string rank_file_name(int rank);
 

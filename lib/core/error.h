@@ -16,7 +16,7 @@ enum class ExitCode : int {
   kUsage = 2,              // command line, configuration, batch arithmetic
   kResources = 3,          // preflight no-go on memory or time
   kData = 4,               // dataset or model files missing, unreadable or invalid
-  kCheckpoint = 5,         // cannot resume and no valid fallback; LoRA base mismatch
+  kCheckpoint = 5,         // cannot resume and no valid fallback; another configuration
   kCollectiveTimeout = 6,  // a collective did not finish in time
   kStopped = 7,            // SIGTERM/SIGINT, checkpoint saved
   kRequeue = 75,           // SIGUSR1 (time limit near), checkpoint saved: requeue

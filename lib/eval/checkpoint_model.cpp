@@ -1,7 +1,5 @@
 #include "eval/checkpoint_model.h"
 
-#include <filesystem>
-
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
@@ -11,10 +9,6 @@
 #include "model/initial_weights.h"
 
 namespace nss::eval {
-
-bool is_checkpoint_step(const std::string& path) {
-  return std::filesystem::is_regular_file(std::filesystem::path(path) / "metadata.json");
-}
 
 model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
   checkpoint::CheckpointReader reader(step_dir);

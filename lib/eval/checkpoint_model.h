@@ -10,9 +10,6 @@
 
 namespace nss::eval {
 
-/// True when `path` is a checkpoint step directory (it holds metadata.json).
-bool is_checkpoint_step(const std::string& path);
-
 /// Loads step `step_dir` as a float32 LlamaModel; CheckpointError (exit 5)
 /// when the step is not committed, fails a checksum or lacks its configuration.
 model::LlamaModel load_checkpoint_model(const std::string& step_dir);

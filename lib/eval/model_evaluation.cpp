@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "checkpoint/step_directory.h"
 #include "core/error.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"
@@ -35,7 +36,7 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
   const model::LlamaModel model =
-      is_checkpoint_step(options.model_path)
+      checkpoint::is_step_directory(options.model_path)
           ? load_checkpoint_model(options.model_path)
           : model::load_pretrained_model(options.model_path, {}, torch::kFloat32);
   const auto& shape = model.config();

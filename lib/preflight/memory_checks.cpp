@@ -6,6 +6,8 @@
 
 #include "core/units.h"
 #include "data/loader_memory.h"
+#include "fsdp/sharded_state_layout.h"
+#include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
 
 namespace nss::preflight {
@@ -182,10 +184,9 @@ std::vector<MemoryComponent> memory_extras(const config::Config& config, int wor
                                             config.data.num_workers, config.data.prefetch_factor,
                                             micro_batch_size, config.data.seq_len))});
   std::uint64_t staging = 0;
-  if (config.checkpoint.async) {  // a snapshot of the master shards and both moments
-    for (const auto& unit : unit_sizes(config, world_size))
-      staging += 3 * 4 * static_cast<std::uint64_t>(unit.trainable_shard);
-  }
+  if (config.checkpoint.async)  // a snapshot of what a checkpoint saves
+    staging = static_cast<std::uint64_t>(
+        fsdp::ShardedStateLayout(model::unit_layouts(config, world_size), 0).saved_bytes());
   extras.push_back({"async_checkpoint_staging", staging});
   return extras;
 }

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "model/param_spec.h"
+#include "fsdp/sharded_state_layout.h"
+#include "model/unit_layouts.h"
 #include "preflight/unit_memory.h"
 
 namespace nss::preflight {
@@ -10,14 +11,17 @@ namespace {
 
 using Part = MemoryPart;
 
-std::uint64_t u64(std::int64_t v) {
-  return static_cast<std::uint64_t>(v);
+// The sharded state's fp32 master is counted apart from the optimizer's tensors.
+Part part_of(fsdp::StateTensor kind) {
+  return kind == fsdp::StateTensor::kMaster ? Part::kMasters : Part::kOptimizerState;
 }
 
-std::string unit_label(int unit, int units) {
-  if (unit == 0) return "unit 0 (embedding)";
-  if (unit == units - 1) return "unit " + std::to_string(unit) + " (head)";
-  return "unit " + std::to_string(unit) + " (block " + std::to_string(unit - 1) + ")";
+std::string state_id(fsdp::StateTensor kind, int unit) {
+  return "state" + std::to_string(static_cast<int>(kind)) + "." + std::to_string(unit);
+}
+
+std::uint64_t u64(std::int64_t v) {
+  return static_cast<std::uint64_t>(v);
 }
 
 UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64_t micro_batch) {
@@ -47,10 +51,10 @@ class StepReplay {
              std::int64_t micro_batch)
       : config_(config),
         s_(shapes_of(config, device, micro_batch)),
-        units_(unit_sizes(config, world_size)),
+        state_(model::unit_layouts(config, world_size), 0),
         world_(u64(world_size)),
         c_(u64(s_.compute_bytes)),
-        last_(static_cast<int>(units_.size()) - 1),
+        last_(static_cast<int>(state_.units().size()) - 1),
         tied_(config.model.tie_word_embeddings),
         prefetch_(device == DeviceKind::kCuda) {}
 
@@ -73,17 +77,24 @@ class StepReplay {
 
  private:
   std::string id(const char* what, int unit) const { return what + std::to_string(unit); }
-  bool trainable(int unit) const { return units_[static_cast<std::size_t>(unit)].trainable > 0; }
+  const fsdp::FlatLayout& layout(int unit) const {
+    return state_.units()[static_cast<std::size_t>(unit)];
+  }
+  bool trainable(int unit) const { return layout(unit).numel(true) > 0; }
+  // Elements of a unit's gathered buffers: every rank's shard of both.
+  std::uint64_t gathered_elements(int unit) const {
+    return u64(layout(unit).padded(true) + layout(unit).padded(false));
+  }
   bool checkpointing() const { return config_.training.activation_checkpointing; }
 
   void allocate_state() {
     t_.set_phase("model and optimizer state");
     for (int u = 0; u <= last_; ++u) {
-      const UnitSizes& z = units_[static_cast<std::size_t>(u)];
-      t_.allocate(id("master", u), u64(z.trainable_shard) * 4, Part::kMasters);
-      t_.allocate(id("exp_avg", u), u64(z.trainable_shard) * 4, Part::kOptimizerState);
-      t_.allocate(id("exp_avg_sq", u), u64(z.trainable_shard) * 4, Part::kOptimizerState);
-      t_.allocate(id("frozen", u), u64(z.frozen_shard) * c_, Part::kFrozenShards);
+      const auto unit = static_cast<std::size_t>(u);
+      for (const fsdp::StateTensor kind : fsdp::kStateTensors)
+        t_.allocate(state_id(kind, u), u64(state_.bytes(unit, kind)), part_of(kind));
+      t_.allocate(id("frozen", u), u64(state_.frozen_bytes(unit, s_.compute_bytes)),
+                  Part::kFrozenShards);
     }
     // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
     t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
@@ -94,10 +105,8 @@ class StepReplay {
 
   // FSDP all-gather of a unit's trainable and frozen buffers in the compute dtype.
   void gather(int unit, const std::string& name) {
-    const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
-    t_.allocate(name, u64(z.trainable_shard + z.frozen_shard) * world_ * c_,
-                Part::kGatheredParameters);
-    if (c_ != 4) t_.transient(u64(z.trainable_shard) * c_, Part::kGatheredParameters);
+    t_.allocate(name, gathered_elements(unit) * c_, Part::kGatheredParameters);
+    if (c_ != 4) t_.transient(u64(layout(unit).shard_size(true)) * c_, Part::kGatheredParameters);
   }
 
   // A unit's own gather takes the prefetched buffers when its neighbour
@@ -117,11 +126,9 @@ class StepReplay {
   // until the neighbour takes them.
   void prefetch(int unit) {
     if (!prefetch_ || unit < 0 || unit > last_) return;
-    const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
-    t_.allocate(id("prefetched", unit), u64(z.trainable_shard + z.frozen_shard) * world_ * c_,
-                Part::kGatheredParameters);
+    t_.allocate(id("prefetched", unit), gathered_elements(unit) * c_, Part::kGatheredParameters);
     if (c_ != 4)
-      t_.allocate(id("prefetch_send", unit), u64(z.trainable_shard) * c_,
+      t_.allocate(id("prefetch_send", unit), u64(layout(unit).shard_size(true)) * c_,
                   Part::kGatheredParameters);
   }
 
@@ -139,10 +146,10 @@ class StepReplay {
   // the embedding's own arrives (`tied_from_head`); only then does it
   // accumulate. On the first micro-batch that pending shard becomes .grad.
   void reduce(int unit, const std::string& grads_prefix, bool tied_from_head = false) {
-    const UnitSizes& z = units_[static_cast<std::size_t>(unit)];
-    t_.allocate("flat", u64(z.trainable_shard) * world_ * 4, Part::kUnitGradientBuffers);
+    const std::uint64_t shard_bytes = u64(layout(unit).shard_size(true)) * 4;
+    t_.allocate("flat", u64(layout(unit).padded(true)) * 4, Part::kUnitGradientBuffers);
     t_.free_matching(grads_prefix);
-    t_.allocate("new_grad", u64(z.trainable_shard) * 4, Part::kUnitGradientBuffers);
+    t_.allocate("new_grad", shard_bytes, Part::kUnitGradientBuffers);
     t_.free("flat");
     if (t_.live(id("grad", unit))) {
       if (tied_from_head)
@@ -151,7 +158,7 @@ class StepReplay {
         t_.free("new_grad");
     } else {
       t_.free("new_grad");
-      t_.allocate(id("grad", unit), u64(z.trainable_shard) * 4, Part::kGradients);
+      t_.allocate(id("grad", unit), shard_bytes, Part::kGradients);
     }
     if (!tied_from_head) t_.free_if_live("tied_pending");  // summed, then accumulated
   }
@@ -193,7 +200,7 @@ class StepReplay {
 
   void forward() {
     for (int u = 0; u <= last_; ++u) {
-      t_.set_phase("forward of " + unit_label(u, last_ + 1));
+      t_.set_phase("forward of " + model::unit_label(u, last_ + 1));
       const bool keep = keeps_graph(u);
       const UnitCall c = call(u, keep);
       gather_unit(u, c.prefix);
@@ -215,7 +222,7 @@ class StepReplay {
       const bool reached = u == last_ || !grad_in.empty();
       if (!reached) break;
       if (u == 0 && !trainable(0)) break;
-      t_.set_phase("backward of " + unit_label(u, last_ + 1));
+      t_.set_phase("backward of " + model::unit_label(u, last_ + 1));
       const bool recompute = checkpointing();
       if (recompute) {  // gather again and rebuild the unit's graph
         gather_unit(u, c.prefix);
@@ -249,13 +256,12 @@ class StepReplay {
     t_.set_phase("optimizer step");
     // AdamW: sqrt(exp_avg_sq) and its quotient live together, unit by unit.
     for (int u = 0; u <= last_; ++u)
-      t_.transient(2 * u64(units_[static_cast<std::size_t>(u)].trainable_shard) * 4,
-                   Part::kOptimizerTemporaries);
+      t_.transient(2 * u64(layout(u).shard_size(true)) * 4, Part::kOptimizerTemporaries);
   }
 
   const config::Config& config_;
   UnitShapes s_;
-  std::vector<UnitSizes> units_;
+  fsdp::ShardedStateLayout state_;
   std::uint64_t world_, c_;
   int last_;
   bool tied_;
@@ -269,20 +275,6 @@ class StepReplay {
 std::int64_t compute_dtype_bytes(const config::Config& config, DeviceKind device) {
   const std::string& dtype = config.training.dtype;
   return dtype == "bf16" || (dtype == "auto" && device == DeviceKind::kCuda) ? 2 : 4;
-}
-
-std::vector<UnitSizes> unit_sizes(const config::Config& config, int world_size) {
-  std::vector<UnitSizes> sizes;
-  const std::int64_t n = world_size;
-  for (int u = 0; u < model::num_units(config.model); ++u) {
-    UnitSizes z;
-    for (const auto& spec : model::unit_parameters(config.model, config.training.lora, u))
-      (spec.trainable ? z.trainable : z.frozen) += spec.numel();
-    z.trainable_shard = (z.trainable + n - 1) / n;
-    z.frozen_shard = (z.frozen + n - 1) / n;
-    sizes.push_back(z);
-  }
-  return sizes;
 }
 
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,

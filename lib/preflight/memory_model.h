@@ -21,15 +21,6 @@ namespace nss::preflight {
 /// fp32 on CPU and bf16 on GPU).
 std::int64_t compute_dtype_bytes(const config::Config& config, DeviceKind device);
 
-/// One unit's sizes in elements on one rank.
-struct UnitSizes {
-  std::int64_t trainable = 0, frozen = 0;              // unpadded
-  std::int64_t trainable_shard = 0, frozen_shard = 0;  // per rank (padded / world size)
-};
-
-/// Every FSDP unit's sizes at `world_size` (0 embedding, 1..L blocks, L+1 head).
-std::vector<UnitSizes> unit_sizes(const config::Config& config, int world_size);
-
 /// The tensor peak of one training step of one rank.
 struct StepMemory {
   std::uint64_t peak_bytes = 0;

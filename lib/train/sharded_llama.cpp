@@ -5,36 +5,19 @@
 #include "model/initial_weights.h"
 #include "model/llama_functional.h"
 #include "model/param_spec.h"
+#include "model/unit_layouts.h"
 
 namespace nss::train {
-namespace {
-
-fsdp::FlatParam flat_param(const model::ParamSpec& spec, bool decay_embeddings) {
-  const bool decay = spec.role == model::ParamRole::kLinear ||
-                     spec.role == model::ParamRole::kLoraA ||
-                     spec.role == model::ParamRole::kLoraB ||
-                     (spec.role == model::ParamRole::kEmbedding && decay_embeddings);
-  return {spec.name, spec.shape, spec.trainable, decay};
-}
-
-}  // namespace
 
 ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
                            bool decay_embeddings, comm::Communicator& comm,
                            fsdp::ShardOptions options, std::int64_t max_positions)
     : model_(model), lora_(lora), rope_(model, max_positions, options.device) {
   const int units = model::num_units(model_);
-  for (int u = 0; u < units; ++u) {
-    std::vector<fsdp::FlatParam> params;
-    for (const auto& spec : model::unit_parameters(model_, lora_, u))
-      params.push_back(flat_param(spec, decay_embeddings));
-    const std::string label =
-        u == 0           ? "unit 0 (embedding)"
-        : u == units - 1 ? "unit " + std::to_string(u) + " (head)"
-                         : "unit " + std::to_string(u) + " (block " + std::to_string(u - 1) + ")";
+  for (int u = 0; u < units; ++u)
     units_.push_back(std::make_unique<fsdp::ShardedUnit>(
-        label, fsdp::FlatLayout(std::move(params), comm.size()), comm, options));
-  }
+        model::unit_label(u, units),
+        model::unit_layout(model_, lora_, decay_embeddings, u, comm.size()), comm, options));
   // Prefetch order (ShardOptions::prefetch): forward runs the units in
   // order, backward in reverse; the embedding's backward runs only when it trains.
   const bool embedding_trains = units_[0]->layout().numel(true) > 0;
@@ -93,12 +76,6 @@ torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tenso
   for (std::size_t u = 1; u < last; ++u) hidden = units_[u]->apply(hidden, computes_[u]);
   fsdp::ShardedUnit* tied = model_.tie_word_embeddings ? units_[0].get() : nullptr;
   return units_[last]->apply(hidden, computes_[last], tied);
-}
-
-std::vector<torch::Tensor*> ShardedLlama::masters() {
-  std::vector<torch::Tensor*> out;
-  for (auto& unit : units_) out.push_back(&unit->master());
-  return out;
 }
 
 }  // namespace nss::train

@@ -49,8 +49,6 @@ class ShardedLlama {
   /// Frees gathers started early that no unit took (ShardOptions::prefetch)
   /// and returns when the units' collectives have finished (Communicator::finish_all).
   void finish_collectives();
-  /// Trainable masters of every unit (numel 0 ones included, for a fixed order).
-  std::vector<torch::Tensor*> masters();
   const config::ModelConfig& model() const { return model_; }
   const config::LoraConfig& lora() const { return lora_; }
 

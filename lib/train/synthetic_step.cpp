@@ -107,7 +107,7 @@ comm::LocalCommunicator::CopyBytes device_copy(const torch::Device& device) {
 struct SyntheticTraining::Parts {
   comm::LocalCommunicator comm;
   ShardedLlama model;
-  OptimizerState state;
+  ShardedState state;
 
   Parts(const config::Config& config, int world_size, const torch::Device& device)
       : comm(world_size, device_copy(device)),

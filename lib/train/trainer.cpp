@@ -85,27 +85,18 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
   return total;
 }
 
-// This rank's share of the model state by category, from the live tensors,
-// next to what the counting allocator measures: the 1/N of FSDP made visible.
-nlohmann::json memory_by_category(ShardedLlama& model, OptimizerState& state) {
-  std::int64_t masters = 0, frozen = 0, moments = 0, largest_gather = 0;
-  for (std::size_t u = 0; u < model.units().size(); ++u) {
-    auto& unit = *model.units()[u];
-    masters += unit.master().numel() * 4;
-    frozen += unit.frozen().nbytes();
-    moments += state.exp_avg()[u].nbytes() + state.exp_avg_sq()[u].nbytes();
-    const std::int64_t element = unit.frozen().element_size();
-    largest_gather = std::max(largest_gather,
-                              (unit.layout().padded(true) + unit.layout().padded(false)) * element);
-  }
+// This rank's share of the model state by category, next to what the
+// device's meter measures: the 1/N of FSDP made visible.
+nlohmann::json memory_event(const ShardedState& state, const torch::Device& device) {
+  const ShardedState::Bytes bytes = state.bytes();
   return {{"event", "memory"},
-          {"masters_bytes", masters},
-          {"gradients_bytes", masters},
-          {"optimizer_bytes", moments},
-          {"frozen_bytes", frozen},
-          {"model_state_bytes", 2 * masters + moments + frozen},
-          {"largest_gathered_unit_bytes", largest_gather},
-          {"measured_tensor_bytes", device_memory(model.units().front()->options().device).bytes}};
+          {"masters_bytes", bytes.masters},
+          {"gradients_bytes", bytes.gradients},
+          {"optimizer_bytes", bytes.moments},
+          {"frozen_bytes", bytes.frozen},
+          {"model_state_bytes", bytes.model_state()},
+          {"largest_gathered_unit_bytes", bytes.largest_gathered_unit},
+          {"measured_tensor_bytes", device_memory(device).bytes}};
 }
 
 }  // namespace
@@ -126,10 +117,10 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
                      config.data.seq_len);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
-  OptimizerState state(model);
+  ShardedState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
-  const nlohmann::json memory = memory_by_category(model, state);
+  const nlohmann::json memory = memory_event(state, context.device);
   spdlog::info(
       "[train] model state on this rank: masters {}, gradients {} (during backward), "
       "AdamW moments {}, frozen base {}; largest gathered unit {}; tensors now {}",
@@ -145,7 +136,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
     metrics = std::make_unique<MetricsLog>(context.run_dir + "/metrics.jsonl");
     metrics->append(memory);
   }
-  TrainingCheckpoints checkpoints(config, comm, model, state);
+  TrainingCheckpoints checkpoints(config, comm, state);
   TrainingProgress progress = checkpoints.resume().value_or(TrainingProgress{});
   state.applied_updates = progress.applied_updates;
   const std::int64_t first_step = progress.step + 1;

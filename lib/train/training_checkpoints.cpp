@@ -1,83 +1,18 @@
 #include "train/training_checkpoints.h"
 
-#include <cstdio>
-#include <filesystem>
-
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
-#include <torch/version.h>
 
 #include "checkpoint/async_saver.h"
 #include "checkpoint/load.h"
 #include "checkpoint/save.h"
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
-#include "config/load.h"
-#include "core/build_info.h"
-#include "core/sha256.h"
 #include "core/units.h"
 #include "train/metrics_log.h"
 
 namespace nss::train {
 namespace {
-
-std::string unit_dataset(const char* prefix, std::size_t unit) {
-  char name[64];
-  std::snprintf(name, sizeof name, "%s/unit_%03zu", prefix, unit);
-  return name;
-}
-
-// One buffer per unit and kind: "/model/unit_003" holds the master shard,
-// "/optimizer/exp_avg/unit_003" its first moment, and so on. Pieces name the
-// parameters (or "optimizer.exp_avg.<name>") and the element ranges held.
-checkpoint::ShardBuffer shard_buffer(const std::string& dataset, const std::string& name_prefix,
-                                     const torch::Tensor& tensor, const fsdp::FlatLayout& layout,
-                                     int rank) {
-  checkpoint::ShardBuffer buffer{
-      dataset, DType::kFloat32, tensor.data_ptr(), static_cast<std::uint64_t>(tensor.numel()), {}};
-  for (const auto& piece : layout.shard_pieces(true, rank)) {
-    buffer.pieces.push_back({name_prefix + layout.params()[piece.param].name,
-                             static_cast<std::uint64_t>(piece.tensor_offset),
-                             static_cast<std::uint64_t>(piece.length),
-                             static_cast<std::uint64_t>(piece.shard_offset)});
-  }
-  return buffer;
-}
-
-// The frozen base a LoRA run trains against: its files and their hashes (or the
-// seed of a random base). A resumed run must use the same one.
-nlohmann::json lora_base_identity(const config::Config& config) {
-  const auto& model = config.model;
-  if (model.from_pretrained.empty())
-    return {{"path", ""}, {"initialisation_seed", config.run.seed}};
-  nlohmann::json files = nlohmann::json::object();
-  for (const auto& entry : std::filesystem::directory_iterator(model.from_pretrained)) {
-    const std::string name = entry.path().filename().string();
-    const bool weights =
-        name.size() > 12 && name.compare(name.size() - 12, 12, ".safetensors") == 0;
-    if (entry.is_regular_file() &&
-        (weights || name == "config.json" || name == "model.safetensors.index.json"))
-      files[name] = sha256_file_hex(entry.path().string());
-  }
-  return {{"path", model.from_pretrained}, {"files", files}};
-}
-
-void require_same_base(const nlohmann::json& saved, const nlohmann::json& current,
-                       const std::string& step_dir) {
-  if (!saved.is_object()) return;  // not a LoRA checkpoint
-  const bool same =
-      saved.value("files", nlohmann::json()) == current.value("files", nlohmann::json()) &&
-      saved.value("initialisation_seed", nlohmann::json()) ==
-          current.value("initialisation_seed", nlohmann::json());
-  if (same) return;
-  throw CheckpointError(
-      "checkpoint",
-      "the LoRA checkpoint " + step_dir + " was trained on base model '" +
-          saved.value("path", std::string()) + "' " + saved.dump() + ", but this run's base is '" +
-          current.value("path", std::string()) + "' " + current.dump(),
-      "point model.from_pretrained at the base the adapters were trained on (same files), or "
-      "start fresh with checkpoint.resume: never");
-}
 
 // The metrics.jsonl record of a committed save.
 nlohmann::json checkpoint_event(const checkpoint::SaveResult& result) {
@@ -91,40 +26,9 @@ nlohmann::json checkpoint_event(const checkpoint::SaveResult& result) {
 }  // namespace
 
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
-                                         ShardedLlama& model, OptimizerState& state)
+                                         ShardedState& state)
     : config_(config), comm_(comm), state_(state) {
-  auto& units = model.units();
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    const auto& layout = units[u]->layout();
-    for (const auto& param : layout.params())
-      if (param.trainable) tensors_.push_back({param.name, param.shape, DType::kFloat32});
-  }
-  const std::size_t parameters = tensors_.size();
-  for (const char* moment : {"optimizer.exp_avg.", "optimizer.exp_avg_sq."})
-    for (std::size_t i = 0; i < parameters; ++i)
-      tensors_.push_back({moment + tensors_[i].name, tensors_[i].shape, DType::kFloat32});
-
-  // The checkpoint library reads and writes host memory: device shards go
-  // through pinned host mirrors (CPU shards are their own mirror).
-  std::vector<torch::Tensor> saved;
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    if (units[u]->master().numel() == 0) continue;
-    for (torch::Tensor* t : {&units[u]->master(), &state.exp_avg()[u], &state.exp_avg_sq()[u]})
-      saved.push_back(*t);
-  }
-  mirror_ = std::make_unique<HostMirror>(saved);
-  for (std::size_t u = 0, i = 0; u < units.size(); ++u) {
-    auto& unit = *units[u];
-    if (unit.master().numel() == 0) continue;
-    const int rank = comm.rank();
-    buffers_.push_back(
-        shard_buffer(unit_dataset("/model", u), "", mirror_->host(i++), unit.layout(), rank));
-    buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg", u), "optimizer.exp_avg.",
-                                    mirror_->host(i++), unit.layout(), rank));
-    buffers_.push_back(shard_buffer(unit_dataset("/optimizer/exp_avg_sq", u),
-                                    "optimizer.exp_avg_sq.", mirror_->host(i++), unit.layout(),
-                                    rank));
-  }
+  const auto& buffers = state_.checkpoint_buffers();
   if (config.training.lora.enabled) {
     comm::run_on_root(comm, 0, [&] { lora_base_ = lora_base_identity(config); });
     std::string text = lora_base_.dump();
@@ -134,7 +38,7 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
   if (config.checkpoint.async) {
     async_ = std::make_unique<checkpoint::AsyncCheckpointer>(
         comm::MpiCommunicator::create(MPI_COMM_WORLD), checkpoint::SnapshotMode::kOverlapped);
-    async_->reserve_staging(buffers_);
+    async_->reserve_staging(buffers);
   }
 }
 
@@ -142,12 +46,18 @@ TrainingCheckpoints::~TrainingCheckpoints() = default;
 
 std::optional<TrainingProgress> TrainingCheckpoints::resume() {
   const auto& k = config_.checkpoint;
+  checkpoint::LoadOptions options{k.load_optimizer, k.hdf5_file_locking, {}};
+  options.accept_state = [this](const nlohmann::json& saved, const std::string& step_dir) {
+    const TrainingState now = current_training_state(config_, {}, comm_.size(), lora_base_);
+    for (const std::string& difference : check_resume(saved.get<TrainingState>(), now, step_dir))
+      spdlog::warn("[checkpoint] {}", difference);
+  };
   std::optional<checkpoint::LoadResult> loaded;
   {
     torch::NoGradGuard no_grad;  // the loader writes into the masters' storage
-    loaded = checkpoint::resume_checkpoint(comm_, k.dir, k.resume, tensors_, buffers_,
-                                           {k.load_optimizer, k.hdf5_file_locking});
-    if (loaded) mirror_->to_device();
+    loaded = checkpoint::resume_checkpoint(comm_, k.dir, k.resume, state_.checkpoint_tensors(),
+                                           state_.checkpoint_buffers(), options);
+    if (loaded) state_.copy_from_host();
   }
   if (!loaded) {
     spdlog::info(
@@ -156,30 +66,9 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
         k.dir, k.resume);
     return std::nullopt;
   }
-  const nlohmann::json& saved = loaded->state;
-  comm::run_on_all(comm_, [&] {
-    if (config_.training.lora.enabled)
-      require_same_base(saved.value("lora_base", nlohmann::json()), lora_base_, loaded->step_dir);
-  });
-  TrainingProgress progress;
-  progress.step = loaded->step;
-  progress.tokens_seen = saved.value("tokens_seen", std::int64_t{0});
-  progress.data = {saved["data"].value("epoch", std::int64_t{0}),
-                   saved["data"].value("cursor", std::int64_t{0})};
-  progress.skipped_steps = saved["optimizer"].value("skipped_steps", std::int64_t{0});
-  progress.applied_updates =
-      k.load_optimizer ? saved["optimizer"].value("applied_updates", std::int64_t{0}) : 0;
-
-  const auto& data = saved["data"];
-  const auto& t = config_.training;
-  if (data.value("seed", config_.run.seed) != config_.run.seed ||
-      data.value("seq_len", config_.data.seq_len) != config_.data.seq_len ||
-      data.value("global_batch_size", t.global_batch_size) != t.global_batch_size ||
-      data.value("path", config_.data.path) != config_.data.path)
-    spdlog::warn(
-        "[checkpoint] the data settings differ from the checkpoint's ({}): training "
-        "continues, but not with the samples an uninterrupted run would have seen",
-        data.dump());
+  // accept_state read it on rank 0: it parses the same on every rank.
+  TrainingProgress progress = loaded->state.get<TrainingState>().progress;
+  if (!k.load_optimizer) progress.applied_updates = 0;
   spdlog::info(
       "[checkpoint] resumed from {} (step {}, saved by {} ranks, now {}): read {} in "
       "{:.2f} s; {}",
@@ -194,41 +83,6 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
 bool TrainingCheckpoints::due(std::int64_t step) const {
   const std::int64_t interval = config_.checkpoint.interval_steps;
   return interval > 0 && step % interval == 0;
-}
-
-nlohmann::json TrainingCheckpoints::state_of(const TrainingProgress& progress) const {
-  const auto& t = config_.training;
-  const std::string resolved = config::to_yaml(config_, /*with_comments=*/false);
-  nlohmann::json state = {
-      {"step", progress.step},
-      {"tokens_seen", progress.tokens_seen},
-      {"data",
-       {{"epoch", progress.data.epoch},
-        {"cursor", progress.data.cursor},
-        {"seed", config_.run.seed},
-        {"path", config_.data.path},
-        {"seq_len", config_.data.seq_len},
-        {"global_batch_size", t.global_batch_size}}},
-      // Every random choice is a counter-based function of (seed, step, sample, layer).
-      {"rng", {{"kind", "counter-based"}, {"seed", config_.run.seed}}},
-      {"scheduler",
-       {{"kind", t.lr_schedule},
-        {"lr", t.lr},
-        {"min_lr", t.min_lr},
-        {"warmup_steps", t.warmup_steps},
-        {"max_steps", t.max_steps}}},
-      {"optimizer",
-       {{"applied_updates", progress.applied_updates}, {"skipped_steps", progress.skipped_steps}}},
-      {"world_size", comm_.size()},
-      {"config", resolved},
-      {"config_sha256", sha256_hex(resolved)},
-      {"versions",
-       {{"nss_hpc", build_version()},
-        {"git_revision", build_git_revision()},
-        {"libtorch", TORCH_VERSION}}},
-  };
-  if (!lora_base_.is_null()) state["lora_base"] = lora_base_;
-  return state;
 }
 
 void TrainingCheckpoints::report(std::int64_t step, const nlohmann::json& event,
@@ -265,20 +119,21 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronou
   checkpoint::SaveRequest request;
   request.checkpoint_dir = k.dir;
   request.step = progress.step;
-  request.tensors = tensors_;
-  request.state = state_of(progress);
+  request.tensors = state_.checkpoint_tensors();
+  request.state = current_training_state(config_, progress, comm_.size(), lora_base_);
   request.keep_last = k.keep_last;
   request.file_locking = k.hdf5_file_locking;
-  mirror_->to_host();  // device shards only: the step's values, in pinned host memory
+  state_.copy_to_host();  // device shards only: the step's values, in pinned host memory
 
   if (async_ && !synchronous) {
-    const checkpoint::AsyncSaveStart start = async_->save(request, buffers_);
+    const checkpoint::AsyncSaveStart start = async_->save(request, state_.checkpoint_buffers());
     if (start.previous) settle(*start.previous, metrics);
     return;
   }
   drain(metrics);
   try {
-    const checkpoint::SaveResult result = checkpoint::save_checkpoint(comm_, request, buffers_);
+    const checkpoint::SaveResult result =
+        checkpoint::save_checkpoint(comm_, request, state_.checkpoint_buffers());
     report(result.step, checkpoint_event(result), metrics);
   } catch (const comm::AgreedError& e) {
     handle_failure(progress.step, e.code(), e.what());

@@ -16,9 +16,8 @@
 #include "comm/communicator.h"
 #include "config/config.h"
 #include "core/error.h"
-#include "data/sample_plan.h"
-#include "train/host_mirror.h"
-#include "train/training_step.h"
+#include "train/sharded_state.h"
+#include "train/training_state.h"
 
 namespace nss::checkpoint {
 class AsyncCheckpointer;
@@ -29,19 +28,9 @@ namespace nss::train {
 
 class MetricsLog;
 
-/// Where training stands after a completed step: what a checkpoint restores.
-struct TrainingProgress {
-  std::int64_t step = 0;  // last completed optimizer step (0: none)
-  std::int64_t tokens_seen = 0;
-  data::LoaderPosition data;  // the global batch the next step starts with
-  std::int64_t applied_updates = 0;
-  std::int64_t skipped_steps = 0;
-};
-
 class TrainingCheckpoints {
  public:
-  TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedLlama& model,
-                      OptimizerState& state);
+  TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;
@@ -75,17 +64,13 @@ class TrainingCheckpoints {
   std::int64_t last_saved_step() const { return last_saved_step_; }
 
  private:
-  nlohmann::json state_of(const TrainingProgress& progress) const;
   void report(std::int64_t step, const nlohmann::json& event, MetricsLog* metrics);
   void handle_failure(std::int64_t step, ExitCode code, const std::string& error);
   void settle(const checkpoint::AsyncSaveOutcome& outcome, MetricsLog* metrics);
 
   const config::Config& config_;
   comm::Communicator& comm_;
-  OptimizerState& state_;
-  std::vector<checkpoint::TensorSpec> tensors_;
-  std::unique_ptr<HostMirror> mirror_;  // host memory of the saved shards
-  std::vector<checkpoint::ShardBuffer> buffers_;
+  ShardedState& state_;
   nlohmann::json lora_base_;  // identity of the frozen base under LoRA
   std::unique_ptr<checkpoint::AsyncCheckpointer> async_;
   std::int64_t last_saved_step_ = 0;

@@ -15,23 +15,8 @@ MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device
   return batch;
 }
 
-OptimizerState::OptimizerState(ShardedLlama& model) {
-  auto& units = model.units();
-  exp_avg_.reserve(units.size());
-  exp_avg_sq_.reserve(units.size());
-  for (auto& unit : units) {
-    const torch::Tensor& master = unit->master();
-    exp_avg_.push_back(torch::zeros_like(master, master.options().requires_grad(false)));
-    exp_avg_sq_.push_back(torch::zeros_like(master, master.options().requires_grad(false)));
-  }
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    shards_.push_back({&units[u]->master(), &exp_avg_[u], &exp_avg_sq_[u],
-                       units[u]->layout().decay_ranges(units[u]->comm().rank())});
-  }
-}
-
 StepOutcome run_training_step(
-    ShardedLlama& model, OptimizerState& state, const optim::AdamW& adamw,
+    ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
     const StepSettings& settings,
     const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
     comm::Communicator& comm) {
@@ -57,12 +42,12 @@ StepOutcome run_training_step(
   outcome.loss = local_loss;  // the scale already divided by the global token count
 
   if (settings.before_update) settings.before_update();
-  const std::vector<torch::Tensor*> masters = model.masters();
+  const std::vector<torch::Tensor*> masters = state.masters();
   outcome.grad_norm = optim::global_grad_norm(comm, masters);
   outcome.skipped = !std::isfinite(outcome.loss) || !std::isfinite(outcome.grad_norm);
   if (!outcome.skipped) {
     optim::clip_grads(masters, outcome.grad_norm, settings.grad_clip);
-    adamw.step(state.shards(), settings.lr, ++state.applied_updates);
+    adamw.step(state.adamw_shards(), settings.lr, ++state.applied_updates);
   }
   // Drop the gradients: their memory is free until the next backward.
   for (auto* master : masters) master->mutable_grad() = torch::Tensor();

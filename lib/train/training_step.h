@@ -11,26 +11,9 @@
 
 #include "optim/adamw.h"
 #include "train/sharded_llama.h"
+#include "train/sharded_state.h"
 
 namespace nss::train {
-
-/// AdamW moments for every unit's master shard, and the shard list the optimizer updates.
-class OptimizerState {
- public:
-  explicit OptimizerState(ShardedLlama& model);
-
-  /// The shards with their moments and weight-decay ranges.
-  const std::vector<optim::AdamWShard>& shards() const { return shards_; }
-  std::vector<torch::Tensor>& exp_avg() { return exp_avg_; }
-  std::vector<torch::Tensor>& exp_avg_sq() { return exp_avg_sq_; }
-  /// Updates applied so far (skipped steps excluded), as torch's AdamW counts
-  /// them for bias correction; saved in checkpoints.
-  std::int64_t applied_updates = 0;
-
- private:
-  std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
-  std::vector<optim::AdamWShard> shards_;
-};
 
 /// One micro-batch as tensors: inputs/targets int64 [rows, seq_len].
 struct MicroBatchTensors {
@@ -61,7 +44,7 @@ struct StepSettings {
 
 /// Runs one optimizer step; `next_micro_batch(i)` supplies micro-batch i.
 StepOutcome run_training_step(
-    ShardedLlama& model, OptimizerState& state, const optim::AdamW& adamw,
+    ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
     const StepSettings& settings,
     const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
     comm::Communicator& comm);

@@ -227,6 +227,11 @@ TEST(StepDirectory, NamesListingLatestAndLeftovers) {
   ASSERT_EQ(leftovers.size(), 2u);
   EXPECT_NE(leftovers[0].find("step_00000005.old"), std::string::npos);
   EXPECT_NE(leftovers[1].find("step_00000040.tmp"), std::string::npos);
+  EXPECT_EQ(step_tmp_path(dir, 40), leftovers[1]);
+  EXPECT_EQ(step_pruned_path(dir, 5), leftovers[0]);
+  EXPECT_TRUE(is_step_directory(step_dir_path(dir, 30)));
+  EXPECT_FALSE(is_step_directory(step_dir_path(dir, 50)));  // no metadata.json
+  EXPECT_FALSE(is_step_directory(step_dir_path(dir, 30) + "/metadata.json"));
   fs::remove_all(dir);
 }
 

@@ -18,6 +18,7 @@
 #include "comm/agreement.h"
 #include "comm/local_communicator.h"
 #include "core/half.h"
+#include "fsdp/sharded_state_layout.h"
 #include "support/test_paths.h"
 #include "synthetic_state.h"
 #include "test_helpers.h"
@@ -250,7 +251,7 @@ TEST(CheckpointIo, LoadOptimizerFalseLeavesOptimizerPiecesAlone) {
   EXPECT_EQ(testing::count_mismatches(state, 4, /*optimizer=*/false), 0u);
   for (const auto& buffer : state.buffers)
     for (const auto& piece : buffer.pieces) {
-      if (is_optimizer_tensor(piece.tensor)) {
+      if (fsdp::is_optimizer_state(piece.tensor)) {
         EXPECT_EQ(static_cast<const float*>(buffer.data)[piece.buffer_offset], 0.5f);
       }
     }
@@ -319,6 +320,36 @@ TEST(CheckpointIo, ResumeFallsBackPastATruncatedIndex) {
         testing::truncate_file(path, fs::file_size(path) / 2);
       },
       "is not valid JSON");
+}
+
+// A step whose training state the caller refuses ends the resume at once,
+// on every rank, before any buffer changes: older steps of the run are not tried.
+TEST(CheckpointIo, ARefusedStateEndsTheResumeWithoutFallback) {
+  Fixture f;
+  for (std::int64_t step : {1, 2}) f.save(step);
+  RankState state = testing::make_rank_state(f.model, 0, 1);
+  testing::fill_rank_state(state, 7);
+  LoadOptions options;
+  std::vector<std::int64_t> asked;
+  options.accept_state = [&](const nlohmann::json& saved, const std::string& step_dir) {
+    asked.push_back(saved.at("step").get<std::int64_t>());
+    throw CheckpointError("test", step_dir + " belongs to another configuration", "start fresh");
+  };
+  try {
+    resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
+    FAIL() << "the refused step was loaded";
+  } catch (const IncompatibleCheckpoint& e) {
+    EXPECT_EQ(e.code(), ExitCode::kCheckpoint);
+    EXPECT_NE(e.message().find("belongs to another configuration"), std::string::npos);
+  }
+  EXPECT_EQ(asked, std::vector<std::int64_t>{2});
+  EXPECT_EQ(testing::count_mismatches(state, 7), 0u);
+
+  options.accept_state = [&](const nlohmann::json&, const std::string&) {};
+  const auto result =
+      resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->step, 2);
 }
 
 TEST(CheckpointIo, ResumeModes) {

@@ -10,6 +10,7 @@
 #include "model/counter_rng.h"
 #include "model/initial_weights.h"
 #include "model/param_spec.h"
+#include "model/unit_layouts.h"
 
 namespace nss::model {
 namespace {
@@ -104,6 +105,35 @@ TEST(ParamSpec, UnitsNamesAndOrder) {
   ASSERT_EQ(head.size(), 1u);
   EXPECT_EQ(head[0].name, "model.norm.weight");
   EXPECT_THROW(unit_parameters(m, lora, 4), InternalError);
+}
+
+// The FSDP layouts follow unit_parameters: trainable and frozen split, weight
+// decay on projections and adapters (embeddings only when asked), never norms.
+TEST(UnitLayouts, FollowTheParameterSpecsAndTheDecayRule) {
+  config::Config config;
+  config.model = preset("tiny");
+  config.training.lora = lora_on({"q_proj"}, 4);
+  const auto layouts = unit_layouts(config, 3);
+  ASSERT_EQ(layouts.size(), static_cast<std::size_t>(num_units(config.model)));
+  for (int u = 0; u < num_units(config.model); ++u) {
+    const auto specs = unit_parameters(config.model, config.training.lora, u);
+    const auto& layout = layouts[static_cast<std::size_t>(u)];
+    EXPECT_EQ(layout.world_size(), 3);
+    ASSERT_EQ(layout.params().size(), specs.size());
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      EXPECT_EQ(layout.params()[i].name, specs[i].name);
+      EXPECT_EQ(layout.params()[i].trainable, specs[i].trainable);
+      EXPECT_EQ(layout.params()[i].decay, weight_decayed(specs[i].role, false));
+    }
+  }
+  EXPECT_TRUE(weight_decayed(ParamRole::kLinear, false));
+  EXPECT_TRUE(weight_decayed(ParamRole::kLoraB, false));
+  EXPECT_FALSE(weight_decayed(ParamRole::kNorm, true));
+  EXPECT_FALSE(weight_decayed(ParamRole::kEmbedding, false));
+  EXPECT_TRUE(weight_decayed(ParamRole::kEmbedding, true));
+  EXPECT_EQ(unit_label(0, 4), "unit 0 (embedding)");
+  EXPECT_EQ(unit_label(2, 4), "unit 2 (block 1)");
+  EXPECT_EQ(unit_label(3, 4), "unit 3 (head)");
 }
 
 TEST(Init, AnySliceEqualsTheSameRangeOfTheWhole) {

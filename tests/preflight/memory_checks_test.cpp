@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "data/token_file_writer.h"
+#include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
 #include "preflight/token_data_checks.h"
 #include "support/test_paths.h"
@@ -69,7 +70,7 @@ TEST_F(MemoryChecksTest, ExtrasAreTheBaselineTheQueueAndTheCheckpointStaging) {
 
   config.checkpoint.async = true;  // masters and both moments of this rank's shards
   std::uint64_t trainable_shards = 0;
-  for (const auto& unit : unit_sizes(config, 2)) trainable_shards += unit.trainable_shard;
+  for (const auto& unit : model::unit_layouts(config, 2)) trainable_shards += unit.shard_size(true);
   extras = memory_extras(config, 2, DeviceKind::kCpu, 4, 100 * kMiB);
   EXPECT_EQ(extras[2].name, "async_checkpoint_staging");
   EXPECT_EQ(extras[2].bytes, 3 * 4 * trainable_shards);

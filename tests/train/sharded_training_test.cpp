@@ -185,7 +185,7 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
   ShardedLlama model(config.model, t.lora, false, comm, options, kSeqLen);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
-  OptimizerState state(model);
+  ShardedState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
   const std::int64_t per_rank = t.global_batch_size / comm.size();
@@ -336,10 +336,10 @@ TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
   const auto& t = config.training;
   ShardedLlama model(config.model, t.lora, false, *comm, {}, kSeqLen);
   model.initialize(model::InitialWeights(config.model, t.lora, 1));
-  OptimizerState state(model);
+  ShardedState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   std::vector<torch::Tensor> before;
-  for (auto* master : model.masters()) before.push_back(master->detach().clone());
+  for (auto* master : state.masters()) before.push_back(master->detach().clone());
   // An infinite loss scale makes the loss and every gradient non-finite.
   StepSettings settings{1, 1, std::numeric_limits<double>::infinity(), 0.01, 1.0, nullptr};
   const auto outcome = run_training_step(
@@ -347,11 +347,11 @@ TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
       [&](std::int64_t) { return batch_of({comm->rank()}, config.model.vocab_size, 1, 1); }, *comm);
   EXPECT_TRUE(outcome.skipped);
   EXPECT_EQ(state.applied_updates, 0);
-  const auto masters = model.masters();
+  const auto masters = state.masters();
   for (std::size_t i = 0; i < masters.size(); ++i) {
     EXPECT_TRUE(torch::equal(masters[i]->detach(), before[i]));
     EXPECT_FALSE(masters[i]->grad().defined());
-    EXPECT_EQ(state.exp_avg()[i].abs().sum().item<float>(), 0.0f);
+    EXPECT_EQ(state.tensor(i, fsdp::StateTensor::kExpAvg).abs().sum().item<float>(), 0.0f);
   }
 }
 

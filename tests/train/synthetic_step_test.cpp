@@ -76,7 +76,7 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
   ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, {},
                      config.data.seq_len);
   model.initialize(model::InitialWeights(config.model, t.lora, 1));
-  OptimizerState state(model);
+  ShardedState state(model);
   data::DataLoaderOptions options;
   options.sampling = {config.data.seq_len, t.global_batch_size, t.micro_batch_size, 0, 2, 1};
   data::DataLoader loader(dataset(), options);
@@ -87,11 +87,12 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
       [&](std::int64_t) { return tensors_of(loader.next(), 1); }, comm);
 
   std::vector<torch::Tensor> masters, grads;
-  for (torch::Tensor* m : model.masters()) {
+  for (torch::Tensor* m : state.masters()) {
     masters.push_back(m->clone());
     grads.push_back(m->grad().defined() ? m->grad().clone() : torch::Tensor());
   }
-  const auto exp_avg = copies(state.exp_avg()), exp_avg_sq = copies(state.exp_avg_sq());
+  const auto exp_avg = copies(state.tensors(fsdp::StateTensor::kExpAvg)),
+             exp_avg_sq = copies(state.tensors(fsdp::StateTensor::kExpAvgSq));
   const std::int64_t updates = state.applied_updates;
   const data::LoaderPosition cursor = loader.resume_position();
   const torch::Tensor rng = torch::globalContext().defaultGenerator(torch::kCPU).get_state();
@@ -104,7 +105,7 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
   EXPECT_GT(result.peak_bytes, 0);
 
   std::size_t i = 0;
-  for (torch::Tensor* m : model.masters()) {
+  for (torch::Tensor* m : state.masters()) {
     EXPECT_TRUE(torch::equal(*m, masters[i])) << i;
     EXPECT_EQ(m->grad().defined(), grads[i].defined());
     if (grads[i].defined()) {
@@ -112,8 +113,8 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
     }
     ++i;
   }
-  expect_bitwise(state.exp_avg(), exp_avg);
-  expect_bitwise(state.exp_avg_sq(), exp_avg_sq);
+  expect_bitwise(state.tensors(fsdp::StateTensor::kExpAvg), exp_avg);
+  expect_bitwise(state.tensors(fsdp::StateTensor::kExpAvgSq), exp_avg_sq);
   EXPECT_EQ(state.applied_updates, updates);
   EXPECT_EQ(loader.resume_position(), cursor);
   EXPECT_TRUE(torch::equal(torch::globalContext().defaultGenerator(torch::kCPU).get_state(), rng));

@@ -5,7 +5,8 @@ committed steps that verify and resumes to the uninterrupted result; a
 corrupted newest step is skipped loudly; a full disk does not stop training
 (or stops it with exit 5 when checkpoint.fail_on_error); async and sync
 checkpoints of a step are identical; a LoRA checkpoint refuses another base
-(exit 5); a model-only resume (checkpoint.load_optimizer: false) restores the
+(exit 5), and any checkpoint another model shape, naming what differs, without
+falling back to older steps; a model-only resume (checkpoint.load_optimizer: false) restores the
 weights and restarts the moments; nss_eval scores a step directory exactly like its consolidated
 Hugging Face directory."""
 import json
@@ -215,6 +216,15 @@ class CheckpointTrainingTest(unittest.TestCase):
         run_dir, _ = self.train(2, "lora", *lora)
         _, output = self.train(2, "lora", *lora, "run.seed=99", "training.max_steps=%d" % (STEPS + 2), expect=5)
         self.assertIn("was trained on base model", output)
+
+    def test_another_model_shape_is_refused_naming_the_difference(self):
+        checkpoints = os.path.join(self.uninterrupted(2), "checkpoints")
+        _, output = self.train(2, "wider", "checkpoint.dir=" + checkpoints, "model.intermediate_size=192",
+                               expect=5)
+        self.assertIn("model.intermediate_size: checkpoint 176, this run 192", output)
+        self.assertIn("checkpoint.resume: never", output)
+        self.assertNotIn("NOT USING", output)
+        self.assertEqual(output.count("nss_hpc: error:"), 1, output)
 
     def test_eval_scores_a_step_like_its_consolidated_directory(self):
         step = os.path.join(self.uninterrupted(2), "checkpoints", "step_%08d" % STEPS)

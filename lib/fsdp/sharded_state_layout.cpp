@@ -1,0 +1,106 @@
+#include "fsdp/sharded_state_layout.h"
+
+#include <cstdio>
+
+#include "core/error.h"
+
+namespace nss::fsdp {
+namespace {
+
+// What a checkpoint calls each kind: the prefix of its tensor names and the
+// HDF5 group of its rank-file datasets (docs/checkpoints.md).
+struct KindNames {
+  const char* tensor_prefix;
+  const char* dataset_group;
+};
+
+constexpr const char* kOptimizerPrefix = "optimizer.";
+
+KindNames names_of(StateTensor kind) {
+  switch (kind) {
+    case StateTensor::kMaster:
+      return {"", "/model"};
+    case StateTensor::kExpAvg:
+      return {"optimizer.exp_avg.", "/optimizer/exp_avg"};
+    case StateTensor::kExpAvgSq:
+      return {"optimizer.exp_avg_sq.", "/optimizer/exp_avg_sq"};
+  }
+  throw InternalError("fsdp", "unknown state tensor kind");
+}
+
+}  // namespace
+
+std::string state_tensor_name(StateTensor kind, const std::string& param) {
+  return names_of(kind).tensor_prefix + param;
+}
+
+bool is_optimizer_state(const std::string& tensor_name) {
+  return tensor_name.rfind(kOptimizerPrefix, 0) == 0;
+}
+
+std::string state_dataset_name(StateTensor kind, std::size_t unit) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%s/unit_%03zu", names_of(kind).dataset_group, unit);
+  return name;
+}
+
+ShardedStateLayout::ShardedStateLayout(std::vector<FlatLayout> units, int rank)
+    : units_(std::move(units)), rank_(rank) {
+  for (const auto& unit : units_)
+    NSS_ASSERT(rank >= 0 && rank < unit.world_size(), "fsdp",
+               "rank " + std::to_string(rank) + " outside the units' world size");
+}
+
+std::vector<StateTensorSpec> ShardedStateLayout::tensors() const {
+  std::vector<StateTensorSpec> specs;
+  for (const StateTensor kind : kStateTensors)
+    for (const auto& unit : units_)
+      for (const auto& param : unit.params())
+        if (param.trainable) specs.push_back({state_tensor_name(kind, param.name), param.shape});
+  return specs;
+}
+
+std::vector<StateBuffer> ShardedStateLayout::buffers() const {
+  std::vector<StateBuffer> buffers;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const FlatLayout& unit = units_[u];
+    if (unit.numel(true) == 0) continue;
+    const auto pieces = unit.shard_pieces(true, rank_);
+    for (const StateTensor kind : kStateTensors) {
+      StateBuffer buffer{u, kind, state_dataset_name(kind, u), unit.shard_size(true), {}};
+      for (const auto& piece : pieces)
+        buffer.pieces.push_back({state_tensor_name(kind, unit.params()[piece.param].name),
+                                 piece.tensor_offset, piece.length, piece.shard_offset});
+      buffers.push_back(std::move(buffer));
+    }
+  }
+  return buffers;
+}
+
+std::int64_t ShardedStateLayout::bytes(std::size_t unit, StateTensor) const {
+  return units_.at(unit).shard_size(true) * kStateElementBytes;
+}
+
+std::int64_t ShardedStateLayout::bytes(StateTensor kind) const {
+  std::int64_t total = 0;
+  for (std::size_t u = 0; u < units_.size(); ++u) total += bytes(u, kind);
+  return total;
+}
+
+std::int64_t ShardedStateLayout::saved_bytes() const {
+  std::int64_t total = 0;
+  for (const StateTensor kind : kStateTensors) total += bytes(kind);
+  return total;
+}
+
+std::int64_t ShardedStateLayout::frozen_bytes(std::size_t unit, std::int64_t element_bytes) const {
+  return units_.at(unit).shard_size(false) * element_bytes;
+}
+
+std::int64_t ShardedStateLayout::frozen_bytes(std::int64_t element_bytes) const {
+  std::int64_t total = 0;
+  for (std::size_t u = 0; u < units_.size(); ++u) total += frozen_bytes(u, element_bytes);
+  return total;
+}
+
+}  // namespace nss::fsdp

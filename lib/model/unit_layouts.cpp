@@ -1,0 +1,42 @@
+#include "model/unit_layouts.h"
+
+namespace nss::model {
+
+bool weight_decayed(ParamRole role, bool decay_embeddings) {
+  switch (role) {
+    case ParamRole::kLinear:
+    case ParamRole::kLoraA:
+    case ParamRole::kLoraB:
+      return true;
+    case ParamRole::kEmbedding:
+      return decay_embeddings;
+    case ParamRole::kNorm:
+      return false;
+  }
+  return false;
+}
+
+fsdp::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
+                             bool decay_embeddings, int unit, int world_size) {
+  std::vector<fsdp::FlatParam> params;
+  for (const auto& spec : unit_parameters(model, lora, unit))
+    params.push_back(
+        {spec.name, spec.shape, spec.trainable, weight_decayed(spec.role, decay_embeddings)});
+  return fsdp::FlatLayout(std::move(params), world_size);
+}
+
+std::vector<fsdp::FlatLayout> unit_layouts(const config::Config& config, int world_size) {
+  std::vector<fsdp::FlatLayout> layouts;
+  for (int u = 0; u < num_units(config.model); ++u)
+    layouts.push_back(unit_layout(config.model, config.training.lora,
+                                  config.training.weight_decay_embeddings, u, world_size));
+  return layouts;
+}
+
+std::string unit_label(int unit, int units) {
+  if (unit == 0) return "unit 0 (embedding)";
+  if (unit == units - 1) return "unit " + std::to_string(unit) + " (head)";
+  return "unit " + std::to_string(unit) + " (block " + std::to_string(unit - 1) + ")";
+}
+
+}  // namespace nss::model
