@@ -4,7 +4,7 @@
 
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
-#include "preflight/unit_memory.h"
+#include "preflight/unit_activations.h"
 
 namespace nss::preflight {
 namespace {
@@ -177,7 +177,6 @@ class StepReplay {
   UnitCall call(int unit, bool grad_mode) const {
     UnitCall c;
     c.prefix = "u" + std::to_string(unit) + ".";
-    c.input = unit == 0 ? "inputs" : id("act", unit - 1);
     c.input_requires_grad = input_requires_grad(unit);
     c.grad_mode = grad_mode;
     return c;
@@ -210,7 +209,7 @@ class StepReplay {
       else if (u < last_)
         block_forward(t_, s_, c, id("act", u));
       else
-        head_forward(t_, s_, c, tied_);
+        head_forward(t_, s_, c);
       if (!keep) release_unit(c.prefix);
     }
   }
@@ -230,7 +229,7 @@ class StepReplay {
         prefetch(u > 1 || (u == 1 && trainable(0)) ? u - 1 : -1);
         if (u == 0) embedding_forward(t_, s_, c, c.prefix + "out");
         if (u > 0 && u < last_) block_forward(t_, s_, c, c.prefix + "out");
-        if (u == last_) head_forward(t_, s_, c, tied_);
+        if (u == last_) head_forward(t_, s_, c);
       }
       std::string grad_x;
       if (u == 0)

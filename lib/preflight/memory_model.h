@@ -1,10 +1,13 @@
 // The analytic per-rank memory model: a function of the configuration, the
 // world size, the device kind and the micro-batch size, without libtorch. It
 // replays one optimizer step of one rank (rank 0's shards) on a
-// MemoryTimeline — sharded state, the forward through every FSDP unit, the
-// backward with each unit's gather, recompute and gradient reduction, and the
-// AdamW update — and reports the highest point with its breakdown.
-// docs/preflight.md ("The memory model") lists the components.
+// MemoryTimeline at the granularity of FSDP units — the sharded state
+// (fsdp::ShardedStateLayout), each unit's gather, prefetch, forward,
+// recompute, backward and gradient reduction, and the AdamW update — with
+// each unit's activations in closed form (unit_activations.h), and reports
+// the highest point with its breakdown. The measured synthetic step decides
+// the budget; this model extrapolates and cross-checks it. docs/preflight.md
+// ("The memory model") lists the components and why it is built this way.
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,13 @@
-// What one FSDP unit allocates for one micro-batch, replayed on a
-// MemoryTimeline: the decoder block, the head (final norm, LM head and the
-// cross-entropy) and the embedding, each as the forward graph that
-// activation checkpointing recomputes in backward (or keeps, without it), the
-// backward through it, and the forward without a graph. The sequences follow
-// lib/model/llama_functional.cpp op by op as libtorch 1.13 executes it on the
-// CPU: which tensors each op allocates, which its backward saves, when
-// temporaries and locals die, and in which order the autograd engine runs
-// and accumulates. tests/train/synthetic_step_test.cpp checks them against
-// the counting allocator.
+// One FSDP unit's activation memory for one micro-batch, in closed form, as a
+// few coarse events on a MemoryTimeline: a forward's transient peak, then the
+// tensors its graph keeps for backward (in two groups the backward frees at
+// different times), the output; a backward's transient peak in its MLP half
+// and in its attention half, the parameter gradients it leaves for the
+// reduction and the gradient it passes on. Every size is a sum of
+// per-token terms (and B x heads x S x S for attention scores) over the
+// tensors lib/model/llama_functional.cpp creates; docs/preflight.md lists
+// them. The measured synthetic step decides the budget; this estimate
+// extrapolates and cross-checks it.
 #pragma once
 
 #include <cstdint>
@@ -33,31 +33,30 @@ struct UnitShapes {
 };
 
 /// A unit's graph for one micro-batch. `prefix` keeps the names of units
-/// apart; `input` is the live allocation holding the unit's input;
-/// `input_requires_grad` whether autograd differentiates with respect to it.
+/// apart; `input_requires_grad` whether autograd differentiates with respect
+/// to the unit's input; `grad_mode` false is the checkpointed forward (no graph kept).
 struct UnitCall {
   std::string prefix;
-  std::string input;
   bool input_requires_grad = true;
-  bool grad_mode = true;  // false: the checkpointed forward, no graph kept
+  bool grad_mode = true;
 };
 
-/// Decoder block forward; allocates the output under `output` (boundary
+/// Decoder block forward; allocates the output under `output` (a boundary
 /// activation when `grad_mode` is false, part of the graph otherwise).
 void block_forward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call,
                    const std::string& output);
 
 /// Backward through a block_forward graph with `grad_out` (live, not freed);
-/// frees the graph; leaves the parameter gradients live under the prefix
-/// and returns the name of the input gradient ("" when not needed).
+/// frees the graph; leaves the parameter gradients live under `prefix` +
+/// "pg." and returns the name of the input gradient ("" when not needed).
 std::string block_backward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call,
                            const std::string& grad_out);
 
-/// Head forward (norm, logits, log-softmax, loss); the loss is a scalar.
-void head_forward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call,
-                  bool tied);
+/// Head forward (final norm, logits, log-softmax, loss); the loss is a scalar.
+void head_forward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call);
 
-/// Backward through a head_forward graph; see block_backward.
+/// Backward through a head_forward graph; a tied embedding's gradient goes
+/// under `prefix` + "tg.embedding"; see block_backward.
 std::string head_backward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call,
                           bool tied);
 
@@ -67,9 +66,5 @@ void embedding_forward(MemoryTimeline& timeline, const UnitShapes& shapes, const
 
 /// Backward of the embedding: its dense weight gradient.
 void embedding_backward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call);
-
-/// Frees every parameter gradient block/head/embedding_backward left under
-/// `prefix`, one at a time, as FSDP copies them into the flat buffer.
-void free_parameter_gradients(MemoryTimeline& timeline, const std::string& prefix);
 
 }  // namespace nss::preflight

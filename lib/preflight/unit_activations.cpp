@@ -1,0 +1,293 @@
+#include "preflight/unit_activations.h"
+
+#include <algorithm>
+
+namespace nss::preflight {
+namespace {
+
+using Part = MemoryPart;
+constexpr std::uint64_t kF32 = 4;
+
+std::uint64_t u64(std::int64_t v) {
+  return static_cast<std::uint64_t>(v);
+}
+
+std::uint64_t when(bool condition, std::uint64_t bytes) {
+  return condition ? bytes : 0;
+}
+
+// Bytes of one micro-batch's tensors: `c` per element of the compute dtype,
+// `n` tokens; nh, nq, nkv, ni are n x hidden, heads x head_dim,
+// kv_heads x head_dim, intermediate; `scores` is B x heads x S x S.
+struct Bytes {
+  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask;
+  explicit Bytes(const UnitShapes& s)
+      : c(u64(s.compute_bytes)),
+        n(u64(s.tokens())),
+        nh(n * u64(s.hidden)),
+        nq(n * u64(s.heads * s.head_dim)),
+        nkv(n * u64(s.kv_heads * s.head_dim)),
+        ni(n * u64(s.intermediate)),
+        scores(u64(s.batch * s.heads * s.seq * s.seq)),
+        mask(u64(s.seq * s.seq)) {}
+  bool fp32() const { return c == kF32; }
+};
+
+// RMSNorm in fp32 (llama_functional rms_norm): x.to(f32) (bf16 runs), x^2
+// and rsqrt kept for the input's gradient, the normalised value (in the
+// compute dtype) kept for the weight's; `y` itself is counted by the caller.
+std::uint64_t norm_graph(const Bytes& b, bool input_grad, bool weight_grad) {
+  return when(input_grad, (b.fp32() ? 0 : kF32 * b.nh) + kF32 * b.nh + kF32 * b.n) +
+         when(weight_grad, b.c * b.nh);
+}
+
+// The norm's own peak: fp32 x^2, rsqrt, normalised (and its bf16 copies).
+std::uint64_t norm_peak(const Bytes& b) {
+  return b.fp32() ? 3 * kF32 * b.nh + kF32 * b.n : 3 * kF32 * b.nh + 2 * b.c * b.nh + kF32 * b.n;
+}
+
+// The norm's backward above its kept tensors and incoming gradient: the
+// fp32 gradient, x^2's gradient and pow's backward temporaries.
+std::uint64_t norm_backward_peak(const Bytes& b) {
+  return (b.fp32() ? 2 : 3) * kF32 * b.nh;
+}
+
+struct Projection {
+  const char* id;
+  std::int64_t in, out;
+};
+
+// What a block's autograd records, from which tensors require grad (the
+// frozen base under LoRA, adapters on some projections, the input).
+struct Block {
+  const UnitShapes& s;
+  Bytes b;
+  bool base, x, y1, q, k, v, scores, att, h, up, gate, prod;
+  std::vector<Projection> projections;
+
+  Block(const UnitShapes& shapes, bool input_grad) : s(shapes), b(shapes) {
+    const std::int64_t q_out = s.heads * s.head_dim, kv_out = s.kv_heads * s.head_dim;
+    projections = {{"q_proj", s.hidden, q_out},
+                   {"k_proj", s.hidden, kv_out},
+                   {"v_proj", s.hidden, kv_out},
+                   {"o_proj", q_out, s.hidden},
+                   {"gate_proj", s.hidden, s.intermediate},
+                   {"up_proj", s.hidden, s.intermediate},
+                   {"down_proj", s.intermediate, s.hidden}};
+    base = !s.lora;
+    x = input_grad;
+    y1 = x || base;
+    q = y1 || adapted(0);
+    k = y1 || adapted(1);
+    v = y1 || adapted(2);
+    scores = q || k;
+    att = scores || v;
+    h = x || att || adapted(3);
+    const bool y2 = h || base;
+    up = y2 || adapted(5);
+    gate = y2 || adapted(4);
+    prod = up || gate;
+  }
+  bool adapted(int p) const { return s.adapted(projections[static_cast<std::size_t>(p)].id); }
+  // A linear layer saves its input when its weight trains, or a LoRA
+  // adapter reads it directly (no dropout in between).
+  bool saves_input(int p) const { return base || (adapted(p) && !s.lora_dropout); }
+  // Bytes of projection p's input for this micro-batch.
+  std::uint64_t input_bytes(int p) const {
+    return b.n * u64(projections[static_cast<std::size_t>(p)].in) * b.c;
+  }
+  // An adapter keeps A's output, and with dropout the dropped input (and the
+  // mask product when the input requires grad).
+  std::uint64_t adapter_graph(int p, bool input_grad) const {
+    if (!adapted(p)) return 0;
+    return b.n * u64(s.lora_rank) * b.c +
+           when(s.lora_dropout, input_bytes(p) + when(input_grad, input_bytes(p)));
+  }
+  // Parameter gradients of projection p: the base weight, or the adapters.
+  std::uint64_t weight_grads(int p) const {
+    const auto& pr = projections[static_cast<std::size_t>(p)];
+    if (base) return u64(pr.in * pr.out) * b.c;
+    if (!adapted(p)) return 0;
+    return u64((pr.in + pr.out) * s.lora_rank) * b.c;
+  }
+  std::uint64_t norm_weight_grads() const { return when(base, 2 * u64(s.hidden) * b.c); }
+
+  bool y1_saved() const { return y1 && (saves_input(0) || saves_input(1) || saves_input(2)); }
+  bool y2_saved() const { return (h || base) && (saves_input(4) || saves_input(5)); }
+  bool w_saved() const { return v || (b.fp32() && scores); }
+
+  // The graph's first half, freed last in backward: norm 1, q/k/v and the
+  // attention weights.
+  std::uint64_t attention_graph() const {
+    return norm_graph(b, x, base) + when(y1_saved(), b.c * b.nh) + adapter_graph(0, y1) +
+           adapter_graph(1, y1) + adapter_graph(2, y1) + when(k, b.c * b.nq) /* q copy */ +
+           when(q, b.c * b.nq) /* k, repeated or copied */ +
+           when(scores, b.c * b.nq + b.mask) /* v copy, causal mask */ +
+           (b.fp32() ? when(w_saved(), kF32 * b.scores)
+                     : when(scores, kF32 * b.scores) + when(v, b.c * b.scores));
+  }
+  // The second half, freed first: attention output, norm 2 and the MLP.
+  std::uint64_t mlp_graph() const {
+    return when(saves_input(3) && att, b.c * b.nq) + adapter_graph(3, att) +
+           when(b.fp32() && h, b.c * b.nh) + norm_graph(b, h, base) + when(y2_saved(), b.c * b.nh) +
+           adapter_graph(4, h || base) + adapter_graph(5, h || base) + adapter_graph(6, prod) +
+           when(gate, 2 * b.c * b.ni) + when(up, b.c * b.ni) +
+           when(saves_input(6) && prod, b.c * b.ni);
+  }
+
+  // The forward's highest point above its input. C++ locals live until the
+  // block returns (norm 1's output, q, k, v, the attention output, h, norm
+  // 2's output), so the later phases hold the earlier ones' results beside
+  // what autograd keeps.
+  std::uint64_t forward_peak(bool grad_mode) const {
+    const bool grouped = s.heads != s.kv_heads;
+    const std::uint64_t norm1 = grad_mode ? norm_graph(b, x, base) : 0;
+    const std::uint64_t adapters_qkv =
+        grad_mode ? adapter_graph(0, y1) + adapter_graph(1, y1) + adapter_graph(2, y1) : 0;
+    const std::uint64_t locals = b.c * (b.nh + b.nq + 2 * b.nkv);  // n1.y, q, k, v
+    // q's projection and RoPE's three temporaries.
+    const std::uint64_t rope = norm1 + b.c * b.nh + 5 * b.c * b.nq;
+    // matmul(q, k^T): the q copy, k's (and grouped v's) copies, scores and scaled scores.
+    const std::uint64_t products =
+        norm1 + adapters_qkv + locals + b.c * b.nq * (grouped ? 3 : 2) + 2 * b.c * b.scores;
+    const std::uint64_t before_softmax =
+        norm1 + adapters_qkv + locals + when(grad_mode && k, b.c * b.nq) +
+        (grouped ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.mask;
+    const std::uint64_t softmax =
+        before_softmax + (b.fp32() ? std::max(2 * b.c * b.scores + b.mask,
+                                              2 * kF32 * b.scores + b.c * b.nq * (grouped ? 1 : 2))
+                                   : (b.c + 2 * kF32) * b.scores);
+    // The MLP's four intermediates with down_proj's output and the block's.
+    const std::uint64_t attention_kept =
+        grad_mode ? attention_graph() - when(y1_saved(), b.c * b.nh) : 0;
+    const std::uint64_t mlp_adapters =
+        grad_mode ? adapter_graph(3, att) + adapter_graph(4, h || base) +
+                        adapter_graph(5, h || base) + adapter_graph(6, prod)
+                  : 0;
+    const std::uint64_t norm2 = grad_mode ? norm_graph(b, h, base) : 0;
+    const std::uint64_t through_mlp =
+        attention_kept + locals + b.c * b.nq /* att */ + b.c * b.nh /* h */ + norm2 + mlp_adapters;
+    const std::uint64_t norm2_peak = through_mlp + norm_peak(b);
+    const std::uint64_t mlp = through_mlp + b.c * b.nh /* n2.y */ + 4 * b.c * b.ni + 2 * b.c * b.nh;
+    return std::max({norm_peak(b), rope, products, softmax, norm2_peak, mlp});
+  }
+
+  // down_proj's backward with the product still held, then the two gradients
+  // of silu(gate) * up.
+  std::uint64_t mlp_backward_peak() const {
+    const std::uint64_t g_prod = when(prod, b.c * b.ni);
+    const std::uint64_t prod_kept = when(saves_input(6) && prod, b.c * b.ni);
+    return weight_grads(6) +
+           std::max(g_prod, g_prod - prod_kept + when(gate, b.c * b.ni) + when(up, b.c * b.ni));
+  }
+  // The softmax backward: the value gradient, the weights' gradient (fp32 in
+  // bf16 runs) and the scores' gradient, while the v copy and (bf16) the
+  // compute-dtype weights are already gone.
+  std::uint64_t attention_backward_peak() const {
+    const bool weights_grad = q || k;
+    const std::uint64_t grads = when(v, b.c * b.nq) + when(weights_grad, 2 * kF32 * b.scores);
+    const std::uint64_t released =
+        when(scores, b.c * b.nq) + when(!b.fp32() && weights_grad && w_saved(), b.c * b.scores);
+    return grads > released ? grads - released : 0;
+  }
+  std::uint64_t mlp_weight_grads() const {
+    return weight_grads(3) + weight_grads(4) + weight_grads(5) + weight_grads(6) +
+           norm_weight_grads() / 2;
+  }
+  std::uint64_t attention_weight_grads() const {
+    return weight_grads(0) + weight_grads(1) + weight_grads(2) + norm_weight_grads() / 2;
+  }
+};
+
+std::string name(const UnitCall& call, const char* local) {
+  return call.prefix + local;
+}
+
+}  // namespace
+
+bool UnitShapes::adapted(const std::string& projection) const {
+  return lora &&
+         std::find(lora_targets.begin(), lora_targets.end(), projection) != lora_targets.end();
+}
+
+void block_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
+                   const std::string& output) {
+  const Block block(s, call.input_requires_grad);
+  t.transient(block.forward_peak(call.grad_mode), Part::kUnitWorkingSet);
+  if (call.grad_mode) {
+    t.allocate(name(call, "attention_graph"), block.attention_graph(), Part::kUnitWorkingSet);
+    t.allocate(name(call, "mlp_graph"), block.mlp_graph(), Part::kUnitWorkingSet);
+  }
+  t.allocate(output, block.b.c * block.b.nh,
+             call.grad_mode ? Part::kUnitWorkingSet : Part::kBoundaryActivations);
+}
+
+std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
+                           const std::string& grad_out) {
+  const Block block(s, call.input_requires_grad);
+  const Bytes& b = block.b;
+  t.transient(block.mlp_backward_peak(), Part::kUnitWorkingSet);
+  t.free(name(call, "mlp_graph"));
+  t.allocate(name(call, "pg.mlp"), block.mlp_weight_grads(), Part::kUnitGradientBuffers);
+  // h's gradient (the residual's and norm 2's summed) waits for norm 1's.
+  if (block.x) t.allocate(name(call, "gh"), b.c * b.nh, Part::kUnitWorkingSet);
+  t.transient(block.attention_backward_peak(), Part::kUnitWorkingSet);
+  t.allocate(name(call, "pg.attention"), block.attention_weight_grads(),
+             Part::kUnitGradientBuffers);
+  t.free(name(call, "attention_graph"));
+  (void)grad_out;
+  return block.x ? name(call, "gh") : std::string();
+}
+
+void head_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) {
+  const Bytes b(s);
+  const bool base = !s.lora, x = call.input_requires_grad;
+  const std::uint64_t nv = b.n * u64(s.vocab);
+  // Norm, logits (and their fp32 copy in bf16 runs), log-softmax.
+  const std::uint64_t norm = call.grad_mode ? norm_graph(b, x, base) : 0;
+  t.transient(
+      std::max(norm_peak(b), norm + b.c * b.nh + b.c * nv + when(!b.fp32(), kF32 * nv) + kF32 * nv),
+      Part::kHeadLogits);
+  if (!call.grad_mode) return;
+  t.allocate(name(call, "graph"), norm + when(base, b.c * b.nh), Part::kUnitWorkingSet);
+  t.allocate(name(call, "logsm"), when(x || base, kF32 * nv), Part::kHeadLogits);
+}
+
+std::string head_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call, bool tied) {
+  const Bytes b(s);
+  const bool base = !s.lora, x = call.input_requires_grad;
+  const std::uint64_t nv = b.n * u64(s.vocab);
+  // The loss's gradient and log-softmax's, beside the kept log-softmax.
+  t.transient(2 * kF32 * nv, Part::kHeadLogits);
+  t.free(name(call, "logsm"));
+  // The logits' gradient (fp32, and its compute-dtype copy in bf16 runs)
+  // beside the head weight's gradient and the hidden state's.
+  const std::uint64_t head_weight = u64(s.vocab * s.hidden) * b.c;
+  const std::uint64_t g_logits = b.fp32() ? kF32 * nv : b.c * nv;
+  t.transient(std::max(when(!b.fp32(), (kF32 + b.c) * nv),
+                       g_logits + when(base, head_weight) + when(x, b.c * b.nh)),
+              Part::kHeadLogits);
+  if (base && tied) t.allocate(name(call, "tg.embedding"), head_weight, Part::kUnitGradientBuffers);
+  if (base && !tied) t.allocate(name(call, "pg.lm_head"), head_weight, Part::kUnitGradientBuffers);
+  if (base) t.allocate(name(call, "pg.norm"), u64(s.hidden) * b.c, Part::kUnitGradientBuffers);
+  // The final norm's backward: its output (kept for the head weight) is gone,
+  // the hidden state's gradient has come.
+  if (x) t.transient(when(!base, b.c * b.nh) + norm_backward_peak(b), Part::kUnitWorkingSet);
+  t.free(name(call, "graph"));
+  if (!x) return std::string();
+  t.allocate(name(call, "gx"), b.c * b.nh, Part::kUnitWorkingSet);
+  return name(call, "gx");
+}
+
+void embedding_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
+                       const std::string& output) {
+  t.allocate(output, u64(s.tokens() * s.hidden * s.compute_bytes),
+             call.grad_mode ? Part::kUnitWorkingSet : Part::kBoundaryActivations);
+}
+
+void embedding_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) {
+  t.allocate(name(call, "pg.embedding"), u64(s.vocab * s.hidden * s.compute_bytes),
+             Part::kUnitGradientBuffers);
+}
+
+}  // namespace nss::preflight
