@@ -1,7 +1,8 @@
 // What rank 0's checks decide from: the agreed configuration, the world size,
-// the device kind and every rank's facts.
+// the device kind, every rank's facts and rank 0's own memory before the model.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ struct PreflightContext {
   int world_size = 1;
   DeviceKind device = DeviceKind::kCpu;
   std::vector<RankFacts> ranks;  // rank order, one per rank
+  /// Rank 0's resident memory before any model exists (libraries, MPI, the
+  /// runtime): the CPU fixed overhead of the memory checks.
+  std::uint64_t baseline_resident_bytes = 0;
 };
 
 /// The ranks of one node (same host name), in rank order.

@@ -26,11 +26,6 @@ std::string percent(double fraction) {
   return text;
 }
 
-std::uint64_t budget_of(const config::Config& config, std::uint64_t capacity) {
-  return static_cast<std::uint64_t>(config.preflight.max_memory_fraction *
-                                    static_cast<double>(capacity));
-}
-
 MemoryCapacity cpu_capacity(const PreflightContext& context) {
   MemoryCapacity out;
   for (const auto& node : group_by_node(context.ranks)) {
@@ -104,21 +99,11 @@ const MemoryMeasurement* measurement_at(const MemorySummary& memory, std::int64_
   return nullptr;
 }
 
-// What the budget compares at one micro-batch size.
-struct Estimate {
-  std::uint64_t predicted = 0;
-  std::optional<std::uint64_t> measured;  // measured there, or read off the line
-  bool from_line = false;
-  bool out_of_memory = false;
-};
-
-Estimate estimate(const PreflightContext& context, const MemorySummary& memory,
-                  const std::optional<Line>& line, std::int64_t micro, std::uint64_t baseline) {
-  const auto& config = context.config;
-  Estimate e;
-  e.predicted = predicted_total_bytes(config, context.world_size, context.device, micro, baseline);
-  const std::uint64_t extras =
-      extras_bytes(memory_extras(config, context.world_size, context.device, micro, baseline));
+MemoryEstimate estimate(const PreflightContext& context, const MemorySummary& memory,
+                        const std::optional<Line>& line, std::int64_t micro) {
+  MemoryEstimate e;
+  e.predicted = predicted_total_bytes(context, micro);
+  const std::uint64_t extras = extras_bytes(memory_extras(context, micro));
   if (const MemoryMeasurement* m = measurement_at(memory, micro)) {
     if (m->tensor_peak_bytes)
       e.measured = *m->tensor_peak_bytes + extras;
@@ -132,36 +117,19 @@ Estimate estimate(const PreflightContext& context, const MemorySummary& memory,
 }
 
 // Where the synthetic step ran, its measurement decides: it is the job's own
-// step on the job's device and libraries (the analytic model replays the
-// explicit attention path, and libtorch 2's fused attention keeps far less).
-// Elsewhere (read off the line, or not measured) both must fit.
-bool fits(const Estimate& e, std::uint64_t budget) {
+// step on the job's device and libraries. Elsewhere (read off the line, or
+// not measured) both must fit.
+bool fits(const MemoryEstimate& e, std::uint64_t budget) {
   if (e.out_of_memory) return false;
   if (e.measured && !e.from_line) return *e.measured <= budget;
   return e.predicted <= budget && (!e.measured || *e.measured <= budget);
 }
 
-std::string estimate_text(const Estimate& e) {
+std::string estimate_text(const MemoryEstimate& e) {
   std::string text = "predicted " + bytes(e.predicted) + " per rank";
   if (e.out_of_memory) return text + ", the synthetic step ran out of memory";
   if (e.measured) text += (e.from_line ? ", measured line " : ", measured ") + bytes(*e.measured);
   return text;
-}
-
-std::string remediation(const config::Config& config, int world_size,
-                        const std::optional<std::int64_t>& max_micro, const Estimate& at_max,
-                        const Estimate& at_one) {
-  const std::string more =
-      "give each rank more memory (Slurm --mem, fewer ranks per node), run "
-      "more ranks (the model and optimizer state are divided by the world "
-      "size), or shorten data.seq_len";
-  if (!max_micro)
-    return "even training.micro_batch_size=1 does not fit (" + estimate_text(at_one) + "): " + more;
-  const std::int64_t per_rank = config.training.global_batch_size / world_size;
-  return "set training.micro_batch_size=" + std::to_string(*max_micro) + " (" +
-         estimate_text(at_max) + "; " + std::to_string(per_rank / *max_micro) +
-         " accumulation steps keep global_batch_size " +
-         std::to_string(config.training.global_batch_size) + "), or " + more;
 }
 
 }  // namespace
@@ -170,23 +138,30 @@ MemoryCapacity memory_capacity(const PreflightContext& context) {
   return context.device == DeviceKind::kCpu ? cpu_capacity(context) : gpu_capacity(context);
 }
 
-std::vector<MemoryComponent> memory_extras(const config::Config& config, int world_size,
-                                           DeviceKind device, std::int64_t micro_batch_size,
-                                           std::uint64_t baseline_resident_bytes) {
+std::optional<std::uint64_t> memory_budget(const PreflightContext& context) {
+  const MemoryCapacity capacity = memory_capacity(context);
+  if (!capacity.bytes) return std::nullopt;
+  return static_cast<std::uint64_t>(context.config.preflight.max_memory_fraction *
+                                    static_cast<double>(*capacity.bytes));
+}
+
+std::vector<MemoryComponent> memory_extras(const PreflightContext& context,
+                                           std::int64_t micro_batch_size) {
+  const auto& config = context.config;
   std::vector<MemoryComponent> extras;
-  if (device == DeviceKind::kCuda) {
+  if (context.device == DeviceKind::kCuda) {
     extras.push_back({"fixed_overhead", kCudaContextBytes});
     extras.push_back({"cublas_workspace", kCublasWorkspaceBytes});
     return extras;  // the queue and the staging buffers are host memory there
   }
-  extras.push_back({"fixed_overhead", baseline_resident_bytes});
+  extras.push_back({"fixed_overhead", context.baseline_resident_bytes});
   extras.push_back({"dataloader_queue", static_cast<std::uint64_t>(data::loader_host_memory_bytes(
                                             config.data.num_workers, config.data.prefetch_factor,
                                             micro_batch_size, config.data.seq_len))});
   std::uint64_t staging = 0;
   if (config.checkpoint.async)  // a snapshot of what a checkpoint saves
     staging = static_cast<std::uint64_t>(
-        fsdp::ShardedStateLayout(model::unit_layouts(config, world_size), 0).saved_bytes());
+        fsdp::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0).saved_bytes());
   extras.push_back({"async_checkpoint_staging", staging});
   return extras;
 }
@@ -197,27 +172,24 @@ std::uint64_t extras_bytes(const std::vector<MemoryComponent>& extras) {
   return total;
 }
 
-std::uint64_t predicted_total_bytes(const config::Config& config, int world_size, DeviceKind device,
-                                    std::int64_t micro_batch_size,
-                                    std::uint64_t baseline_resident_bytes) {
-  return predict_step_memory(config, world_size, device, micro_batch_size).peak_bytes +
-         extras_bytes(
-             memory_extras(config, world_size, device, micro_batch_size, baseline_resident_bytes));
+std::uint64_t predicted_total_bytes(const PreflightContext& context,
+                                    std::int64_t micro_batch_size) {
+  return predict_step_memory(context.config, context.world_size, context.device, micro_batch_size)
+             .peak_bytes +
+         extras_bytes(memory_extras(context, micro_batch_size));
 }
 
-Check check_memory_model(const PreflightContext& context, PreflightReport& report,
-                         std::uint64_t baseline_resident_bytes) {
+Check check_memory_model(const PreflightContext& context, PreflightReport& report) {
   const auto& config = context.config;
   const std::int64_t micro = config.training.micro_batch_size;
   const StepMemory step = predict_step_memory(config, context.world_size, context.device, micro);
-  const auto extras =
-      memory_extras(config, context.world_size, context.device, micro, baseline_resident_bytes);
+  const auto extras = memory_extras(context, micro);
   const MemoryCapacity capacity = memory_capacity(context);
 
   auto& memory = report.memory;
   memory.device = device_name(context.device);
   memory.capacity_bytes = capacity.bytes;
-  if (capacity.bytes) memory.budget_bytes = budget_of(config, *capacity.bytes);
+  memory.budget_bytes = memory_budget(context);
   memory.components = step.components;
   memory.components.insert(memory.components.end(), extras.begin(), extras.end());
   memory.predicted_peak_bytes = step.peak_bytes + extras_bytes(extras);
@@ -252,52 +224,80 @@ std::vector<std::int64_t> micro_batch_choices(const config::Config& config, int 
   return choices;
 }
 
-Check check_memory_budget(const PreflightContext& context, PreflightReport& report,
-                          std::uint64_t baseline_resident_bytes) {
+std::optional<BudgetDecision> decide_budget(const PreflightContext& context,
+                                            const MemorySummary& memory) {
+  const std::optional<std::uint64_t> budget = memory_budget(context);
+  if (!budget) return std::nullopt;
+  const auto& config = context.config;
+  const std::optional<Line> line = fit_line(memory.measurements);
+  BudgetDecision decision;
+  decision.budget = *budget;
+  decision.configured = estimate(context, memory, line, config.training.micro_batch_size);
+  decision.fits = fits(decision.configured, *budget);
+  for (const std::int64_t m : micro_batch_choices(config, context.world_size)) {
+    const MemoryEstimate e = estimate(context, memory, line, m);
+    if (fits(e, *budget)) {
+      decision.max_micro_batch_size = m;
+      decision.at_max = e;
+    }
+  }
+  decision.at_one = estimate(context, memory, line, 1);
+  return decision;
+}
+
+std::string budget_remediation(const PreflightContext& context, const BudgetDecision& decision) {
+  const auto& config = context.config;
+  const std::string more =
+      "give each rank more memory (Slurm --mem, fewer ranks per node), run "
+      "more ranks (the model and optimizer state are divided by the world "
+      "size), or shorten data.seq_len";
+  if (!decision.max_micro_batch_size)
+    return "even training.micro_batch_size=1 does not fit (" + estimate_text(decision.at_one) +
+           "): " + more;
+  const std::int64_t max_micro = *decision.max_micro_batch_size;
+  const std::int64_t per_rank = config.training.global_batch_size / context.world_size;
+  return "set training.micro_batch_size=" + std::to_string(max_micro) + " (" +
+         estimate_text(decision.at_max) + "; " + std::to_string(per_rank / max_micro) +
+         " accumulation steps keep global_batch_size " +
+         std::to_string(config.training.global_batch_size) + "), or " + more;
+}
+
+Check check_memory_budget(const PreflightContext& context, PreflightReport& report) {
   const auto& config = context.config;
   auto& memory = report.memory;
   if (!memory.predicted_peak_bytes)
     return Check::skipped(kBudgetId, ExitCode::kResources,
                           "the memory model did not run (see memory.model)");
-  if (!memory.budget_bytes)
+  const std::optional<BudgetDecision> decision = decide_budget(context, memory);
+  if (!decision)
     return Check::skipped(kBudgetId, ExitCode::kResources,
                           memory_capacity(context).description +
                               ": no budget to compare the predicted " +
                               bytes(*memory.predicted_peak_bytes) + " with");
-  const std::uint64_t budget = *memory.budget_bytes;
-  const std::optional<Line> line = fit_line(memory.measurements);
+  memory.max_micro_batch_size = decision->max_micro_batch_size;
   const std::int64_t micro = config.training.micro_batch_size;
-  const Estimate now = estimate(context, memory, line, micro, baseline_resident_bytes);
-
-  std::optional<std::int64_t> max_micro;
-  Estimate at_max;
-  for (const std::int64_t m : micro_batch_choices(config, context.world_size)) {
-    const Estimate e = estimate(context, memory, line, m, baseline_resident_bytes);
-    if (fits(e, budget)) {
-      max_micro = m;
-      at_max = e;
-    }
-  }
-  memory.max_micro_batch_size = max_micro;
-  const std::string limit = bytes(budget) + " = " + percent(config.preflight.max_memory_fraction) +
-                            " of " + memory_capacity(context).description;
-  const std::string largest =
-      max_micro ? "the largest micro-batch that fits is " + std::to_string(*max_micro)
-                : "no micro-batch size fits";
+  const std::string limit = bytes(decision->budget) + " = " +
+                            percent(config.preflight.max_memory_fraction) + " of " +
+                            memory_capacity(context).description;
+  const std::string largest = decision->max_micro_batch_size
+                                  ? "the largest micro-batch that fits is " +
+                                        std::to_string(*decision->max_micro_batch_size)
+                                  : "no micro-batch size fits";
   std::optional<double> measured;
   if (memory.measured_peak_bytes) measured = double(*memory.measured_peak_bytes);
-  if (fits(now, budget)) {
+  const double predicted = double(decision->configured.predicted);
+  if (decision->fits)
     return Check::pass(kBudgetId, ExitCode::kResources,
-                       "micro_batch_size " + std::to_string(micro) + ": " + estimate_text(now) +
-                           ", within the budget " + limit + "; " + largest)
-        .with_numbers(double(now.predicted), measured, double(budget), "bytes");
-  }
-  const Estimate at_one = estimate(context, memory, line, 1, baseline_resident_bytes);
+                       "micro_batch_size " + std::to_string(micro) + ": " +
+                           estimate_text(decision->configured) + ", within the budget " + limit +
+                           "; " + largest)
+        .with_numbers(predicted, measured, double(decision->budget), "bytes");
   return Check::fail(kBudgetId, ExitCode::kResources,
-                     "micro_batch_size " + std::to_string(micro) + " does not fit: " +
-                         estimate_text(now) + ", above the budget " + limit + "; " + largest,
-                     remediation(config, context.world_size, max_micro, at_max, at_one))
-      .with_numbers(double(now.predicted), measured, double(budget), "bytes");
+                     "micro_batch_size " + std::to_string(micro) +
+                         " does not fit: " + estimate_text(decision->configured) +
+                         ", above the budget " + limit + "; " + largest,
+                     budget_remediation(context, *decision))
+      .with_numbers(predicted, measured, double(decision->budget), "bytes");
 }
 
 }  // namespace nss::preflight

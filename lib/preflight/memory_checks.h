@@ -34,36 +34,61 @@ struct MemoryCapacity {
 };
 MemoryCapacity memory_capacity(const PreflightContext& context);
 
+/// preflight.max_memory_fraction of the capacity (nullopt: capacity unknown).
+std::optional<std::uint64_t> memory_budget(const PreflightContext& context);
+
 /// Memory a rank needs besides the tensors of the training step, by
-/// component: the fixed overhead (CPU: `baseline_resident_bytes`, the
-/// process's resident memory before the model; GPU: kCudaContextBytes) and,
-/// on CPU, the dataloader queue and async-checkpoint staging buffers.
-std::vector<MemoryComponent> memory_extras(const config::Config& config, int world_size,
-                                           DeviceKind device, std::int64_t micro_batch_size,
-                                           std::uint64_t baseline_resident_bytes);
+/// component: the fixed overhead (CPU: the context's baseline resident bytes;
+/// GPU: kCudaContextBytes and the cuBLAS workspaces) and, on CPU, the
+/// dataloader queue and async-checkpoint staging buffers.
+std::vector<MemoryComponent> memory_extras(const PreflightContext& context,
+                                           std::int64_t micro_batch_size);
 
 /// Sum of memory_extras.
 std::uint64_t extras_bytes(const std::vector<MemoryComponent>& extras);
 
 /// Predicted peak at a micro-batch size: the step's tensors plus the extras.
-std::uint64_t predicted_total_bytes(const config::Config& config, int world_size, DeviceKind device,
-                                    std::int64_t micro_batch_size,
-                                    std::uint64_t baseline_resident_bytes);
+std::uint64_t predicted_total_bytes(const PreflightContext& context, std::int64_t micro_batch_size);
 
 /// "memory.model": the analytic prediction at the configured micro-batch;
 /// fills report.memory (device, capacity, budget, prediction, components,
 /// phase, fixed overhead). Passes: the budget verdict is memory.budget's.
-Check check_memory_model(const PreflightContext& context, PreflightReport& report,
-                         std::uint64_t baseline_resident_bytes);
+Check check_memory_model(const PreflightContext& context, PreflightReport& report);
 
 /// The micro-batch sizes that divide global_batch_size / world_size, ascending.
 std::vector<std::int64_t> micro_batch_choices(const config::Config& config, int world_size);
 
-/// "memory.budget": go only if the predicted and the measured peak are within
-/// preflight.max_memory_fraction x capacity; names the largest micro-batch
-/// that fits (report.memory.max_micro_batch_size) from the line through the
-/// measurements and the analytic model.
-Check check_memory_budget(const PreflightContext& context, PreflightReport& report,
-                          std::uint64_t baseline_resident_bytes);
+/// What the budget compares at one micro-batch size.
+struct MemoryEstimate {
+  std::uint64_t predicted = 0;
+  std::optional<std::uint64_t> measured;  // measured there, or read off the line
+  bool from_line = false;
+  bool out_of_memory = false;  // the synthetic step ran out there
+};
+
+/// The budget's decision from the predictions and the measurements alone.
+struct BudgetDecision {
+  std::uint64_t budget = 0;
+  MemoryEstimate configured;  // at training.micro_batch_size
+  bool fits = false;
+  std::optional<std::int64_t> max_micro_batch_size;  // the largest that fits
+  MemoryEstimate at_max;                             // the estimate there
+  MemoryEstimate at_one;                             // micro-batch 1
+};
+
+/// Pure function of the context and report.memory's measurements; nullopt
+/// when no budget is known. Where the synthetic step ran, its measurement
+/// decides; elsewhere the prediction and the line through the measurements
+/// must both fit.
+std::optional<BudgetDecision> decide_budget(const PreflightContext& context,
+                                            const MemorySummary& memory);
+
+/// What to change when `decision` does not fit: the largest micro-batch that
+/// does (with its accumulation steps), or more memory, ranks or a shorter sequence.
+std::string budget_remediation(const PreflightContext& context, const BudgetDecision& decision);
+
+/// "memory.budget": go only if decide_budget fits; records
+/// report.memory.max_micro_batch_size.
+Check check_memory_budget(const PreflightContext& context, PreflightReport& report);
 
 }  // namespace nss::preflight

@@ -47,7 +47,8 @@ Verdict verdict_from_error(const std::exception_ptr& error) {
 Verdict decide_on_root(const PreflightInputs& inputs, const PreflightPlan& plan,
                        std::vector<RankFacts> ranks, int world_size,
                        std::chrono::steady_clock::time_point start) {
-  const PreflightContext context{inputs.config, world_size, inputs.device, std::move(ranks)};
+  const PreflightContext context{inputs.config, world_size, inputs.device, std::move(ranks),
+                                 inputs.baseline_resident_bytes};
   const PreflightReport report = build_report(context, plan);
   const Verdict verdict = report.verdict(inputs.config.preflight.fail_on_warning);
   const double duration = seconds_since(start);

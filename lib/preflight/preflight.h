@@ -41,6 +41,7 @@ struct PreflightInputs {
   comm::ProcessLayout layout;
   DeviceKind device = DeviceKind::kCpu;
   std::string run_dir;  // preflight.json goes here; logs/ names rank 0's log in messages
+  std::uint64_t baseline_resident_bytes = 0;  // rank 0's, see PreflightContext
 };
 
 /// Rank 0's part without communication: built-in checks in order, then the

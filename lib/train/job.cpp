@@ -94,15 +94,15 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   // its per-thread scratch) with the threads training will use.
   at::set_num_threads(layout.threads_per_rank);
   if (config.preflight.enabled) {
-    // Rank 0's resident memory before any model exists: the CPU fixed overhead.
-    const auto baseline = static_cast<std::uint64_t>(fsdp::resident_bytes());
-    preflight::PreflightPlan plan = training_preflight_plan(config, baseline, device.device);
+    preflight::PreflightPlan plan = training_preflight_plan(config, device.device);
     plan.before_verdict = hooks.before_preflight_verdict;
+    // Resident memory before any model exists: the CPU fixed overhead.
+    const auto baseline = static_cast<std::uint64_t>(fsdp::resident_bytes());
     preflight::run_preflight(
         *world, MPI_COMM_WORLD,
         {config, layout,
          device.device.is_cuda() ? preflight::DeviceKind::kCuda : preflight::DeviceKind::kCpu,
-         run_dir},
+         run_dir, baseline},
         plan);
   } else {
     spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");

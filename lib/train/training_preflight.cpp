@@ -35,27 +35,26 @@ std::string signed_percent(double fraction) {
 // Tensor bytes one rank may hold at micro-batch `micro`: the budget less what
 // the rank needs besides tensors (nullopt: no budget known, no cap).
 std::optional<std::int64_t> tensor_allowance(const preflight::PreflightContext& context,
-                                             const preflight::PreflightReport& report,
-                                             std::int64_t micro, std::uint64_t baseline) {
-  if (!report.memory.budget_bytes) return std::nullopt;
-  const std::uint64_t extras = preflight::extras_bytes(preflight::memory_extras(
-      context.config, context.world_size, context.device, micro, baseline));
-  return static_cast<std::int64_t>(*report.memory.budget_bytes) - static_cast<std::int64_t>(extras);
+                                             std::int64_t micro) {
+  const std::optional<std::uint64_t> budget = preflight::memory_budget(context);
+  if (!budget) return std::nullopt;
+  const std::uint64_t extras = preflight::extras_bytes(preflight::memory_extras(context, micro));
+  return static_cast<std::int64_t>(*budget) - static_cast<std::int64_t>(extras);
 }
 
 std::int64_t accumulation(const config::Config& config, int world_size, std::int64_t micro) {
   return std::max<std::int64_t>(1, config.training.global_batch_size / (micro * world_size));
 }
 
-// The largest micro-batch the budget check would name, for the remediation of
-// a synthetic step that ran out of memory (the budget check itself follows).
-std::string suggestion(const preflight::PreflightContext& context,
-                       preflight::PreflightReport& report, std::uint64_t baseline) {
-  preflight::check_memory_budget(context, report, baseline);
-  if (!report.memory.max_micro_batch_size)
+// The remediation of a synthetic step that ran out of memory: the largest
+// micro-batch the budget finds, from what was measured so far.
+std::string out_of_memory_hint(const preflight::PreflightContext& context,
+                               const preflight::MemorySummary& memory) {
+  const auto decision = preflight::decide_budget(context, memory);
+  if (!decision || !decision->max_micro_batch_size)
     return "no micro-batch size fits: give each rank more memory (Slurm --mem, fewer ranks per "
            "node), run more ranks, or shorten data.seq_len";
-  return "set training.micro_batch_size=" + std::to_string(*report.memory.max_micro_batch_size) +
+  return "set training.micro_batch_size=" + std::to_string(*decision->max_micro_batch_size) +
          " (the largest that fits, see memory.budget), give each rank more memory, or run more "
          "ranks";
 }
@@ -112,37 +111,128 @@ Check check_parameter_count(const config::Config& config, std::int64_t built_tot
       .with_numbers(double(exact.total), double(built_total), std::nullopt, "parameters");
 }
 
-void run_synthetic_step_checks(const preflight::PreflightContext& context,
-                               preflight::PreflightReport& report, MemoryMeter& meter,
-                               std::uint64_t baseline) {
+namespace {
+
+// What the synthetic steps found at every size: the measurements, a line of
+// detail per size that ran, and the first failure.
+struct SyntheticFindings {
+  std::string detail;
+  std::string failure;
+};
+
+// Builds rank 0's synthetic model capped at what the smallest size may hold;
+// nullptr with `error` set when it does not fit.
+std::unique_ptr<SyntheticTraining> build_synthetic(const preflight::PreflightContext& context,
+                                                   MemoryMeter& meter, std::int64_t smallest,
+                                                   std::string& error) {
+  const std::optional<std::int64_t> cap = tensor_allowance(context, smallest);
+  if (cap && *cap <= 0) {
+    error =
+        "the memory one rank can use is taken by the fixed overhead, the dataloader queue and "
+        "the checkpoint staging alone (see memory.model)";
+    return nullptr;
+  }
+  try {
+    return std::make_unique<SyntheticTraining>(context.config, context.world_size, meter,
+                                               cap.value_or(0));
+  } catch (const ResourceError& e) {
+    error = e.message();
+    return nullptr;
+  }
+}
+
+// Runs the synthetic steps at micro-batch `m` under its cap.
+preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
+                                     SyntheticTraining& training, std::int64_t m,
+                                     SyntheticFindings& findings) {
   const auto& config = context.config;
-  const int world = context.world_size;
+  preflight::MemoryMeasurement measurement{m, std::nullopt, 0};
+  const std::optional<std::int64_t> cap = tensor_allowance(context, m);
+  if (cap && *cap <= training.state_bytes()) {
+    findings.failure = "the synthetic step at micro_batch_size " + std::to_string(m) +
+                       " ran out of memory: the model state alone (" +
+                       bytes(double(training.state_bytes())) + ") fills the " +
+                       bytes(double(*cap)) + " of tensors one rank can hold";
+    return measurement;
+  }
+  SyntheticStepRequest request;
+  request.micro_batch_size = m;
+  request.micro_steps = accumulation(config, context.world_size, m);
+  request.steps = config.preflight.synthetic_steps;
+  request.limit_bytes = cap.value_or(0);
+  try {
+    const SyntheticStepResult result = training.run(request);
+    measurement.tensor_peak_bytes = static_cast<std::uint64_t>(result.peak_bytes);
+    measurement.seconds = result.seconds;
+    const std::uint64_t predicted =
+        preflight::predict_step_memory(config, context.world_size, context.device, m).peak_bytes;
+    findings.detail += (findings.detail.empty() ? "" : "; ") + std::string("micro_batch_size ") +
+                       std::to_string(m) + ": " + bytes(double(result.peak_bytes)) +
+                       " of tensors in the last of " + std::to_string(request.steps) + " steps (" +
+                       std::to_string(request.micro_steps) + " micro-steps each), predicted " +
+                       bytes(double(predicted)) + " (" +
+                       signed_percent(double(predicted) / double(result.peak_bytes) - 1) + ")";
+  } catch (const ResourceError& e) {
+    if (m == config.training.micro_batch_size || findings.failure.empty())
+      findings.failure = e.message();
+  }
+  return measurement;
+}
+
+// "memory.synthetic_step" from the configured size's measurement: a fail when
+// it ran out, a warning when the analytic model is far off it.
+preflight::Check synthetic_step_check(const preflight::PreflightContext& context,
+                                      preflight::MemorySummary& memory,
+                                      const SyntheticFindings& findings) {
+  const std::int64_t micro = context.config.training.micro_batch_size;
+  const preflight::MemoryMeasurement& mine =
+      *std::find_if(memory.measurements.begin(), memory.measurements.end(),
+                    [&](const MemoryMeasurement& m) { return m.micro_batch_size == micro; });
+  const std::uint64_t predicted =
+      preflight::predict_step_memory(context.config, context.world_size, context.device, micro)
+          .peak_bytes;
+  const std::optional<std::int64_t> cap = tensor_allowance(context, micro);
+  const std::optional<double> threshold = cap ? std::optional<double>(double(*cap)) : std::nullopt;
+  if (!mine.tensor_peak_bytes)
+    return Check::fail(
+               kSyntheticId, ExitCode::kResources,
+               findings.failure + (findings.detail.empty() ? "" : " (" + findings.detail + ")"),
+               out_of_memory_hint(context, memory))
+        .with_numbers(double(predicted), std::nullopt, threshold, "bytes");
+  memory.measured_peak_bytes =
+      *mine.tensor_peak_bytes + preflight::extras_bytes(preflight::memory_extras(context, micro));
+  const std::string message =
+      findings.detail + (findings.failure.empty() ? "" : "; " + findings.failure);
+  const double deviation = double(predicted) / double(*mine.tensor_peak_bytes) - 1;
+  // The budget trusts the measurement; a model this far off misleads only
+  // at the sizes it extrapolates to.
+  Check check =
+      std::abs(deviation) <= kModelTolerance
+          ? Check::pass(kSyntheticId, ExitCode::kResources, message)
+          : Check::warn(kSyntheticId, ExitCode::kResources,
+                        message + "; the memory model is " + signed_percent(deviation) +
+                            " off the measurement here, which decides the budget",
+                        "nothing to do for this run; please report the configuration "
+                        "(preflight.json) so the memory model can learn it");
+  return check.with_numbers(double(predicted), double(*mine.tensor_peak_bytes), threshold, "bytes");
+}
+
+}  // namespace
+
+void run_synthetic_step_checks(const preflight::PreflightContext& context,
+                               preflight::PreflightReport& report, MemoryMeter& meter) {
+  const auto& config = context.config;
   if (!report.usable("layout.batch")) {
     const std::string why = "the batch arithmetic is wrong (see layout.batch)";
     report.add(Check::skipped(kParametersId, ExitCode::kInternal, why));
     report.add(Check::skipped(kSyntheticId, ExitCode::kResources, why));
     return;
   }
-  const std::int64_t micro = config.training.micro_batch_size;
-  const std::vector<std::int64_t> sizes = synthetic_micro_batches(config, world);
+  const std::vector<std::int64_t> sizes = synthetic_micro_batches(config, context.world_size);
   auto& memory = report.memory;
-
-  // The cap while building: what the smallest size may hold.
-  const std::optional<std::int64_t> build_cap =
-      tensor_allowance(context, report, sizes.front(), baseline);
-  std::unique_ptr<SyntheticTraining> training;
   std::string build_error;
-  if (build_cap && *build_cap <= 0) {
-    build_error =
-        "the memory one rank can use is taken by the fixed overhead, the dataloader "
-        "queue and the checkpoint staging alone (see memory.model)";
-  } else {
-    try {
-      training = std::make_unique<SyntheticTraining>(config, world, meter, build_cap.value_or(0));
-    } catch (const ResourceError& e) {
-      build_error = e.message();
-    }
-  }
+  std::unique_ptr<SyntheticTraining> training =
+      build_synthetic(context, meter, sizes.front(), build_error);
   if (!training) {
     for (const std::int64_t m : sizes) memory.measurements.push_back({m, std::nullopt, 0});
     report.add(Check::skipped(
@@ -150,98 +240,34 @@ void run_synthetic_step_checks(const preflight::PreflightContext& context,
         "the synthetic model could not be built (see " + std::string(kSyntheticId) + ")"));
     report.add(Check::fail(kSyntheticId, ExitCode::kResources,
                            "building rank 0's model and optimizer state: " + build_error,
-                           suggestion(context, report, baseline)));
+                           out_of_memory_hint(context, memory)));
     return;
   }
   report.add(check_parameter_count(config, training->parameters(), training->trainable_parameters(),
                                    report));
-
-  std::string detail;
-  std::string failure;
-  for (const std::int64_t m : sizes) {
-    const std::optional<std::int64_t> cap = tensor_allowance(context, report, m, baseline);
-    MemoryMeasurement measurement{m, std::nullopt, 0};
-    if (cap && *cap <= training->state_bytes()) {
-      failure = "the synthetic step at micro_batch_size " + std::to_string(m) +
-                " ran out of memory: the model state alone (" +
-                bytes(double(training->state_bytes())) + ") fills the " + bytes(double(*cap)) +
-                " of tensors one rank can hold";
-    } else {
-      SyntheticStepRequest request;
-      request.micro_batch_size = m;
-      request.micro_steps = accumulation(config, world, m);
-      request.steps = config.preflight.synthetic_steps;
-      request.limit_bytes = cap.value_or(0);
-      try {
-        const SyntheticStepResult result = training->run(request);
-        measurement.tensor_peak_bytes = static_cast<std::uint64_t>(result.peak_bytes);
-        measurement.seconds = result.seconds;
-        const std::uint64_t predicted =
-            preflight::predict_step_memory(config, world, context.device, m).peak_bytes;
-        detail += (detail.empty() ? "" : "; ") + std::string("micro_batch_size ") +
-                  std::to_string(m) + ": " + bytes(double(result.peak_bytes)) +
-                  " of tensors in the last of " + std::to_string(request.steps) + " steps (" +
-                  std::to_string(request.micro_steps) + " micro-steps each), predicted " +
-                  bytes(double(predicted)) + " (" +
-                  signed_percent(double(predicted) / double(result.peak_bytes) - 1) + ")";
-      } catch (const ResourceError& e) {
-        if (m == micro || failure.empty()) failure = e.message();
-      }
-    }
-    memory.measurements.push_back(measurement);
-  }
+  SyntheticFindings findings;
+  for (const std::int64_t m : sizes)
+    memory.measurements.push_back(measure(context, *training, m, findings));
   training.reset();
-
-  const MemoryMeasurement& mine =
-      *std::find_if(memory.measurements.begin(), memory.measurements.end(),
-                    [&](const MemoryMeasurement& m) { return m.micro_batch_size == micro; });
-  const std::uint64_t predicted_tensors =
-      preflight::predict_step_memory(config, world, context.device, micro).peak_bytes;
-  const std::optional<std::int64_t> cap = tensor_allowance(context, report, micro, baseline);
-  const std::optional<double> threshold = cap ? std::optional<double>(double(*cap)) : std::nullopt;
-  if (!mine.tensor_peak_bytes) {
-    report.add(Check::fail(kSyntheticId, ExitCode::kResources,
-                           failure + (detail.empty() ? "" : " (" + detail + ")"),
-                           suggestion(context, report, baseline))
-                   .with_numbers(double(predicted_tensors), std::nullopt, threshold, "bytes"));
-    return;
-  }
-  const std::uint64_t extras = preflight::extras_bytes(
-      preflight::memory_extras(config, world, context.device, micro, baseline));
-  memory.measured_peak_bytes = *mine.tensor_peak_bytes + extras;
-  const std::string message = detail + (failure.empty() ? "" : "; " + failure);
-  const double deviation = double(predicted_tensors) / double(*mine.tensor_peak_bytes) - 1;
-  // The budget trusts the measurement; a model this far off misleads only
-  // at the sizes it extrapolates to.
-  Check check = std::abs(deviation) <= kModelTolerance
-                    ? Check::pass(kSyntheticId, ExitCode::kResources, message)
-                    : Check::warn(kSyntheticId, ExitCode::kResources,
-                                  message + "; the memory model is " + signed_percent(deviation) +
-                                      " off the measurement here, which decides the budget",
-                                  "nothing to do for this run; please report the configuration "
-                                  "(preflight.json) so the memory model can learn it");
-  report.add(check.with_numbers(double(predicted_tensors), double(*mine.tensor_peak_bytes),
-                                threshold, "bytes"));
+  report.add(synthetic_step_check(context, memory, findings));
 }
 
 preflight::PreflightPlan training_preflight_plan(const config::Config& config,
-                                                 std::uint64_t baseline,
                                                  const torch::Device& compute_device) {
   preflight::PreflightPlan plan;
   plan.validate_dataset = preflight::token_dataset_validator(config);
   plan.stages.push_back({"data.first_batch", [](auto& report, const auto& context) {
                            report.add(preflight::check_first_batch(context, report));
                          }});
-  plan.stages.push_back({"memory.model", [baseline](auto& report, const auto& context) {
-                           report.add(preflight::check_memory_model(context, report, baseline));
+  plan.stages.push_back({"memory.model", [](auto& report, const auto& context) {
+                           report.add(preflight::check_memory_model(context, report));
                          }});
-  plan.stages.push_back(
-      {kSyntheticId, [baseline, compute_device](auto& report, const auto& context) {
-         const auto meter = memory_meter(compute_device);
-         run_synthetic_step_checks(context, report, *meter, baseline);
-       }});
-  plan.stages.push_back({"memory.budget", [baseline](auto& report, const auto& context) {
-                           report.add(preflight::check_memory_budget(context, report, baseline));
+  plan.stages.push_back({kSyntheticId, [compute_device](auto& report, const auto& context) {
+                           const auto meter = memory_meter(compute_device);
+                           run_synthetic_step_checks(context, report, *meter);
+                         }});
+  plan.stages.push_back({"memory.budget", [](auto& report, const auto& context) {
+                           report.add(preflight::check_memory_budget(context, report));
                          }});
   return plan;
 }

@@ -37,14 +37,11 @@ preflight::Check check_parameter_count(const config::Config& config, std::int64_
 /// synthetic_micro_batches, capped at the budget (running out is a fail, exit
 /// 3), and records the measurements in report.memory. Needs memory.model first.
 void run_synthetic_step_checks(const preflight::PreflightContext& context,
-                               preflight::PreflightReport& report, MemoryMeter& meter,
-                               std::uint64_t baseline_resident_bytes);
+                               preflight::PreflightReport& report, MemoryMeter& meter);
 
-/// The whole plan for `config`; `baseline_resident_bytes` is this process's
-/// resident memory before any model exists (the CPU fixed overhead);
-/// `compute_device` is where training will run and the synthetic step measures.
+/// The whole plan for `config`; `compute_device` is where training will run
+/// and the synthetic step measures.
 preflight::PreflightPlan training_preflight_plan(const config::Config& config,
-                                                 std::uint64_t baseline_resident_bytes,
                                                  const torch::Device& compute_device);
 
 }  // namespace nss::train

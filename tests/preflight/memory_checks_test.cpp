@@ -38,8 +38,12 @@ class MemoryChecksTest : public ::testing::Test {
     config.data.num_workers = 1;
     config.data.prefetch_factor = 2;
   }
-  PreflightContext context(std::vector<RankFacts> ranks) {
-    return {config, static_cast<int>(ranks.size()), DeviceKind::kCpu, std::move(ranks)};
+  PreflightContext context(std::vector<RankFacts> ranks, std::uint64_t baseline = 0) {
+    return {config, static_cast<int>(ranks.size()), DeviceKind::kCpu, std::move(ranks), baseline};
+  }
+  // A context of `world` ranks on `device` whose facts do not matter.
+  PreflightContext context_of(int world, DeviceKind device, std::uint64_t baseline) {
+    return {config, world, device, {}, baseline};
   }
   config::Config config;
 };
@@ -60,7 +64,7 @@ TEST_F(MemoryChecksTest, CapacityIsTheTightestNodeDividedByItsRanks) {
 }
 
 TEST_F(MemoryChecksTest, ExtrasAreTheBaselineTheQueueAndTheCheckpointStaging) {
-  auto extras = memory_extras(config, 2, DeviceKind::kCpu, 4, 100 * kMiB);
+  auto extras = memory_extras(context_of(2, DeviceKind::kCpu, 100 * kMiB), 4);
   ASSERT_EQ(extras.size(), 3u);
   EXPECT_EQ(extras[0].name, "fixed_overhead");
   EXPECT_EQ(extras[0].bytes, 100 * kMiB);
@@ -71,11 +75,11 @@ TEST_F(MemoryChecksTest, ExtrasAreTheBaselineTheQueueAndTheCheckpointStaging) {
   config.checkpoint.async = true;  // masters and both moments of this rank's shards
   std::uint64_t trainable_shards = 0;
   for (const auto& unit : model::unit_layouts(config, 2)) trainable_shards += unit.shard_size(true);
-  extras = memory_extras(config, 2, DeviceKind::kCpu, 4, 100 * kMiB);
+  extras = memory_extras(context_of(2, DeviceKind::kCpu, 100 * kMiB), 4);
   EXPECT_EQ(extras[2].name, "async_checkpoint_staging");
   EXPECT_EQ(extras[2].bytes, 3 * 4 * trainable_shards);
 
-  extras = memory_extras(config, 2, DeviceKind::kCuda, 4, 100 * kMiB);
+  extras = memory_extras(context_of(2, DeviceKind::kCuda, 100 * kMiB), 4);
   ASSERT_EQ(extras.size(), 2u);
   EXPECT_EQ(extras[0].bytes, kCudaContextBytes);
   EXPECT_EQ(extras[1].name, "cublas_workspace");
@@ -90,7 +94,7 @@ TEST_F(MemoryChecksTest, MicroBatchChoicesDivideThePerRankBatch) {
 TEST_F(MemoryChecksTest, ModelComponentsSumToThePredictedPeak) {
   const auto ranks = std::vector<RankFacts>{rank_on(0, "n0", 8192 * kMiB)};
   PreflightReport report("cpu");
-  const Check check = check_memory_model(context(ranks), report, 50 * kMiB);
+  const Check check = check_memory_model(context(ranks, 50 * kMiB), report);
   EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
   std::uint64_t sum = 0;
   for (const auto& component : report.memory.components) sum += component.bytes;
@@ -108,17 +112,17 @@ TEST_F(MemoryChecksTest, ModelComponentsSumToThePredictedPeak) {
 // names 2, from the measured line (the measurements are the predictions here).
 TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
   const std::uint64_t baseline = 10 * kMiB;
-  const std::uint64_t at2 = predicted_total_bytes(config, 1, DeviceKind::kCpu, 2, baseline);
-  const std::uint64_t at4 = predicted_total_bytes(config, 1, DeviceKind::kCpu, 4, baseline);
+  const std::uint64_t at2 = predicted_total_bytes(context_of(1, DeviceKind::kCpu, baseline), 2);
+  const std::uint64_t at4 = predicted_total_bytes(context_of(1, DeviceKind::kCpu, baseline), 4);
   const std::uint64_t budget = (at2 + at4) / 2;
   const auto ranks =
       std::vector<RankFacts>{rank_on(0, "n0", static_cast<std::uint64_t>(budget / 0.9) + 1)};
   PreflightReport report("cpu");
-  check_memory_model(context(ranks), report, baseline);
+  check_memory_model(context(ranks, baseline), report);
   for (const std::int64_t m : {2, 4})
     report.memory.measurements.push_back(
         {m, predict_step_memory(config, 1, DeviceKind::kCpu, m).peak_bytes, 0.1});
-  Check check = check_memory_budget(context(ranks), report, baseline);
+  Check check = check_memory_budget(context(ranks, baseline), report);
   EXPECT_EQ(check.status, CheckStatus::kFail) << check.message;
   EXPECT_EQ(check.code, ExitCode::kResources);
   EXPECT_EQ(report.memory.max_micro_batch_size, 2);
@@ -131,7 +135,7 @@ TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
   // An out-of-memory measurement at 4 is a fail even when the prediction fits.
   config.training.micro_batch_size = 2;
   report.memory.measurements[1].tensor_peak_bytes.reset();
-  check = check_memory_budget(context(ranks), report, baseline);
+  check = check_memory_budget(context(ranks, baseline), report);
   EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
   EXPECT_EQ(report.memory.max_micro_batch_size, 2);
 
@@ -139,7 +143,7 @@ TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
   // the budget does not fail a step that was measured within it.
   report.memory.measurements[1].tensor_peak_bytes = 1;
   config.training.micro_batch_size = 4;
-  check = check_memory_budget(context(ranks), report, baseline);
+  check = check_memory_budget(context(ranks, baseline), report);
   EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
   EXPECT_EQ(report.memory.max_micro_batch_size, 4);
   config.training.micro_batch_size = 2;
@@ -147,8 +151,8 @@ TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
   // Nothing fits: the remediation says so instead of naming a size.
   const auto poor = std::vector<RankFacts>{rank_on(0, "n0", 11 * kMiB)};
   PreflightReport tight("cpu");
-  check_memory_model(context(poor), tight, baseline);
-  check = check_memory_budget(context(poor), tight, baseline);
+  check_memory_model(context(poor, baseline), tight);
+  check = check_memory_budget(context(poor, baseline), tight);
   EXPECT_EQ(check.status, CheckStatus::kFail);
   EXPECT_FALSE(tight.memory.max_micro_batch_size);
   EXPECT_NE(check.remediation.find("even training.micro_batch_size=1 does not fit"),
@@ -160,8 +164,8 @@ TEST_F(MemoryChecksTest, BudgetIsSkippedWithoutAKnownCapacity) {
   auto ranks = std::vector<RankFacts>{rank_on(0, "n0", kMiB)};
   ranks[0].memory.usable_bytes.reset();
   PreflightReport report("cpu");
-  check_memory_model(context(ranks), report, 0);
-  const Check check = check_memory_budget(context(ranks), report, 0);
+  check_memory_model(context(ranks), report);
+  const Check check = check_memory_budget(context(ranks), report);
   EXPECT_EQ(check.status, CheckStatus::kSkipped);
   EXPECT_NE(check.message.find("unknown"), std::string::npos) << check.message;
 }

@@ -248,8 +248,9 @@ TEST(SyntheticStepTest, ParameterCountsAgreeOrTheCheckFails) {
 }
 
 // The preflight stage: rank facts of two ranks on one node with `usable` bytes.
-preflight::PreflightContext two_ranks(const config::Config& config, std::uint64_t usable) {
-  preflight::PreflightContext context{config, 2, preflight::DeviceKind::kCpu, {}};
+preflight::PreflightContext two_ranks(const config::Config& config, std::uint64_t usable,
+                                      std::uint64_t baseline = 0) {
+  preflight::PreflightContext context{config, 2, preflight::DeviceKind::kCpu, {}, baseline};
   for (int r = 0; r < 2; ++r) {
     preflight::RankFacts facts;
     facts.rank = r;
@@ -261,20 +262,19 @@ preflight::PreflightContext two_ranks(const config::Config& config, std::uint64_
   return context;
 }
 
-preflight::PreflightReport stage_report(const preflight::PreflightContext& context,
-                                        std::uint64_t baseline) {
+preflight::PreflightReport stage_report(const preflight::PreflightContext& context) {
   preflight::PreflightReport report("cpu");
   report.add(preflight::Check::pass("layout.batch", ExitCode::kUsage, "ok"));
-  report.add(preflight::check_memory_model(context, report, baseline));
+  report.add(preflight::check_memory_model(context, report));
   return report;
 }
 
 TEST(SyntheticStepTest, StageMeasuresTwoSizesAndPassesWithinTheBudget) {
   config::Config config = tiny_config();
   const auto context = two_ranks(config, std::uint64_t{8} << 30);
-  auto report = stage_report(context, 0);
+  auto report = stage_report(context);
   CpuMemoryMeter meter;
-  run_synthetic_step_checks(context, report, meter, 0);
+  run_synthetic_step_checks(context, report, meter);
   ASSERT_TRUE(report.find("model.parameters"));
   EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kPass);
   const preflight::Check* check = report.find("memory.synthetic_step");
@@ -285,10 +285,8 @@ TEST(SyntheticStepTest, StageMeasuresTwoSizesAndPassesWithinTheBudget) {
   EXPECT_EQ(report.memory.measurements[1].micro_batch_size, 2);
   EXPECT_EQ(*report.memory.measured_peak_bytes,
             *report.memory.measurements[1].tensor_peak_bytes +
-                preflight::extras_bytes(
-                    preflight::memory_extras(config, 2, preflight::DeviceKind::kCpu, 2, 0)));
-  EXPECT_EQ(preflight::check_memory_budget(context, report, 0).status,
-            preflight::CheckStatus::kPass);
+                preflight::extras_bytes(preflight::memory_extras(context, 2)));
+  EXPECT_EQ(preflight::check_memory_budget(context, report).status, preflight::CheckStatus::kPass);
   EXPECT_EQ(report.memory.max_micro_batch_size, 4);
 }
 
@@ -297,14 +295,13 @@ TEST(SyntheticStepTest, StageRunningOutIsAFailThatNamesTheMicroBatchThatFits) {
   config.data.seq_len = 64;  // activations dominate: micro-batch 2 needs far more than 1
   const std::uint64_t baseline = 1 << 20;
   const auto total = [&](std::int64_t micro) {
-    return preflight::predicted_total_bytes(config, 2, preflight::DeviceKind::kCpu, micro,
-                                            baseline);
+    return preflight::predicted_total_bytes(two_ranks(config, 0, baseline), micro);
   };
   const std::uint64_t budget = (total(1) + total(2)) / 2;
-  const auto context = two_ranks(config, static_cast<std::uint64_t>(2 * budget / 0.9));
-  auto report = stage_report(context, baseline);
+  const auto context = two_ranks(config, static_cast<std::uint64_t>(2 * budget / 0.9), baseline);
+  auto report = stage_report(context);
   CpuMemoryMeter meter;
-  run_synthetic_step_checks(context, report, meter, baseline);
+  run_synthetic_step_checks(context, report, meter);
   const preflight::Check* check = report.find("memory.synthetic_step");
   ASSERT_TRUE(check);
   EXPECT_EQ(check->status, preflight::CheckStatus::kFail) << check->message;
@@ -325,7 +322,7 @@ TEST(SyntheticStepTest, StageIsSkippedWhenTheBatchArithmeticIsWrong) {
   preflight::PreflightReport report("cpu");
   report.add(preflight::Check::fail("layout.batch", ExitCode::kUsage, "bad", "fix"));
   CpuMemoryMeter meter;
-  run_synthetic_step_checks(context, report, meter, 0);
+  run_synthetic_step_checks(context, report, meter);
   EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kSkipped);
   EXPECT_EQ(report.find("memory.synthetic_step")->status, preflight::CheckStatus::kSkipped);
   EXPECT_TRUE(report.memory.measurements.empty());
