@@ -39,7 +39,7 @@ std::uint64_t AsyncCheckpointer::staging_bytes() const {
 
 void AsyncCheckpointer::reserve_staging(const std::vector<ShardBuffer>& buffers) {
   NSS_ASSERT(!in_flight(), "checkpoint", "reserve_staging() while a save is in flight");
-  allocate_staging(buffers);
+  if (mode_ != SnapshotMode::kCallerSnapshot) allocate_staging(buffers);
 }
 
 void AsyncCheckpointer::allocate_staging(const std::vector<ShardBuffer>& buffers) {
@@ -81,11 +81,17 @@ AsyncSaveStart AsyncCheckpointer::save(const SaveRequest& request,
   const auto start = std::chrono::steady_clock::now();
   AsyncSaveStart started;
   if (in_flight()) started.previous = wait();
-  if (mode_ == SnapshotMode::kCopyInSave) {
-    stage(buffers);
-  } else {
-    sources_ = buffers;
-    snapshot_taken_ = false;
+  switch (mode_) {
+    case SnapshotMode::kCopyInSave:
+      stage(buffers);
+      break;
+    case SnapshotMode::kOverlapped:
+      sources_ = buffers;
+      snapshot_taken_ = false;
+      break;
+    case SnapshotMode::kCallerSnapshot:
+      staged_ = buffers;
+      break;
   }
   request_ = request;
   outcome_ = AsyncSaveOutcome{};

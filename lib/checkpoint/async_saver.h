@@ -9,7 +9,9 @@
 // the writer thread copy while training runs the next forward/backward (which
 // only read the master shards and moments); the caller must call
 // snapshot_fence() before it changes any saved buffer (the optimizer step),
-// and is blocked only if the copy is not finished by then.
+// and is blocked only if the copy is not finished by then. kCallerSnapshot
+// copies nothing: the buffers are already a snapshot (host copies of device
+// state) that the caller leaves alone until the save's outcome is delivered.
 //
 // Outcomes are delivered exactly once, identically on every rank, at points
 // every rank reaches together: the next save(), poll() or wait().
@@ -48,8 +50,9 @@ struct AsyncSaveStart {
 };
 
 enum class SnapshotMode {
-  kCopyInSave,  // save() returns after the copy: buffers may change right away
-  kOverlapped,  // the writer copies; buffers may change after snapshot_fence()
+  kCopyInSave,      // save() returns after the copy: buffers may change right away
+  kOverlapped,      // the writer copies; buffers may change after snapshot_fence()
+  kCallerSnapshot,  // no copy: buffers may change once the outcome is delivered
 };
 
 class AsyncCheckpointer {
@@ -65,7 +68,7 @@ class AsyncCheckpointer {
   AsyncCheckpointer& operator=(const AsyncCheckpointer&) = delete;
 
   /// Allocates and touches staging memory for `buffers` ahead of the first
-  /// save, so that save's blocking time is only the copy.
+  /// save, so that save's blocking time is only the copy (none for kCallerSnapshot).
   void reserve_staging(const std::vector<ShardBuffer>& buffers);
 
   /// Every rank at the same step: waits for the save in flight, snapshots the

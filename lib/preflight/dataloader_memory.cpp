@@ -6,6 +6,8 @@
 
 #include "core/units.h"
 #include "data/loader_memory.h"
+#include "fsdp/sharded_state_layout.h"
+#include "model/unit_layouts.h"
 
 namespace nss::preflight {
 namespace {
@@ -73,12 +75,19 @@ std::vector<NodeDemand> node_demands(const PreflightContext& context, std::uint6
   return demands;
 }
 
-std::string remediation(const config::Config& config, const NodeDemand& node) {
-  const double budget = config.preflight.host_memory_warn_fraction * double(*node.usable);
-  const double per_slot_on_node = double(slot_bytes(config)) * node.ranks;
-  const auto fitting = static_cast<std::uint64_t>(budget / per_slot_on_node);
+std::string remediation(const config::Config& config, const NodeDemand& node,
+                        std::uint64_t host_copy_per_rank) {
   const std::string more_memory = "or give the job more memory on host " + node.host +
                                   " (Slurm --mem), or fewer ranks per node";
+  const double host_copies = double(host_copy_per_rank) * node.ranks;
+  const double budget =
+      config.preflight.host_memory_warn_fraction * double(*node.usable) - host_copies;
+  if (host_copy_per_rank > 0 && budget <= 0)
+    return "the pinned host copies of the checkpointed state alone need " +
+           format_bytes(host_copies) + " on host " + node.host +
+           ": run more ranks (the state is divided by the world size), " + more_memory;
+  const double per_slot_on_node = double(slot_bytes(config)) * node.ranks;
+  const auto fitting = static_cast<std::uint64_t>(budget / per_slot_on_node);
   if (fitting == 0)
     return "even one queued batch per rank needs " + format_bytes(per_slot_on_node) + " on host " +
            node.host + ": lower training.micro_batch_size or data.seq_len, " + more_memory;
@@ -98,9 +107,17 @@ std::uint64_t dataloader_bytes_per_rank(const config::Config& config) {
   return times(slots(config), slot_bytes(config));
 }
 
+std::uint64_t checkpoint_host_copy_bytes(const PreflightContext& context) {
+  if (context.device != DeviceKind::kCuda) return 0;
+  return static_cast<std::uint64_t>(
+      fsdp::ShardedStateLayout(model::unit_layouts(context.config, context.world_size), 0)
+          .saved_bytes());
+}
+
 Check check_dataloader_host_memory(const PreflightContext& context, PreflightReport& report) {
   const auto& config = context.config;
-  const std::uint64_t per_rank = dataloader_bytes_per_rank(config);
+  const std::uint64_t host_copy = checkpoint_host_copy_bytes(context);
+  const std::uint64_t per_rank = dataloader_bytes_per_rank(config) + host_copy;
   const auto demands = node_demands(context, per_rank);
 
   const NodeDemand* unknown = nullptr;
@@ -116,8 +133,11 @@ Check check_dataloader_host_memory(const PreflightContext& context, PreflightRep
       std::to_string(std::max<std::int64_t>(1, config.data.num_workers)) + " workers x " +
       std::to_string(config.data.prefetch_factor) + " prefetch x " +
       std::to_string(config.training.micro_batch_size) + " sequences x (" +
-      std::to_string(config.data.seq_len + 1) +
-      " tokens + 1 sample id) x 8 B x 2 = " + format_bytes(double(per_rank)) + " per rank";
+      std::to_string(config.data.seq_len + 1) + " tokens + 1 sample id) x 8 B x 2" +
+      (host_copy > 0
+           ? " + " + format_bytes(double(host_copy)) + " pinned host copy of the checkpointed state"
+           : std::string()) +
+      " = " + format_bytes(double(per_rank)) + " per rank";
   if (!worst)
     return Check::skipped(kId, ExitCode::kResources,
                           "usable host memory is unknown on host " + unknown->host +
@@ -137,11 +157,11 @@ Check check_dataloader_host_memory(const PreflightContext& context, PreflightRep
   if (fraction > fail_at) {
     check = Check::fail(kId, ExitCode::kResources,
                         finding + ", above preflight.host_memory_fail_fraction " + percent(fail_at),
-                        remediation(config, *worst));
+                        remediation(config, *worst, host_copy));
   } else if (fraction > warn_at) {
     check = Check::warn(kId, ExitCode::kResources,
                         finding + ", above preflight.host_memory_warn_fraction " + percent(warn_at),
-                        remediation(config, *worst));
+                        remediation(config, *worst, host_copy));
   } else if (unknown) {
     check = Check::warn(kId, ExitCode::kResources,
                         finding + "; usable host memory is unknown on host " + unknown->host,

@@ -121,7 +121,10 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     });
     nccl_watchdog.emplace(*nccl, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
   }
-  return train(config, *world, {run_dir, layout.threads_per_rank, device.device, nccl.get()});
+  TrainerContext context{run_dir, layout.threads_per_rank, device.device, nccl.get(), nullptr};
+  if (config.checkpoint.async)
+    context.checkpoint_writer_comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  return train(config, *world, std::move(context));
 }
 
 }  // namespace nss::train

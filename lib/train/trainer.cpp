@@ -101,8 +101,7 @@ nlohmann::json memory_event(const ShardedState& state, const torch::Device& devi
 
 }  // namespace
 
-ExitCode train(const config::Config& config, comm::Communicator& comm,
-               const TrainerContext& context) {
+ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerContext context) {
   const auto& t = config.training;
   torch::set_num_threads(context.threads);
   fsdp::install_memory_counter();
@@ -136,7 +135,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
     metrics = std::make_unique<MetricsLog>(context.run_dir + "/metrics.jsonl");
     metrics->append(memory);
   }
-  TrainingCheckpoints checkpoints(config, comm, state);
+  TrainingCheckpoints checkpoints(config, comm, state, std::move(context.checkpoint_writer_comm));
   TrainingProgress progress = checkpoints.resume().value_or(TrainingProgress{});
   state.applied_updates = progress.applied_updates;
   const std::int64_t first_step = progress.step + 1;

@@ -21,11 +21,13 @@ struct TrainerContext {
   /// The shard collectives' communicator (NCCL on a CUDA device); nullptr: the
   /// `comm` given to train(), which always carries the host-side collectives.
   comm::Communicator* unit_comm = nullptr;
+  /// The asynchronous checkpoint writer's own communicator over the same ranks
+  /// (checkpoint.async), so its collectives never interleave with training's.
+  std::unique_ptr<comm::Communicator> checkpoint_writer_comm;
 };
 
 /// Trains until training.max_steps or a stop signal; returns the exit code
 /// (0, or 7/75 after a stop signal).
-ExitCode train(const config::Config& config, comm::Communicator& comm,
-               const TrainerContext& context);
+ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerContext context);
 
 }  // namespace nss::train

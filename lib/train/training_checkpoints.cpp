@@ -7,7 +7,7 @@
 #include "checkpoint/load.h"
 #include "checkpoint/save.h"
 #include "comm/agreement.h"
-#include "comm/mpi_communicator.h"
+#include "core/error.h"
 #include "core/units.h"
 #include "train/metrics_log.h"
 
@@ -26,7 +26,8 @@ nlohmann::json checkpoint_event(const checkpoint::SaveResult& result) {
 }  // namespace
 
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
-                                         ShardedState& state)
+                                         ShardedState& state,
+                                         std::unique_ptr<comm::Communicator> writer_comm)
     : config_(config), comm_(comm), state_(state) {
   const auto& buffers = state_.checkpoint_buffers();
   if (config.training.lora.enabled) {
@@ -36,8 +37,13 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
     lora_base_ = nlohmann::json::parse(text);
   }
   if (config.checkpoint.async) {
-    async_ = std::make_unique<checkpoint::AsyncCheckpointer>(
-        comm::MpiCommunicator::create(MPI_COMM_WORLD), checkpoint::SnapshotMode::kOverlapped);
+    NSS_ASSERT(writer_comm, "train", "checkpoint.async needs the writer's own communicator");
+    // Host copies of device state are a snapshot already: the writer copies
+    // the state itself only on CPU (docs/checkpoints.md, one host copy).
+    const auto mode = state_.checkpoint_buffers_are_copies()
+                          ? checkpoint::SnapshotMode::kCallerSnapshot
+                          : checkpoint::SnapshotMode::kOverlapped;
+    async_ = std::make_unique<checkpoint::AsyncCheckpointer>(std::move(writer_comm), mode);
     async_->reserve_staging(buffers);
   }
 }
@@ -123,6 +129,9 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronou
   request.state = current_training_state(config_, progress, comm_.size(), lora_base_);
   request.keep_last = k.keep_last;
   request.file_locking = k.hdf5_file_locking;
+  // The host copies of device state are overwritten below: a save still
+  // writing from them must be over first.
+  if (!async_ || synchronous || state_.checkpoint_buffers_are_copies()) drain(metrics);
   state_.copy_to_host();  // device shards only: the step's values, in pinned host memory
 
   if (async_ && !synchronous) {
@@ -130,7 +139,6 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronou
     if (start.previous) settle(*start.previous, metrics);
     return;
   }
-  drain(metrics);
   try {
     const checkpoint::SaveResult result =
         checkpoint::save_checkpoint(comm_, request, state_.checkpoint_buffers());

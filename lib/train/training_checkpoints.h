@@ -30,7 +30,10 @@ class MetricsLog;
 
 class TrainingCheckpoints {
  public:
-  TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state);
+  /// `writer_comm`: the asynchronous writer's own communicator over the same
+  /// ranks (checkpoint.async; nullptr otherwise).
+  TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state,
+                      std::unique_ptr<comm::Communicator> writer_comm);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;

@@ -226,6 +226,37 @@ TEST(CheckpointMpi, OverlappedSnapshotHoldsTheValuesAtSaveOnceFenced) {
   remove_shared(*comm, dir);
 }
 
+// Buffers that are already a snapshot (host copies of device state) are
+// written where they are: no staging memory, nothing copied.
+TEST(CheckpointMpi, CallerSnapshotIsWrittenInPlace) {
+  auto comm = world();
+  const std::string dir = shared_dir(*comm, "ckpt_caller_snapshot");
+  AsyncCheckpointer saver(comm::MpiCommunicator::create(MPI_COMM_WORLD),
+                          SnapshotMode::kCallerSnapshot);
+  RankState state = testing::make_rank_state(model(), comm->rank(), comm->size());
+  saver.reserve_staging(state.buffers);
+  EXPECT_EQ(saver.staging_bytes(), 0u);
+  for (std::int64_t step : {31, 32}) {
+    testing::fill_rank_state(state, step);
+    const AsyncSaveStart start = saver.save(request(dir, step), state.buffers);
+    EXPECT_LT(saver.snapshot_fence(), 0.01);  // nothing to wait for
+    if (start.previous) {
+      EXPECT_TRUE(start.previous->committed) << start.previous->error;
+    }
+    const auto outcome = saver.wait();  // the caller's buffers are free again
+    ASSERT_TRUE(outcome);
+    EXPECT_TRUE(outcome->committed) << outcome->error;
+  }
+  EXPECT_EQ(saver.staging_bytes(), 0u);
+  for (std::int64_t step : {31, 32}) {
+    RankState loaded = testing::make_rank_state(model(), comm->rank(), comm->size());
+    load_checkpoint(*comm, step_dir_path(dir, step), model().tensors, loaded.buffers,
+                    LoadOptions{});
+    EXPECT_EQ(testing::count_mismatches(loaded, step), 0u) << step;
+  }
+  remove_shared(*comm, dir);
+}
+
 TEST(CheckpointMpi, AsyncFailureIsReportedIdenticallyOnEveryRank) {
   auto comm = world();
   const std::string dir = shared_dir(*comm, "ckpt_async_fail");

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/unit_layouts.h"
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
 #include "preflight/preflight.h"
@@ -414,6 +415,31 @@ TEST_F(ChecksTest, DataloaderThatCannotFitEvenOneBatchSaysWhatToShrink) {
   EXPECT_EQ(check.status, CheckStatus::kFail);
   EXPECT_NE(check.remediation.find("even one queued batch per rank"), std::string::npos);
   EXPECT_NE(check.remediation.find("training.micro_batch_size"), std::string::npos);
+}
+
+// On a GPU the checkpoint reads pinned host copies of the masters and moments
+// (12 bytes per trainable parameter / N): they are host memory beside the
+// queues. On a CPU the checkpoint reads the state itself.
+TEST_F(ChecksTest, GpuRanksCountThePinnedHostCopyOfTheCheckpointedState) {
+  const auto ranks = cluster(1, 2);
+  EXPECT_EQ(checkpoint_host_copy_bytes(context(ranks)), 0u);
+  const std::uint64_t copy = checkpoint_host_copy_bytes(context(ranks, DeviceKind::kCuda));
+  std::uint64_t shards = 0;
+  for (const auto& unit : model::unit_layouts(config, 2))
+    shards += static_cast<std::uint64_t>(unit.shard_size(true));
+  EXPECT_EQ(copy, 3 * 4 * shards);
+  PreflightReport report("cuda");
+  Check check = check_dataloader_host_memory(context(ranks, DeviceKind::kCuda), report);
+  EXPECT_EQ(*report.dataloader.estimated_bytes, 2 * (dataloader_bytes_per_rank(config) + copy));
+  EXPECT_NE(check.message.find("pinned host copy of the checkpointed state"), std::string::npos)
+      << check.message;
+
+  // Copies alone above the warn fraction: more ranks divide them.
+  auto tight = ranks;
+  for (auto& r : tight) r.memory.usable_bytes = copy;
+  check = check_dataloader_host_memory(context(tight, DeviceKind::kCuda), report);
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_NE(check.remediation.find("run more ranks"), std::string::npos) << check.remediation;
 }
 
 TEST_F(ChecksTest, DataloaderWithUnknownMemory) {
