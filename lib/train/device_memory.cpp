@@ -1,8 +1,8 @@
 #include "train/device_memory.h"
 
 #include "core/error.h"
-#include "fsdp/cuda_memory.h"
-#include "fsdp/memory_counter.h"
+#include "memory/cuda_memory.h"
+#include "memory/memory_counter.h"
 
 namespace nss::train {
 namespace {
@@ -20,17 +20,17 @@ void require_supported(const torch::Device& device) {
 
 DeviceMemoryReading device_memory(const torch::Device& device) {
   require_supported(device);
-  if (device.is_cpu()) return {fsdp::tensor_bytes_now(), fsdp::tensor_bytes_peak()};
-  const fsdp::CudaMemoryStats stats = fsdp::cuda_memory_stats(cuda_index(device));
+  if (device.is_cpu()) return {memory::tensor_bytes_now(), memory::tensor_bytes_peak()};
+  const memory::CudaMemoryStats stats = memory::cuda_memory_stats(cuda_index(device));
   return {stats.allocated_bytes, stats.peak_allocated_bytes};
 }
 
 void reset_device_peak_memory(const torch::Device& device) {
   require_supported(device);
   if (device.is_cpu())
-    fsdp::reset_peak_tensor_bytes();
+    memory::reset_peak_tensor_bytes();
   else
-    fsdp::reset_cuda_peak_memory(cuda_index(device));
+    memory::reset_cuda_peak_memory(cuda_index(device));
 }
 
 }  // namespace nss::train

@@ -1,7 +1,7 @@
 // This rank's memory on its compute device, for metrics.jsonl's mem_bytes /
 // peak_mem_bytes and the step log: live tensor bytes from the counting CPU
-// allocator (fsdp/memory_counter.h) on CPU, and the CUDA caching allocator's
-// allocated bytes (fsdp/cuda_memory.h) on a CUDA device.
+// allocator (memory/memory_counter.h) on CPU, and the CUDA caching allocator's
+// allocated bytes (memory/cuda_memory.h) on a CUDA device.
 #pragma once
 
 #include <cstdint>

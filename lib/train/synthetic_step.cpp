@@ -10,8 +10,8 @@
 #include "comm/local_communicator.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "fsdp/cuda_memory.h"
-#include "fsdp/memory_counter.h"
+#include "memory/cuda_memory.h"
+#include "memory/memory_counter.h"
 #include "optim/adamw.h"
 #include "train/compute_device.h"
 #include "train/sharded_llama.h"
@@ -120,32 +120,32 @@ struct SyntheticTraining::Parts {
 };
 
 CpuMemoryMeter::CpuMemoryMeter() {
-  fsdp::install_memory_counter();
+  memory::install_memory_counter();
 }
 CpuMemoryMeter::~CpuMemoryMeter() = default;
 std::int64_t CpuMemoryMeter::bytes_now() const {
-  return fsdp::tensor_bytes_now();
+  return memory::tensor_bytes_now();
 }
 std::int64_t CpuMemoryMeter::peak_bytes() const {
-  return fsdp::tensor_bytes_peak();
+  return memory::tensor_bytes_peak();
 }
 void CpuMemoryMeter::reset_peak() {
-  fsdp::reset_peak_tensor_bytes();
+  memory::reset_peak_tensor_bytes();
 }
 void CpuMemoryMeter::set_limit(std::int64_t limit_bytes) {
-  limit_ = std::make_unique<fsdp::TensorByteLimit>(limit_bytes);
+  limit_ = std::make_unique<memory::TensorByteLimit>(limit_bytes);
 }
 void CpuMemoryMeter::clear_limit() {
   limit_.reset();
 }
 
 CudaMemoryMeter::CudaMemoryMeter(int device_index) : device_index_(device_index) {
-  fsdp::cuda_memory_stats(device_index_);  // UsageError now, not mid-measurement
+  memory::cuda_memory_stats(device_index_);  // UsageError now, not mid-measurement
 }
 CudaMemoryMeter::~CudaMemoryMeter() {
   try {
-    fsdp::limit_cuda_memory(device_index_, 0);
-    fsdp::release_cached_cuda_memory(device_index_);
+    memory::limit_cuda_memory(device_index_, 0);
+    memory::release_cached_cuda_memory(device_index_);
   } catch (const Error&) {
     // The constructor proved the device readable; nothing left to report.
   }
@@ -154,21 +154,21 @@ std::string CudaMemoryMeter::torch_device() const {
   return "cuda:" + std::to_string(device_index_);
 }
 std::int64_t CudaMemoryMeter::bytes_now() const {
-  return fsdp::cuda_memory_stats(device_index_).allocated_bytes;
+  return memory::cuda_memory_stats(device_index_).allocated_bytes;
 }
 std::int64_t CudaMemoryMeter::peak_bytes() const {
-  return fsdp::cuda_memory_stats(device_index_).peak_allocated_bytes;
+  return memory::cuda_memory_stats(device_index_).peak_allocated_bytes;
 }
 void CudaMemoryMeter::reset_peak() {
-  fsdp::reset_cuda_peak_memory(device_index_);
+  memory::reset_cuda_peak_memory(device_index_);
 }
 // Cached free blocks would serve allocations past the cap: hand them back first.
 void CudaMemoryMeter::set_limit(std::int64_t limit_bytes) {
-  fsdp::release_cached_cuda_memory(device_index_);
-  fsdp::limit_cuda_memory(device_index_, limit_bytes);
+  memory::release_cached_cuda_memory(device_index_);
+  memory::limit_cuda_memory(device_index_, limit_bytes);
 }
 void CudaMemoryMeter::clear_limit() {
-  fsdp::limit_cuda_memory(device_index_, 0);
+  memory::limit_cuda_memory(device_index_, 0);
 }
 
 SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,

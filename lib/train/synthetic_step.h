@@ -14,7 +14,7 @@
 
 #include "config/config.h"
 
-namespace nss::fsdp {
+namespace nss::memory {
 class TensorByteLimit;
 }
 
@@ -58,14 +58,14 @@ class CpuMemoryMeter final : public MemoryMeter {
   void clear_limit() override;
 
  private:
-  std::unique_ptr<fsdp::TensorByteLimit> limit_;
+  std::unique_ptr<memory::TensorByteLimit> limit_;
 };
 
 /// libtorch's CUDA caching allocator on one device: live bytes are its
 /// allocated bytes; the limit caps what it may reserve (allocated plus cached
 /// blocks, so fragmentation counts against the budget as it will in the job);
 /// cuBLAS workspaces count apart (preflight's cublas_workspace extra).
-/// Needs a CUDA build (fsdp/cuda_memory.h); the destructor lifts the limit and
+/// Needs a CUDA build (memory/cuda_memory.h); the destructor lifts the limit and
 /// returns the cached blocks to the driver.
 class CudaMemoryMeter final : public MemoryMeter {
  public:

@@ -13,7 +13,7 @@
 #include "data/dataset_checks.h"
 #include "data/sequential_reader.h"
 #include "data/token_dataset.h"
-#include "fsdp/memory_counter.h"
+#include "memory/memory_counter.h"
 #include "model/initial_weights.h"
 #include "optim/lr_schedule.h"
 #include "train/compute_device.h"
@@ -114,7 +114,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm,
                const TrainerContext& context) {
   const auto& t = config.training;
   torch::set_num_threads(context.threads);
-  fsdp::install_memory_counter();
+  memory::install_memory_counter();
 
   const auto dataset = data::TokenDataset::open(config.data.path);
   data::check_dataset(*dataset,

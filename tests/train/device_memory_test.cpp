@@ -4,14 +4,14 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
-#include "fsdp/cuda_memory.h"
-#include "fsdp/memory_counter.h"
+#include "memory/cuda_memory.h"
+#include "memory/memory_counter.h"
 
 namespace nss::train {
 namespace {
 
 TEST(DeviceMemory, CpuReadsTheCountingAllocator) {
-  fsdp::install_memory_counter();
+  memory::install_memory_counter();
   const torch::Device cpu(torch::kCPU);
   reset_device_peak_memory(cpu);
   const DeviceMemoryReading before = device_memory(cpu);
@@ -31,7 +31,7 @@ TEST(DeviceMemory, CpuReadsTheCountingAllocator) {
 
 TEST(DeviceMemory, CudaReadsTheCachingAllocator) {
   const torch::Device cuda(torch::kCUDA, 0);
-  if (!fsdp::cuda_memory_stats_available()) {
+  if (!memory::cuda_memory_stats_available()) {
     EXPECT_THROW(device_memory(cuda), UsageError);
     EXPECT_THROW(reset_device_peak_memory(cuda), UsageError);
     return;

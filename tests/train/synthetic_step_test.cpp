@@ -16,7 +16,7 @@
 #include "config/load.h"
 #include "data/data_loader.h"
 #include "data/token_file_writer.h"
-#include "fsdp/memory_counter.h"
+#include "memory/memory_counter.h"
 #include "model/initial_weights.h"
 #include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
@@ -314,7 +314,7 @@ TEST(SyntheticStepTest, StageRunningOutIsAFailThatNamesTheMicroBatchThatFits) {
   ASSERT_EQ(report.memory.measurements.size(), 2u);
   EXPECT_TRUE(report.memory.measurements[0].tensor_peak_bytes);   // micro-batch 1 fit
   EXPECT_FALSE(report.memory.measurements[1].tensor_peak_bytes);  // 2 ran out
-  EXPECT_EQ(fsdp::tensor_bytes_now(), 0);  // everything it built is gone, the limit too
+  EXPECT_EQ(memory::tensor_bytes_now(), 0);  // everything it built is gone, the limit too
   EXPECT_NO_THROW(torch::zeros({1 << 20}));
 }
 
