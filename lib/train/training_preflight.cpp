@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/units.h"
+#include "memory/memory_meter.h"
 #include "model/param_spec.h"
 #include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
@@ -64,13 +65,6 @@ std::string suggestion(const preflight::PreflightContext& context,
 // check warns (docs/preflight.md: within 0.2% at the benchmark's shapes).
 constexpr double kModelTolerance = 0.10;
 
-// The meter of the device training will use: the synthetic step runs there.
-std::unique_ptr<MemoryMeter> memory_meter(const torch::Device& device) {
-  if (device.is_cuda())
-    return std::make_unique<CudaMemoryMeter>(device.has_index() ? device.index() : 0);
-  return std::make_unique<CpuMemoryMeter>();
-}
-
 }  // namespace
 
 std::vector<std::int64_t> synthetic_micro_batches(const config::Config& config, int world_size) {
@@ -113,7 +107,7 @@ Check check_parameter_count(const config::Config& config, std::int64_t built_tot
 }
 
 void run_synthetic_step_checks(const preflight::PreflightContext& context,
-                               preflight::PreflightReport& report, MemoryMeter& meter,
+                               preflight::PreflightReport& report, memory::MemoryMeter& meter,
                                std::uint64_t baseline) {
   const auto& config = context.config;
   const int world = context.world_size;
@@ -237,7 +231,8 @@ preflight::PreflightPlan training_preflight_plan(const config::Config& config,
                          }});
   plan.stages.push_back(
       {kSyntheticId, [baseline, compute_device](auto& report, const auto& context) {
-         const auto meter = memory_meter(compute_device);
+         // The synthetic step runs on the device training will use.
+         const auto meter = memory::make_memory_meter(compute_device);
          run_synthetic_step_checks(context, report, *meter, baseline);
        }});
   plan.stages.push_back({"memory.budget", [baseline](auto& report, const auto& context) {
