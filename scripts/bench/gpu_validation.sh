@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 if [[ " $parts " == *" tests "* ]]; then
   log "unit and equivalence tests on CUDA"
   status=0
-  for test in cuda_memory_test device_memory_test host_mirror_test synthetic_step_test optim_test \
+  for test in cuda_memory_test memory_meter_test host_mirror_test synthetic_step_test optim_test \
     sharded_unit_test; do
     "$bin/$test" >"$out/$test.log" 2>&1 || status=1
     printf '%-28s %s\n' "$test" "$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$test.log" | tr '\n' ' ')"
