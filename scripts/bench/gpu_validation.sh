@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU validation of issue 8, in one go on a machine with a CUDA GPU (one
+# The GPU validation (docs/gpu.md), in one go on a machine with a CUDA GPU (one
 # is enough): the CUDA unit and equivalence tests, the default tiny job
 # trained on the GPU (saved, resumed on the GPU and on the CPU), and the
 # Llama-3.2-1B bf16 throughput, MFU and preflight VRAM (predicted, measured,
