@@ -16,9 +16,9 @@
 #include "config/load.h"
 #include "core/fs.h"
 #include "core/heap_tuning.h"
-#include "fsdp/memory_counter.h"
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
+#include "memory/memory_counter.h"
 #include "preflight/preflight.h"
 #include "train/compute_device.h"
 #include "train/environment.h"
@@ -97,7 +97,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     preflight::PreflightPlan plan = training_preflight_plan(config, device.device);
     plan.before_verdict = hooks.before_preflight_verdict;
     // Resident memory before any model exists: the CPU fixed overhead.
-    const auto baseline = static_cast<std::uint64_t>(fsdp::resident_bytes());
+    const auto baseline = static_cast<std::uint64_t>(memory::resident_bytes());
     preflight::run_preflight(
         *world, MPI_COMM_WORLD,
         {config, layout,

@@ -10,8 +10,6 @@
 #include "comm/local_communicator.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "fsdp/cuda_memory.h"
-#include "fsdp/memory_counter.h"
 #include "optim/adamw.h"
 #include "train/compute_device.h"
 #include "train/sharded_llama.h"
@@ -70,10 +68,10 @@ ResourceError out_of_memory(const std::string& doing, std::int64_t limit_bytes) 
 // Runs `work` with allocations capped at `limit` above `start` (0: no cap),
 // turning every form of out-of-memory into ResourceError.
 template <class Work>
-auto limited(MemoryMeter& meter, std::int64_t start, std::int64_t limit, const std::string& doing,
-             Work work) -> decltype(work()) {
+auto limited(memory::MemoryMeter& meter, std::int64_t start, std::int64_t limit,
+             const std::string& doing, Work work) -> decltype(work()) {
   struct Scope {
-    MemoryMeter& meter;
+    memory::MemoryMeter& meter;
     bool active;
     ~Scope() {
       if (active) meter.clear_limit();
@@ -102,81 +100,39 @@ comm::LocalCommunicator::CopyBytes device_copy(const torch::Device& device) {
   };
 }
 
+// Hands the allocator's cached blocks back when it goes. First in Parts, it
+// goes last: after the synthetic model, also when building that fails. What
+// the measurement took is then free for training and the ranks sharing the
+// device.
+struct CachedBlocksRelease {
+  memory::MemoryMeter& meter;
+  ~CachedBlocksRelease() { meter.release_cached(); }
+};
+
 }  // namespace
 
 struct SyntheticTraining::Parts {
+  CachedBlocksRelease release;
   comm::LocalCommunicator comm;
   ShardedLlama model;
   ShardedState state;
 
-  Parts(const config::Config& config, int world_size, const torch::Device& device)
-      : comm(world_size, device_copy(device)),
+  Parts(const config::Config& config, int world_size, memory::MemoryMeter& meter)
+      : release{meter},
+        comm(world_size, device_copy(meter.torch_device())),
         model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
-              shard_options(config.training, device), config.data.seq_len),
+              shard_options(config.training, meter.torch_device()), config.data.seq_len),
         state((initialize(model), model)) {}
   static void initialize(ShardedLlama& model) {
     for (auto& unit : model.units()) unit->materialize(fill_synthetic);
   }
 };
 
-CpuMemoryMeter::CpuMemoryMeter() {
-  fsdp::install_memory_counter();
-}
-CpuMemoryMeter::~CpuMemoryMeter() = default;
-std::int64_t CpuMemoryMeter::bytes_now() const {
-  return fsdp::tensor_bytes_now();
-}
-std::int64_t CpuMemoryMeter::peak_bytes() const {
-  return fsdp::tensor_bytes_peak();
-}
-void CpuMemoryMeter::reset_peak() {
-  fsdp::reset_peak_tensor_bytes();
-}
-void CpuMemoryMeter::set_limit(std::int64_t limit_bytes) {
-  limit_ = std::make_unique<fsdp::TensorByteLimit>(limit_bytes);
-}
-void CpuMemoryMeter::clear_limit() {
-  limit_.reset();
-}
-
-CudaMemoryMeter::CudaMemoryMeter(int device_index) : device_index_(device_index) {
-  fsdp::cuda_memory_stats(device_index_);  // UsageError now, not mid-measurement
-}
-CudaMemoryMeter::~CudaMemoryMeter() {
-  try {
-    fsdp::limit_cuda_memory(device_index_, 0);
-    fsdp::release_cached_cuda_memory(device_index_);
-  } catch (const Error&) {
-    // The constructor proved the device readable; nothing left to report.
-  }
-}
-std::string CudaMemoryMeter::torch_device() const {
-  return "cuda:" + std::to_string(device_index_);
-}
-std::int64_t CudaMemoryMeter::bytes_now() const {
-  return fsdp::cuda_memory_stats(device_index_).allocated_bytes;
-}
-std::int64_t CudaMemoryMeter::peak_bytes() const {
-  return fsdp::cuda_memory_stats(device_index_).peak_allocated_bytes;
-}
-void CudaMemoryMeter::reset_peak() {
-  fsdp::reset_cuda_peak_memory(device_index_);
-}
-// Cached free blocks would serve allocations past the cap: hand them back first.
-void CudaMemoryMeter::set_limit(std::int64_t limit_bytes) {
-  fsdp::release_cached_cuda_memory(device_index_);
-  fsdp::limit_cuda_memory(device_index_, limit_bytes);
-}
-void CudaMemoryMeter::clear_limit() {
-  fsdp::limit_cuda_memory(device_index_, 0);
-}
-
 SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,
-                                     MemoryMeter& meter, std::int64_t limit_bytes)
+                                     memory::MemoryMeter& meter, std::int64_t limit_bytes)
     : config_(config), meter_(meter), start_bytes_(meter.bytes_now()) {
-  const torch::Device device(meter_.torch_device());
   parts_ = limited(meter_, start_bytes_, limit_bytes, "building the synthetic model",
-                   [&] { return std::make_unique<Parts>(config_, world_size, device); });
+                   [&] { return std::make_unique<Parts>(config_, world_size, meter_); });
   state_bytes_ = meter_.bytes_now() - start_bytes_;
 }
 
@@ -205,7 +161,7 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   SyntheticStepResult result;
   const std::string doing =
       "the synthetic step at micro_batch_size " + std::to_string(request.micro_batch_size);
-  const torch::Device device(meter_.torch_device());
+  const torch::Device device = meter_.torch_device();
   std::int64_t workspaces = 0;
   limited(meter_, start_bytes_, request.limit_bytes, doing, [&] {
     for (std::int64_t step = 1; step <= request.steps; ++step) {
@@ -231,7 +187,8 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
 }
 
 SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,
-                                       const SyntheticStepRequest& request, MemoryMeter& meter) {
+                                       const SyntheticStepRequest& request,
+                                       memory::MemoryMeter& meter) {
   const auto start = std::chrono::steady_clock::now();
   SyntheticStepResult result;
   {

@@ -9,80 +9,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "config/config.h"
-
-namespace nss::fsdp {
-class TensorByteLimit;
-}
+#include "memory/memory_meter.h"
 
 namespace nss::train {
-
-/// The compute device's tensor memory as the synthetic step measures it, and
-/// the device the synthetic model lives on.
-class MemoryMeter {
- public:
-  virtual ~MemoryMeter() = default;
-  /// "cpu" or "cuda".
-  virtual const char* device() const = 0;
-  /// The libtorch device name: "cpu" or "cuda:<ordinal>".
-  virtual std::string torch_device() const = 0;
-  /// Bytes of live tensors now.
-  virtual std::int64_t bytes_now() const = 0;
-  /// Highest bytes_now() since the last reset_peak().
-  virtual std::int64_t peak_bytes() const = 0;
-  virtual void reset_peak() = 0;
-  /// Until clear_limit(), allocations that would take bytes_now() above
-  /// `limit_bytes` fail as out of memory instead of reaching the system.
-  virtual void set_limit(std::int64_t limit_bytes) = 0;
-  virtual void clear_limit() = 0;
-  /// True where libraries keep workspaces in this memory after their first
-  /// use (cuBLAS on CUDA) that the memory model counts as an extra of their
-  /// own: the measured peaks leave them out.
-  virtual bool counts_workspaces_apart() const { return false; }
-};
-
-/// The counting CPU allocator (installs it).
-class CpuMemoryMeter final : public MemoryMeter {
- public:
-  CpuMemoryMeter();
-  ~CpuMemoryMeter() override;
-  const char* device() const override { return "cpu"; }
-  std::string torch_device() const override { return "cpu"; }
-  std::int64_t bytes_now() const override;
-  std::int64_t peak_bytes() const override;
-  void reset_peak() override;
-  void set_limit(std::int64_t limit_bytes) override;
-  void clear_limit() override;
-
- private:
-  std::unique_ptr<fsdp::TensorByteLimit> limit_;
-};
-
-/// libtorch's CUDA caching allocator on one device: live bytes are its
-/// allocated bytes; the limit caps what it may reserve (allocated plus cached
-/// blocks, so fragmentation counts against the budget as it will in the job);
-/// cuBLAS workspaces count apart (preflight's cublas_workspace extra).
-/// Needs a CUDA build (fsdp/cuda_memory.h); the destructor lifts the limit and
-/// returns the cached blocks to the driver.
-class CudaMemoryMeter final : public MemoryMeter {
- public:
-  explicit CudaMemoryMeter(int device_index);
-  ~CudaMemoryMeter() override;
-  const char* device() const override { return "cuda"; }
-  std::string torch_device() const override;
-  std::int64_t bytes_now() const override;
-  std::int64_t peak_bytes() const override;
-  void reset_peak() override;
-  void set_limit(std::int64_t limit_bytes) override;
-  void clear_limit() override;
-  bool counts_workspaces_apart() const override { return true; }
-
- private:
-  int device_index_;
-};
 
 struct SyntheticStepRequest {
   std::int64_t micro_batch_size = 1;
@@ -107,7 +39,7 @@ class SyntheticTraining {
  public:
   /// Builds the model with synthetic weights and zeroed optimizer state for
   /// one rank of `world_size`; `limit_bytes` as in SyntheticStepRequest.
-  SyntheticTraining(const config::Config& config, int world_size, MemoryMeter& meter,
+  SyntheticTraining(const config::Config& config, int world_size, memory::MemoryMeter& meter,
                     std::int64_t limit_bytes = 0);
   ~SyntheticTraining();
   SyntheticTraining(const SyntheticTraining&) = delete;
@@ -126,7 +58,7 @@ class SyntheticTraining {
  private:
   struct Parts;
   const config::Config config_;
-  MemoryMeter& meter_;
+  memory::MemoryMeter& meter_;
   std::int64_t start_bytes_ = 0;
   std::int64_t state_bytes_ = 0;
   std::unique_ptr<Parts> parts_;
@@ -134,6 +66,7 @@ class SyntheticTraining {
 
 /// Builds, runs and destroys a SyntheticTraining (see the file comment).
 SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,
-                                       const SyntheticStepRequest& request, MemoryMeter& meter);
+                                       const SyntheticStepRequest& request,
+                                       memory::MemoryMeter& meter);
 
 }  // namespace nss::train

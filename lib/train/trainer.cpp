@@ -13,11 +13,10 @@
 #include "data/dataset_checks.h"
 #include "data/sequential_reader.h"
 #include "data/token_dataset.h"
-#include "fsdp/memory_counter.h"
+#include "memory/memory_meter.h"
 #include "model/initial_weights.h"
 #include "optim/lr_schedule.h"
 #include "train/compute_device.h"
-#include "train/device_memory.h"
 #include "train/metrics_log.h"
 #include "train/stop_signal.h"
 #include "train/training_checkpoints.h"
@@ -87,7 +86,7 @@ double validation_loss(ShardedLlama& model, const config::Config& config,
 
 // This rank's share of the model state by category, next to what the
 // device's meter measures: the 1/N of FSDP made visible.
-nlohmann::json memory_event(const ShardedState& state, const torch::Device& device) {
+nlohmann::json memory_event(const ShardedState& state, const memory::MemoryMeter& meter) {
   const ShardedState::Bytes bytes = state.bytes();
   return {{"event", "memory"},
           {"masters_bytes", bytes.masters},
@@ -96,7 +95,7 @@ nlohmann::json memory_event(const ShardedState& state, const torch::Device& devi
           {"frozen_bytes", bytes.frozen},
           {"model_state_bytes", bytes.model_state()},
           {"largest_gathered_unit_bytes", bytes.largest_gathered_unit},
-          {"measured_tensor_bytes", device_memory(device).bytes}};
+          {"measured_tensor_bytes", meter.bytes_now()}};
 }
 
 }  // namespace
@@ -104,7 +103,8 @@ nlohmann::json memory_event(const ShardedState& state, const torch::Device& devi
 ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerContext context) {
   const auto& t = config.training;
   torch::set_num_threads(context.threads);
-  fsdp::install_memory_counter();
+  // Before any tensor: the CPU meter counts the allocations made after it.
+  const auto meter = memory::make_memory_meter(context.device);
 
   const auto dataset = data::TokenDataset::open(config.data.path);
   data::check_dataset(*dataset,
@@ -119,7 +119,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerCo
   ShardedState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
-  const nlohmann::json memory = memory_event(state, context.device);
+  const nlohmann::json memory = memory_event(state, *meter);
   spdlog::info(
       "[train] model state on this rank: masters {}, gradients {} (during backward), "
       "AdamW moments {}, frozen base {}; largest gathered unit {}; tensors now {}",
@@ -158,7 +158,7 @@ ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerCo
 
   std::int64_t skipped_in_a_row = 0;
   const auto run_start = Clock::now();
-  reset_device_peak_memory(shard_options.device);
+  meter->reset_peak();
   for (std::int64_t step = first_step; step <= t.max_steps; ++step) {
     const auto step_start = Clock::now();
     const comm::CommStats comm_before = comm.stats();
@@ -200,7 +200,8 @@ ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerCo
     }
 
     if (step % config.logging.interval_steps == 0 || step == t.max_steps) {
-      const DeviceMemoryReading memory_now = device_memory(shard_options.device);
+      const std::int64_t mem_bytes = meter->bytes_now();
+      const std::int64_t peak_mem_bytes = meter->peak_bytes();
       double step_comm_bytes = comm.stats().since(comm_before).total_bytes();
       if (&unit_comm != &comm)
         step_comm_bytes += unit_comm.stats().since(unit_comm_before).total_bytes();
@@ -212,8 +213,8 @@ ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerCo
           "[train] step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | "
           "{:.3f} s/step | mem {} (peak {}) | ETA {}",
           step, t.max_steps, outcome.loss, outcome.lr, outcome.grad_norm, tokens_per_s,
-          step_seconds, format_bytes(static_cast<double>(memory_now.bytes)),
-          format_bytes(static_cast<double>(memory_now.peak_bytes)), format_duration(eta));
+          step_seconds, format_bytes(static_cast<double>(mem_bytes)),
+          format_bytes(static_cast<double>(peak_mem_bytes)), format_duration(eta));
       if (metrics) {
         metrics->append({{"step", step},
                          {"loss", outcome.loss},
@@ -221,8 +222,8 @@ ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerCo
                          {"grad_norm", outcome.grad_norm},
                          {"tokens_per_s", tokens_per_s},
                          {"step_time_s", step_seconds},
-                         {"mem_bytes", memory_now.bytes},
-                         {"peak_mem_bytes", memory_now.peak_bytes},
+                         {"mem_bytes", mem_bytes},
+                         {"peak_mem_bytes", peak_mem_bytes},
                          {"comm_bytes", step_comm_bytes},
                          {"skipped", outcome.skipped},
                          {"skipped_steps", progress.skipped_steps}});

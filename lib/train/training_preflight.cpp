@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/units.h"
+#include "memory/memory_meter.h"
 #include "model/param_spec.h"
 #include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
@@ -63,13 +64,6 @@ std::string out_of_memory_hint(const preflight::PreflightContext& context,
 // check warns (docs/preflight.md: within 0.2% at the benchmark's shapes).
 constexpr double kModelTolerance = 0.10;
 
-// The meter of the device training will use: the synthetic step runs there.
-std::unique_ptr<MemoryMeter> memory_meter(const torch::Device& device) {
-  if (device.is_cuda())
-    return std::make_unique<CudaMemoryMeter>(device.has_index() ? device.index() : 0);
-  return std::make_unique<CpuMemoryMeter>();
-}
-
 }  // namespace
 
 std::vector<std::int64_t> synthetic_micro_batches(const config::Config& config, int world_size) {
@@ -123,8 +117,8 @@ struct SyntheticFindings {
 // Builds rank 0's synthetic model capped at what the smallest size may hold;
 // nullptr with `error` set when it does not fit.
 std::unique_ptr<SyntheticTraining> build_synthetic(const preflight::PreflightContext& context,
-                                                   MemoryMeter& meter, std::int64_t smallest,
-                                                   std::string& error) {
+                                                   memory::MemoryMeter& meter,
+                                                   std::int64_t smallest, std::string& error) {
   const std::optional<std::int64_t> cap = tensor_allowance(context, smallest);
   if (cap && *cap <= 0) {
     error =
@@ -206,21 +200,20 @@ preflight::Check synthetic_step_check(const preflight::PreflightContext& context
   const double deviation = double(predicted) / double(*mine.tensor_peak_bytes) - 1;
   // The budget trusts the measurement; a model this far off misleads only
   // at the sizes it extrapolates to.
-  Check check =
-      std::abs(deviation) <= kModelTolerance
-          ? Check::pass(kSyntheticId, ExitCode::kResources, message)
-          : Check::warn(kSyntheticId, ExitCode::kResources,
-                        message + "; the memory model is " + signed_percent(deviation) +
-                            " off the measurement here, which decides the budget",
-                        "nothing to do for this run; please report the configuration "
-                        "(preflight.json) so the memory model can learn it");
+  Check check = std::abs(deviation) <= kModelTolerance
+                    ? Check::pass(kSyntheticId, ExitCode::kResources, message)
+                    : Check::warn(kSyntheticId, ExitCode::kResources,
+                                  message + "; the memory model is " + signed_percent(deviation) +
+                                      " off the measurement here, which decides the budget",
+                                  "nothing to do for this run; please report the configuration "
+                                  "(preflight.json) so the memory model can learn it");
   return check.with_numbers(double(predicted), double(*mine.tensor_peak_bytes), threshold, "bytes");
 }
 
 }  // namespace
 
 void run_synthetic_step_checks(const preflight::PreflightContext& context,
-                               preflight::PreflightReport& report, MemoryMeter& meter) {
+                               preflight::PreflightReport& report, memory::MemoryMeter& meter) {
   const auto& config = context.config;
   if (!report.usable("layout.batch")) {
     const std::string why = "the batch arithmetic is wrong (see layout.batch)";
@@ -263,7 +256,8 @@ preflight::PreflightPlan training_preflight_plan(const config::Config& config,
                            report.add(preflight::check_memory_model(context, report));
                          }});
   plan.stages.push_back({kSyntheticId, [compute_device](auto& report, const auto& context) {
-                           const auto meter = memory_meter(compute_device);
+                           // The synthetic step runs on the device training will use.
+                           const auto meter = memory::make_memory_meter(compute_device);
                            run_synthetic_step_checks(context, report, *meter);
                          }});
   plan.stages.push_back({"memory.budget", [](auto& report, const auto& context) {

@@ -15,9 +15,11 @@
 #include "preflight/preflight.h"
 #include "preflight/report.h"
 
-namespace nss::train {
-
+namespace nss::memory {
 class MemoryMeter;
+}
+
+namespace nss::train {
 
 /// The micro-batch sizes the synthetic step measures: the configured one and
 /// a second divisor of global_batch_size / world_size (the next smaller, else
@@ -37,7 +39,7 @@ preflight::Check check_parameter_count(const config::Config& config, std::int64_
 /// synthetic_micro_batches, capped at the budget (running out is a fail, exit
 /// 3), and records the measurements in report.memory. Needs memory.model first.
 void run_synthetic_step_checks(const preflight::PreflightContext& context,
-                               preflight::PreflightReport& report, MemoryMeter& meter);
+                               preflight::PreflightReport& report, memory::MemoryMeter& meter);
 
 /// The whole plan for `config`; `compute_device` is where training will run
 /// and the synthetic step measures.

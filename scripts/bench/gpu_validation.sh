@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU validation of issue 8, in one go on a machine with a CUDA GPU (one
+# The GPU validation (docs/gpu.md), in one go on a machine with a CUDA GPU (one
 # is enough): the CUDA unit and equivalence tests, the default tiny job
 # trained on the GPU (saved, resumed on the GPU and on the CPU), and the
 # Llama-3.2-1B bf16 throughput, MFU and preflight VRAM (predicted, measured,
@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 if [[ " $parts " == *" tests "* ]]; then
   log "unit and equivalence tests on CUDA"
   status=0
-  for test in cuda_memory_test device_memory_test host_mirror_test synthetic_step_test optim_test \
+  for test in cuda_memory_test memory_meter_test host_mirror_test synthetic_step_test optim_test \
     sharded_unit_test; do
     "$bin/$test" >"$out/$test.log" 2>&1 || status=1
     printf '%-28s %s\n' "$test" "$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$test.log" | tr '\n' ' ')"

@@ -16,7 +16,8 @@
 #include "config/load.h"
 #include "data/data_loader.h"
 #include "data/token_file_writer.h"
-#include "fsdp/memory_counter.h"
+#include "memory/memory_counter.h"
+#include "memory/memory_meter.h"
 #include "model/initial_weights.h"
 #include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
@@ -71,7 +72,7 @@ void expect_bitwise(const std::vector<torch::Tensor>& a, const std::vector<torch
 TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
   const config::Config config = tiny_config();
   const auto& t = config.training;
-  CpuMemoryMeter meter;
+  const auto meter = memory::make_memory_meter(torch::kCPU);
   comm::LocalCommunicator comm(2);
   ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, {},
                      config.data.seq_len);
@@ -100,7 +101,7 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
   SyntheticStepRequest request;
   request.micro_batch_size = 2;
   request.micro_steps = 2;
-  const SyntheticStepResult result = run_synthetic_step(config, 2, request, meter);
+  const SyntheticStepResult result = run_synthetic_step(config, 2, request, *meter);
   EXPECT_EQ(result.step_peak_bytes.size(), 2u);
   EXPECT_GT(result.peak_bytes, 0);
 
@@ -140,7 +141,7 @@ struct Shape {
 // on CPUs with AMX (seen on an H100 machine's host); at the benchmark's widths
 // the model is within 0.2% (docs/preflight.md).
 TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
-  CpuMemoryMeter meter;
+  const auto meter = memory::make_memory_meter(torch::kCPU);
   for (const Shape& s : {Shape{"plain", 1, 2, false, false, false, true, "fp32"},
                          Shape{"bf16 tied 2 ranks", 2, 1, true, false, false, true, "bf16"},
                          Shape{"lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32"},
@@ -162,7 +163,7 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     SyntheticStepRequest request;
     request.micro_batch_size = s.micro;
     request.micro_steps = 2;
-    const auto measured = run_synthetic_step(config, s.world, request, meter).peak_bytes;
+    const auto measured = run_synthetic_step(config, s.world, request, *meter).peak_bytes;
     const auto predicted =
         preflight::predict_step_memory(config, s.world, preflight::DeviceKind::kCpu, s.micro)
             .peak_bytes;
@@ -174,8 +175,8 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
 
 TEST(SyntheticStepTest, RunningOutOfTheLimitIsAResourceError) {
   const config::Config config = tiny_config();
-  CpuMemoryMeter meter;
-  SyntheticTraining training(config, 2, meter);
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  SyntheticTraining training(config, 2, *meter);
   SyntheticStepRequest request;
   request.micro_batch_size = 2;
   request.micro_steps = 2;
@@ -193,7 +194,8 @@ TEST(SyntheticStepTest, RunningOutOfTheLimitIsAResourceError) {
 // On a GPU the synthetic model lives on the device and the caching allocator
 // measures it: the peak holds the model state and is what the memory model
 // predicts (the cuBLAS workspaces count apart, as an extra); the limit
-// caps what the allocator may reserve; the meter hands the cached blocks back.
+// caps what the allocator may reserve; the synthetic model hands the cached
+// blocks back when it goes.
 TEST(SyntheticStepTest, OnCudaTheCachingAllocatorMeasuresTheStep) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
   config::Config config = tiny_config();
@@ -204,11 +206,11 @@ TEST(SyntheticStepTest, OnCudaTheCachingAllocatorMeasuresTheStep) {
   config.data.seq_len = 256;
   std::int64_t state_bytes = 0;
   {
-    CudaMemoryMeter meter(0);
-    const std::int64_t before = meter.bytes_now();
+    const auto meter = memory::make_memory_meter(torch::Device(torch::kCUDA, 0));
+    const std::int64_t before = meter->bytes_now();
     for (const char* dtype : {"fp32", "bf16"}) {
       config.training.dtype = dtype;
-      SyntheticTraining training(config, 2, meter);
+      SyntheticTraining training(config, 2, *meter);
       state_bytes = training.state_bytes();
       SyntheticStepRequest request;
       request.micro_batch_size = 2;
@@ -225,7 +227,7 @@ TEST(SyntheticStepTest, OnCudaTheCachingAllocatorMeasuresTheStep) {
       EXPECT_THROW(training.run(request), ResourceError) << dtype;
     }
     // The synthetic model is gone; libtorch keeps its cuBLAS workspaces.
-    EXPECT_LE(meter.bytes_now() - before, std::int64_t(preflight::kCublasWorkspaceBytes));
+    EXPECT_LE(meter->bytes_now() - before, std::int64_t(preflight::kCublasWorkspaceBytes));
   }
   // The limit is lifted: a tensor far larger than the state fits again.
   EXPECT_NO_THROW(torch::empty({64 * state_bytes}, torch::TensorOptions().device(torch::kCUDA)));
@@ -233,8 +235,8 @@ TEST(SyntheticStepTest, OnCudaTheCachingAllocatorMeasuresTheStep) {
 
 TEST(SyntheticStepTest, ParameterCountsAgreeOrTheCheckFails) {
   const config::Config config = tiny_config();
-  CpuMemoryMeter meter;
-  SyntheticTraining training(config, 2, meter);
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  SyntheticTraining training(config, 2, *meter);
   preflight::PreflightReport report("cpu");
   preflight::Check check =
       check_parameter_count(config, training.parameters(), training.trainable_parameters(), report);
@@ -273,8 +275,8 @@ TEST(SyntheticStepTest, StageMeasuresTwoSizesAndPassesWithinTheBudget) {
   config::Config config = tiny_config();
   const auto context = two_ranks(config, std::uint64_t{8} << 30);
   auto report = stage_report(context);
-  CpuMemoryMeter meter;
-  run_synthetic_step_checks(context, report, meter);
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  run_synthetic_step_checks(context, report, *meter);
   ASSERT_TRUE(report.find("model.parameters"));
   EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kPass);
   const preflight::Check* check = report.find("memory.synthetic_step");
@@ -300,8 +302,8 @@ TEST(SyntheticStepTest, StageRunningOutIsAFailThatNamesTheMicroBatchThatFits) {
   const std::uint64_t budget = (total(1) + total(2)) / 2;
   const auto context = two_ranks(config, static_cast<std::uint64_t>(2 * budget / 0.9), baseline);
   auto report = stage_report(context);
-  CpuMemoryMeter meter;
-  run_synthetic_step_checks(context, report, meter);
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  run_synthetic_step_checks(context, report, *meter);
   const preflight::Check* check = report.find("memory.synthetic_step");
   ASSERT_TRUE(check);
   EXPECT_EQ(check->status, preflight::CheckStatus::kFail) << check->message;
@@ -312,7 +314,7 @@ TEST(SyntheticStepTest, StageRunningOutIsAFailThatNamesTheMicroBatchThatFits) {
   ASSERT_EQ(report.memory.measurements.size(), 2u);
   EXPECT_TRUE(report.memory.measurements[0].tensor_peak_bytes);   // micro-batch 1 fit
   EXPECT_FALSE(report.memory.measurements[1].tensor_peak_bytes);  // 2 ran out
-  EXPECT_EQ(fsdp::tensor_bytes_now(), 0);  // everything it built is gone, the limit too
+  EXPECT_EQ(memory::tensor_bytes_now(), 0);  // everything it built is gone, the limit too
   EXPECT_NO_THROW(torch::zeros({1 << 20}));
 }
 
@@ -321,8 +323,8 @@ TEST(SyntheticStepTest, StageIsSkippedWhenTheBatchArithmeticIsWrong) {
   const auto context = two_ranks(config, std::uint64_t{8} << 30);
   preflight::PreflightReport report("cpu");
   report.add(preflight::Check::fail("layout.batch", ExitCode::kUsage, "bad", "fix"));
-  CpuMemoryMeter meter;
-  run_synthetic_step_checks(context, report, meter);
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  run_synthetic_step_checks(context, report, *meter);
   EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kSkipped);
   EXPECT_EQ(report.find("memory.synthetic_step")->status, preflight::CheckStatus::kSkipped);
   EXPECT_TRUE(report.memory.measurements.empty());

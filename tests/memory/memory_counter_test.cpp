@@ -1,9 +1,9 @@
+#include "memory/memory_counter.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "fsdp/memory_counter.h"
-
-namespace nss::fsdp {
+namespace nss::memory {
 namespace {
 
 TEST(MemoryCounter, CountsLiveAndPeakTensorBytes) {
@@ -30,4 +30,4 @@ TEST(MemoryCounter, CountsLiveAndPeakTensorBytes) {
 }
 
 }  // namespace
-}  // namespace nss::fsdp
+}  // namespace nss::memory

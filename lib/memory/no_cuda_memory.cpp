@@ -1,13 +1,13 @@
 // Stub for builds without a CUDA libtorch (Debian's libtorch is CPU-only): the
 // library links the same; asking for CUDA memory says how to get a GPU build.
 #include "core/error.h"
-#include "fsdp/cuda_memory.h"
+#include "memory/cuda_memory.h"
 
-namespace nss::fsdp {
+namespace nss::memory {
 namespace {
 
 [[noreturn]] void no_cuda_libtorch() {
-  throw UsageError("fsdp",
+  throw UsageError("memory",
                    "CUDA memory statistics need a CUDA-enabled libtorch; this build has a "
                    "CPU-only libtorch",
                    "rebuild against a CUDA libtorch (scripts/build_torch2.sh, or cmake "
@@ -41,4 +41,4 @@ void release_cached_cuda_memory(int) {
   no_cuda_libtorch();
 }
 
-}  // namespace nss::fsdp
+}  // namespace nss::memory

@@ -1,13 +1,13 @@
 // Measured memory of a CUDA device as libtorch's CUDA caching allocator counts
-// it: the GPU counterpart of memory_counter.h, for the preflight's measured peak
-// and metrics.jsonl on GPU (issue 8). Built against a CUDA libtorch
-// (cuda_memory.cpp); CPU-only builds get no_cuda_memory.cpp, whose
-// cuda_memory_stats() and reset_cuda_peak_memory() throw UsageError.
+// it: the GPU counterpart of memory_counter.h, for the preflight's measured
+// peak and metrics.jsonl on GPU. Built against a CUDA libtorch
+// (cuda_memory.cpp); CPU-only builds get no_cuda_memory.cpp, whose functions
+// throw UsageError.
 #pragma once
 
 #include <cstdint>
 
-namespace nss::fsdp {
+namespace nss::memory {
 
 /// Bytes of one device, as torch.cuda.memory_stats() reports them ("all" pools).
 struct CudaMemoryStats {
@@ -51,4 +51,4 @@ void limit_cuda_memory(int device, std::int64_t bytes);
 /// (torch.cuda.empty_cache()); same errors as cuda_memory_stats().
 void release_cached_cuda_memory(int device);
 
-}  // namespace nss::fsdp
+}  // namespace nss::memory

@@ -1,5 +1,5 @@
 // Reads c10::cuda::CUDACachingAllocator; compiled only against a CUDA libtorch.
-#include "fsdp/cuda_memory.h"
+#include "memory/cuda_memory.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -14,7 +14,7 @@
 
 #include "core/error.h"
 
-namespace nss::fsdp {
+namespace nss::memory {
 namespace {
 
 // StatType::AGGREGATE (every pool together) is element 0 in every libtorch
@@ -27,7 +27,7 @@ constexpr std::size_t kAggregate = 0;
 c10::DeviceIndex checked_device(int device) {
   const int visible = c10::cuda::device_count();
   if (device < 0 || device >= visible)
-    throw UsageError("fsdp",
+    throw UsageError("memory",
                      "CUDA device " + std::to_string(device) +
                          " is not visible: this process sees " + std::to_string(visible) +
                          " CUDA device(s)",
@@ -59,8 +59,8 @@ CudaDeviceMemory cuda_device_memory(int device) {
   std::size_t free_bytes = 0, total_bytes = 0;
   const cudaError_t rc = cudaMemGetInfo(&free_bytes, &total_bytes);
   if (rc != cudaSuccess)
-    throw InternalError("fsdp", std::string("cudaMemGetInfo failed on CUDA device ") +
-                                    std::to_string(device) + ": " + cudaGetErrorString(rc));
+    throw InternalError("memory", std::string("cudaMemGetInfo failed on CUDA device ") +
+                                      std::to_string(device) + ": " + cudaGetErrorString(rc));
   return {static_cast<std::int64_t>(free_bytes), static_cast<std::int64_t>(total_bytes)};
 }
 
@@ -84,4 +84,4 @@ void release_cached_cuda_memory(int device) {
   c10::cuda::CUDACachingAllocator::emptyCache();
 }
 
-}  // namespace nss::fsdp
+}  // namespace nss::memory

@@ -1,11 +1,11 @@
-#include "fsdp/cuda_memory.h"
+#include "memory/cuda_memory.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "core/error.h"
 
-namespace nss::fsdp {
+namespace nss::memory {
 namespace {
 
 // CMake's detection (NSS_HAVE_CUDA, given to this test only) and the .cpp the
@@ -91,4 +91,4 @@ TEST(CudaMemory, DeviceMemoryDropsByWhatTheAllocatorReserves) {
 }
 
 }  // namespace
-}  // namespace nss::fsdp
+}  // namespace nss::memory

@@ -1,13 +1,13 @@
-// Measured memory of the compute device: on CPU, a counting allocator
-// installed as libtorch's CPU allocator tracks the live and peak bytes of
-// every tensor; on GPU (issue 8) the CUDA caching allocator's statistics.
-// These are the `mem_bytes` / `peak_mem_bytes` of metrics.jsonl and the
-// preflight's measured peak.
+// Measured memory of the CPU: a counting allocator installed as libtorch's
+// CPU allocator tracks the live and peak bytes of every tensor, for
+// metrics.jsonl's mem_bytes / peak_mem_bytes and the preflight's measured
+// peak (the CUDA counterpart is cuda_memory.h). Also the process's resident
+// set size, the preflight's CPU baseline.
 #pragma once
 
 #include <cstdint>
 
-namespace nss::fsdp {
+namespace nss::memory {
 
 /// Installs the counting CPU allocator (idempotent; call before creating tensors
 /// whose memory should be counted).
@@ -37,4 +37,4 @@ class TensorByteLimit {
   TensorByteLimit& operator=(const TensorByteLimit&) = delete;
 };
 
-}  // namespace nss::fsdp
+}  // namespace nss::memory

@@ -1,4 +1,4 @@
-#include "fsdp/memory_counter.h"
+#include "memory/memory_counter.h"
 
 #include <atomic>
 #include <fstream>
@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 
-namespace nss::fsdp {
+namespace nss::memory {
 namespace {
 
 std::atomic<std::int64_t> g_now{0};
@@ -115,9 +115,9 @@ void reset_peak_tensor_bytes() {
 }
 
 TensorByteLimit::TensorByteLimit(std::int64_t limit_bytes) {
-  NSS_ASSERT(limit_bytes > 0, "fsdp", "a tensor byte limit must be positive");
+  NSS_ASSERT(limit_bytes > 0, "memory", "a tensor byte limit must be positive");
   std::int64_t none = 0;
-  NSS_ASSERT(g_limit.compare_exchange_strong(none, limit_bytes), "fsdp",
+  NSS_ASSERT(g_limit.compare_exchange_strong(none, limit_bytes), "memory",
              "a TensorByteLimit is already active");
 }
 
@@ -133,4 +133,4 @@ std::int64_t resident_bytes() {
   return 0;
 }
 
-}  // namespace nss::fsdp
+}  // namespace nss::memory
