@@ -8,6 +8,18 @@
 
 namespace nss::train {
 
+MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64_t seed,
+                                      std::int64_t step) {
+  auto tokens = torch::from_blob(const_cast<std::int64_t*>(batch.tokens.data()),
+                                 {batch.rows, batch.row_length()}, torch::kInt64);
+  MicroBatchTensors out;
+  // clone(): from_blob borrows the batch's vector, which dies with the batch.
+  out.inputs = tokens.narrow(1, 0, batch.seq_len).clone();
+  out.targets = tokens.narrow(1, 1, batch.seq_len).clone();
+  out.randomness = {seed, step, batch.sample_ids};
+  return out;
+}
+
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device) {
   if (device.is_cpu()) return batch;
   batch.inputs = batch.inputs.to(device);

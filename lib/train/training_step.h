@@ -9,6 +9,7 @@
 
 #include <torch/types.h>
 
+#include "data/token_batch.h"
 #include "optim/adamw.h"
 #include "train/sharded_llama.h"
 #include "train/sharded_state.h"
@@ -20,6 +21,10 @@ struct MicroBatchTensors {
   torch::Tensor inputs, targets;
   MicroBatchRandomness randomness;
 };
+
+/// A dataloader batch as tensors, its dropout keyed by (seed, step, sample).
+MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64_t seed,
+                                      std::int64_t step);
 
 /// The micro-batch with its token tensors moved to `device` (as is on CPU).
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device);

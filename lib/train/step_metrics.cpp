@@ -1,0 +1,113 @@
+#include "train/step_metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+
+namespace nss::train {
+namespace {
+
+std::string bytes(std::int64_t value) {
+  return format_bytes(static_cast<double>(value));
+}
+
+}  // namespace
+
+nlohmann::json to_json(const MemoryRecord& r) {
+  return {{"event", "memory"},
+          {"masters_bytes", r.state.masters},
+          {"gradients_bytes", r.state.gradients},
+          {"optimizer_bytes", r.state.moments},
+          {"frozen_bytes", r.state.frozen},
+          {"model_state_bytes", r.state.model_state()},
+          {"largest_gathered_unit_bytes", r.state.largest_gathered_unit},
+          {"measured_tensor_bytes", r.measured_tensor_bytes}};
+}
+
+std::string log_line(const MemoryRecord& r) {
+  return fmt::format(
+      "model state on this rank: masters {}, gradients {} (during backward), AdamW moments {}, "
+      "frozen base {}; largest gathered unit {}; tensors now {}",
+      bytes(r.state.masters), bytes(r.state.gradients), bytes(r.state.moments),
+      bytes(r.state.frozen), bytes(r.state.largest_gathered_unit), bytes(r.measured_tensor_bytes));
+}
+
+nlohmann::json to_json(const StepRecord& r) {
+  return {{"step", r.step},
+          {"loss", r.outcome.loss},
+          {"lr", r.outcome.lr},
+          {"grad_norm", r.outcome.grad_norm},
+          {"tokens_per_s", r.tokens_per_s},
+          {"step_time_s", r.step_time_s},
+          {"mem_bytes", r.mem_bytes},
+          {"peak_mem_bytes", r.peak_mem_bytes},
+          {"comm_bytes", r.comm_bytes},
+          {"skipped", r.outcome.skipped},
+          {"skipped_steps", r.skipped_steps}};
+}
+
+std::string log_line(const StepRecord& r) {
+  return fmt::format(
+      "step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | {:.3f} s/step | "
+      "mem {} (peak {}) | ETA {}",
+      r.step, r.max_steps, r.outcome.loss, r.outcome.lr, r.outcome.grad_norm, r.tokens_per_s,
+      r.step_time_s, bytes(r.mem_bytes), bytes(r.peak_mem_bytes), format_duration(r.eta_s));
+}
+
+std::string format_duration(double seconds) {
+  const auto total = static_cast<long long>(std::max(0.0, seconds));
+  char text[32];
+  if (total >= 3600)
+    std::snprintf(text, sizeof text, "%lldh%02lldm", total / 3600, total / 60 % 60);
+  else
+    std::snprintf(text, sizeof text, "%lldm%02llds", total / 60, total % 60);
+  return text;
+}
+
+StepMetrics::StepMetrics(comm::Communicator& comm, comm::Communicator& unit_comm,
+                         memory::MemoryMeter& meter, std::int64_t tokens_per_step,
+                         std::int64_t first_step, std::int64_t max_steps)
+    : comm_(comm),
+      unit_comm_(unit_comm),
+      meter_(meter),
+      tokens_per_step_(tokens_per_step),
+      first_step_(first_step),
+      max_steps_(max_steps),
+      run_start_(Clock::now()) {
+  meter_.reset_peak();
+}
+
+void StepMetrics::begin_step() {
+  step_start_ = Clock::now();
+  comm_before_ = comm_.stats();
+  unit_comm_before_ = unit_comm_.stats();
+}
+
+StepRecord StepMetrics::end_step(std::int64_t step, const StepOutcome& outcome,
+                                 std::int64_t skipped_steps) const {
+  StepRecord r;
+  r.step = step;
+  r.max_steps = max_steps_;
+  r.outcome = outcome;
+  r.step_time_s = std::chrono::duration<double>(Clock::now() - step_start_).count();
+  r.tokens_per_s = static_cast<double>(tokens_per_step_) / r.step_time_s;
+  r.mem_bytes = meter_.bytes_now();
+  r.peak_mem_bytes = meter_.peak_bytes();
+  r.comm_bytes = comm_.stats().since(comm_before_).total_bytes();
+  if (&unit_comm_ != &comm_)
+    r.comm_bytes += unit_comm_.stats().since(unit_comm_before_).total_bytes();
+  r.skipped_steps = skipped_steps;
+  r.eta_s = elapsed_s() / static_cast<double>(step - first_step_ + 1) *
+            static_cast<double>(max_steps_ - step);
+  return r;
+}
+
+double StepMetrics::elapsed_s() const {
+  return std::chrono::duration<double>(Clock::now() - run_start_).count();
+}
+
+}  // namespace nss::train

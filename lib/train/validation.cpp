@@ -1,0 +1,65 @@
+#include "train/validation.h"
+
+#include <algorithm>
+
+#include <torch/torch.h>
+
+#include "data/dataset_checks.h"
+#include "data/token_dataset.h"
+#include "train/training_step.h"
+
+namespace nss::train {
+namespace {
+
+std::shared_ptr<const data::TokenDataset> checked_eval_dataset(const config::Config& config) {
+  auto dataset = data::TokenDataset::open(config.eval.path);
+  data::check_dataset(*dataset,
+                      {config.data.seq_len, config.training.global_batch_size * config.eval.batches,
+                       config.model.vocab_size});
+  return dataset;
+}
+
+}  // namespace
+
+Validation::Validation(const config::Config& config, comm::Communicator& comm, torch::Device device)
+    : config_(config),
+      comm_(comm),
+      device_(device),
+      reader_(checked_eval_dataset(config), config.data.seq_len, config.training.global_batch_size,
+              config.eval.batches, comm.rank(), comm.size()) {}
+
+bool Validation::due(std::int64_t step) const {
+  const std::int64_t interval = config_.eval.interval_steps;
+  return interval > 0 && (step % interval == 0 || step == config_.training.max_steps);
+}
+
+double Validation::loss(ShardedLlama& model) {
+  const std::int64_t seq_len = config_.data.seq_len;
+  const std::int64_t micro = config_.training.micro_batch_size;
+  const double scale = 1.0 / static_cast<double>(config_.training.global_batch_size *
+                                                 config_.eval.batches * seq_len);
+  torch::NoGradGuard no_grad;
+  double total = 0;
+  for (std::int64_t k = 0; k < reader_.num_batches(); ++k) {
+    const data::TokenBatch batch = reader_.batch(k);
+    // Micro-batch sized pieces keep evaluation within the training footprint.
+    for (std::int64_t row = 0; row < batch.rows; row += micro) {
+      const std::int64_t rows = std::min(micro, batch.rows - row);
+      data::TokenBatch piece;
+      piece.rows = rows;
+      piece.seq_len = seq_len;
+      piece.tokens.assign(batch.tokens.begin() + row * batch.row_length(),
+                          batch.tokens.begin() + (row + rows) * batch.row_length());
+      piece.sample_ids.assign(batch.sample_ids.begin() + row,
+                              batch.sample_ids.begin() + row + rows);
+      const MicroBatchTensors t = on_device(micro_batch_tensors(piece, 0, 0), device_);
+      total += model.loss(t.inputs, t.targets, scale, nullptr).item<double>();
+    }
+  }
+  model.finish_collectives();
+  comm::CollectiveLabel label(comm_, "validation loss");
+  comm_.all_reduce(&total, 1, comm::ReduceOp::kSum);
+  return total;
+}
+
+}  // namespace nss::train
