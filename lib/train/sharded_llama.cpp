@@ -62,6 +62,10 @@ void ShardedLlama::initialize(const model::InitialWeights& weights) {
   }
 }
 
+void ShardedLlama::initialize(const fsdp::ParamFiller& filler) {
+  for (auto& unit : units_) unit->materialize(filler);
+}
+
 torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tensor& targets,
                                  double scale, const MicroBatchRandomness* randomness) {
   targets_ = targets;

@@ -37,6 +37,8 @@ class ShardedLlama {
   /// Fills every shard from initialisation or pretrained files (only the
   /// ranges this rank owns are produced or read).
   void initialize(const model::InitialWeights& weights);
+  /// Fills every shard from `filler` (the preflight's synthetic weights).
+  void initialize(const fsdp::ParamFiller& filler);
 
   /// Sum of the micro-batch's token losses times `scale`, connected through
   /// autograd to the unit masters. `randomness` nullptr: no dropout (eval).

@@ -122,10 +122,7 @@ struct SyntheticTraining::Parts {
         comm(world_size, device_copy(meter.torch_device())),
         model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
               shard_options(config.training, meter.torch_device()), config.data.seq_len),
-        state((initialize(model), model)) {}
-  static void initialize(ShardedLlama& model) {
-    for (auto& unit : model.units()) unit->materialize(fill_synthetic);
-  }
+        state((model.initialize(fsdp::ParamFiller(fill_synthetic)), model)) {}
 };
 
 SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,
@@ -140,14 +137,14 @@ SyntheticTraining::~SyntheticTraining() = default;
 
 std::int64_t SyntheticTraining::parameters() const {
   std::int64_t total = 0;
-  for (const auto& unit : parts_->model.units())
-    total += unit->layout().numel(true) + unit->layout().numel(false);
+  for (const auto& unit : parts_->state.layout().units())
+    total += unit.numel(true) + unit.numel(false);
   return total;
 }
 
 std::int64_t SyntheticTraining::trainable_parameters() const {
   std::int64_t total = 0;
-  for (const auto& unit : parts_->model.units()) total += unit->layout().numel(true);
+  for (const auto& unit : parts_->state.layout().units()) total += unit.numel(true);
   return total;
 }
 
