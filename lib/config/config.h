@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
+
 namespace nss::config {
 
 struct RunConfig {
@@ -26,7 +28,7 @@ struct RunConfig {
 };
 
 struct RopeScalingConfig {
-  std::string type = "none";
+  RopeScaling type = RopeScaling::kNone;
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
@@ -34,7 +36,7 @@ struct RopeScalingConfig {
 
   template <class V>
   void visit(V& v) {
-    v.field("type", type, "RoPE scaling: none, linear or llama3 (Hugging Face rope_type).");
+    v.field("type", type, "RoPE scaling (Hugging Face rope_type).");
     v.field("factor", factor, "Scaling factor (linear and llama3).");
     v.field("low_freq_factor", low_freq_factor, "llama3: low-frequency factor.");
     v.field("high_freq_factor", high_freq_factor, "llama3: high-frequency factor.");
@@ -141,13 +143,13 @@ struct TrainingConfig {
   double lr = 3e-4;
   double min_lr = 3e-5;
   std::int64_t warmup_steps = 10;
-  std::string lr_schedule = "cosine";
+  LrSchedule lr_schedule = LrSchedule::kCosine;
   double weight_decay = 0.1;
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
   double grad_clip = 1.0;
-  std::string dtype = "auto";
+  ComputeDtype dtype = ComputeDtype::kAuto;
   bool activation_checkpointing = true;
   bool weight_decay_embeddings = false;
   std::int64_t max_skipped_steps = 5;
@@ -164,7 +166,7 @@ struct TrainingConfig {
     v.field("lr", lr, "Peak learning rate.");
     v.field("min_lr", min_lr, "Learning rate at the end of the decay.");
     v.field("warmup_steps", warmup_steps, "Linear warmup steps from 0 to lr.");
-    v.field("lr_schedule", lr_schedule, "Decay after warmup: cosine, linear or constant.");
+    v.field("lr_schedule", lr_schedule, "Decay after warmup.");
     v.field("weight_decay", weight_decay,
             "AdamW decoupled weight decay (not applied to norms and embeddings).");
     v.field("beta1", beta1, "AdamW beta1.");
@@ -172,8 +174,8 @@ struct TrainingConfig {
     v.field("eps", eps, "AdamW epsilon.");
     v.field("grad_clip", grad_clip, "Global gradient-norm clip (0: off).");
     v.field("dtype", dtype,
-            "Gather/compute dtype: auto (fp32 on CPU, bf16 on GPU), fp32 or bf16; master "
-            "weights and gradient reduction stay fp32.");
+            "Gather/compute dtype; auto is fp32 on CPU and bf16 on GPU; master weights and "
+            "gradient reduction stay fp32.");
     v.field("activation_checkpointing", activation_checkpointing,
             "Recompute each unit in backward instead of keeping its activations.");
     v.field("weight_decay_embeddings", weight_decay_embeddings,
@@ -186,13 +188,13 @@ struct TrainingConfig {
 };
 
 struct ParallelConfig {
-  std::string backend = "auto";
+  Backend backend = Backend::kAuto;
   double collective_timeout_s = 600.0;
   bool share_devices = false;
 
   template <class V>
   void visit(V& v) {
-    v.field("backend", backend, "Collectives: auto (NCCL for CUDA tensors, else MPI), mpi, nccl.");
+    v.field("backend", backend, "Collectives; auto is NCCL for CUDA tensors, else MPI.");
     v.field("collective_timeout_s", collective_timeout_s,
             "A collective unfinished after this many seconds ends the job with exit 6 and "
             "names the rank that is behind.");
@@ -261,12 +263,12 @@ struct CheckpointConfig {
 
 struct LoggingConfig {
   std::int64_t interval_steps = 1;
-  std::string level = "info";
+  LogLevel level = LogLevel::kInfo;
 
   template <class V>
   void visit(V& v) {
     v.field("interval_steps", interval_steps, "Log and append to metrics.jsonl every N steps.");
-    v.field("level", level, "Log level: trace, debug, info, warn, error.");
+    v.field("level", level, "Log level.");
   }
 };
 

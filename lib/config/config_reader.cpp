@@ -1,12 +1,12 @@
 // YAML -> Config. Strict: unknown keys, wrong types and malformed overrides
 // are collected as problems and reported together.
-#include <yaml-cpp/yaml.h>
-
 #include <cerrno>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include <yaml-cpp/yaml.h>
 
 #include "config/key_catalog.h"
 #include "config/key_suggestion.h"
@@ -103,13 +103,15 @@ class YamlReader {
       std::string message = "unknown key";
       if (auto suggestion = suggest_key(path)) message += "; did you mean '" + *suggestion + "'?";
       problems_.add(path, origins_.where(path, entry.first), message,
-                    "valid keys in " + (prefix_.empty() ? std::string("the top level") : "'" + prefix_ + "'") +
+                    "valid keys in " +
+                        (prefix_.empty() ? std::string("the top level") : "'" + prefix_ + "'") +
                         ": " + valid_keys_of(prefix_));
     }
   }
 
  private:
   static std::string article(const std::string& type) {
+    if (type.rfind("one of", 0) == 0) return type;
     return (type[0] == 'a' || type[0] == 'i' ? "an " : "a ") + type;
   }
 
@@ -189,8 +191,7 @@ void apply_preset(const YAML::Node& root, Config& config, Problems& problems,
   }
   std::string message = "unknown preset '" + name + "'";
   if (!closest.empty() && best <= 3) message += "; did you mean '" + closest + "'?";
-  problems.add("model.preset", origins.where("model.preset", preset), message,
-               "presets: " + names);
+  problems.add("model.preset", origins.where("model.preset", preset), message, "presets: " + names);
 }
 
 Config read_tree(YAML::Node root, const std::string& origin,
@@ -199,9 +200,10 @@ Config read_tree(YAML::Node root, const std::string& origin,
   Origins origins(origin);
   if (root.IsNull() || !root.IsDefined()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap())
-    throw UsageError("config", origin + ": the top level must be a mapping of sections, got " +
-                                   describe_node(root),
-                     "start from configs/run.yaml");
+    throw UsageError(
+        "config",
+        origin + ": the top level must be a mapping of sections, got " + describe_node(root),
+        "start from configs/run.yaml");
   for (const auto& text : overrides) apply_override(root, text, problems, origins);
 
   Config config;
@@ -209,10 +211,11 @@ Config read_tree(YAML::Node root, const std::string& origin,
   YamlReader reader(root, problems, origins);
   config.visit(reader);
   reader.report_unknown_keys();
-  problems.throw_if_any();
-
+  // A key that did not read keeps its default, so the values can still be
+  // checked: every problem of the file is reported at once.
   resolve_derived(config);
-  validate(config);
+  check_values(config, problems);
+  problems.throw_if_any();
   return config;
 }
 

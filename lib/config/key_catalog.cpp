@@ -12,8 +12,8 @@ class CatalogBuilder {
 
   template <class T>
   void field(const char* name, T& value, const char* doc) {
-    out_.push_back({join(name), ValueCodec<T>::type_name(), ValueCodec<T>::text(value), doc,
-                    false});
+    out_.push_back(
+        {join(name), ValueCodec<T>::type_name(), ValueCodec<T>::text(value), doc, false});
   }
 
   template <class S>

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "config/derived.h"
 #include "config/load.h"
 #include "core/error.h"
 
@@ -26,17 +27,15 @@ void validate_layout(const Config& config, int world_size) {
   const std::int64_t step = micro * ranks;
   if (global % step == 0) return;
 
-  const std::string numbers = "training.global_batch_size=" + std::to_string(global) +
-                              " is not a multiple of micro_batch_size x world_size = " +
-                              std::to_string(micro) + " x " + std::to_string(ranks) + " = " +
-                              std::to_string(step);
+  const std::string numbers =
+      "training.global_batch_size=" + std::to_string(global) +
+      " is not a multiple of micro_batch_size x world_size = " + std::to_string(micro) + " x " +
+      std::to_string(ranks) + " = " + std::to_string(step);
   std::string hint;
-  if (global % ranks == 0) {
-    std::vector<std::int64_t> micros;
-    for (std::int64_t m = 1; m <= global / ranks; ++m)
-      if ((global / ranks) % m == 0) micros.push_back(m);
-    hint = "at " + std::to_string(ranks) + " ranks, micro_batch_size can be " + join(micros) +
-           "; or ";
+  const std::vector<std::int64_t> micros = micro_batch_choices(config, world_size);
+  if (!micros.empty()) {
+    hint =
+        "at " + std::to_string(ranks) + " ranks, micro_batch_size can be " + join(micros) + "; or ";
   } else {
     hint = std::to_string(global) + " sequences cannot be split evenly over " +
            std::to_string(ranks) + " ranks; ";
@@ -49,11 +48,6 @@ void validate_layout(const Config& config, int world_size) {
   hint += "keep micro_batch_size=" + std::to_string(micro) + " and set global_batch_size to " +
           (globals.size() == 2 ? join({globals[0]}) + " or " + join({globals[1]}) : join(globals));
   throw UsageError("config", numbers, hint);
-}
-
-std::int64_t accumulation_steps(const Config& config, int world_size) {
-  return config.training.global_batch_size /
-         (config.training.micro_batch_size * static_cast<std::int64_t>(world_size));
 }
 
 }  // namespace nss::config

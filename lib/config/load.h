@@ -32,11 +32,13 @@ void resolve_derived(Config& config);
 /// Checks every value range and relation; throws UsageError listing every problem.
 void validate(const Config& config);
 
+class Problems;
+/// Adds every value range and relation problem of `config` to `problems`
+/// (load_config reports them with the problems of reading, all at once).
+void check_values(const Config& config, Problems& problems);
+
 /// Checks what depends on the world size (batch arithmetic); throws UsageError
 /// naming the numbers and the nearest valid choices.
 void validate_layout(const Config& config, int world_size);
-
-/// Gradient-accumulation steps at this world size (validate_layout first).
-std::int64_t accumulation_steps(const Config& config, int world_size);
 
 }  // namespace nss::config

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/choices.h"
+
 namespace nss::config {
 namespace detail {
 
@@ -16,7 +18,10 @@ class JsonWriter {
  public:
   template <class T>
   void field(const char* name, T& value, const char*) {
-    out[name] = value;
+    if constexpr (is_choice_v<T>)
+      out[name] = choice_name(value);
+    else
+      out[name] = value;
   }
   template <class S>
   void section(const char* name, S& value, const char*) {

@@ -29,16 +29,6 @@ class Checker {
     require(value >= 0, path, "must be >= 0, got " + text(value));
   }
 
-  void one_of(const std::string& value, const std::string& path,
-              std::initializer_list<const char*> allowed) {
-    std::string list;
-    for (const char* option : allowed) {
-      if (value == option) return;
-      list += (list.empty() ? "" : ", ") + std::string(option);
-    }
-    problems_.add(path, "", "must be one of " + list + ", got '" + value + "'");
-  }
-
   void fraction(double value, const std::string& path) {
     require(value > 0 && value <= 1, path, "must be in (0, 1], got " + text(value));
   }
@@ -75,11 +65,10 @@ void check_model(const ModelConfig& m, Checker& c) {
   c.require(m.head_dim % 2 == 0, "model.head_dim",
             "must be even for rotary embeddings, got " + std::to_string(m.head_dim));
   const auto& rope = m.rope_scaling;
-  c.one_of(rope.type, "model.rope_scaling.type", {"none", "linear", "llama3"});
-  if (rope.type != "none")
+  if (rope.type != RopeScaling::kNone)
     c.require(rope.factor >= 1, "model.rope_scaling.factor",
               "must be >= 1 when scaling is on, got " + std::to_string(rope.factor));
-  if (rope.type == "llama3") {
+  if (rope.type == RopeScaling::kLlama3) {
     c.positive(rope.low_freq_factor, "model.rope_scaling.low_freq_factor");
     c.require(rope.high_freq_factor > rope.low_freq_factor, "model.rope_scaling.high_freq_factor",
               "must be greater than low_freq_factor");
@@ -94,28 +83,25 @@ void check_training(const TrainingConfig& t, Checker& c) {
   c.positive(t.max_steps, "training.max_steps");
   c.positive(t.lr, "training.lr");
   c.non_negative(t.min_lr, "training.min_lr");
-  if (t.lr > 0)
-    c.require(t.min_lr <= t.lr, "training.min_lr", "must not exceed training.lr");
+  if (t.lr > 0) c.require(t.min_lr <= t.lr, "training.min_lr", "must not exceed training.lr");
   c.non_negative(t.warmup_steps, "training.warmup_steps");
-  c.one_of(t.lr_schedule, "training.lr_schedule", {"cosine", "linear", "constant"});
   c.non_negative(t.weight_decay, "training.weight_decay");
   c.require(t.beta1 >= 0 && t.beta1 < 1, "training.beta1", "must be in [0, 1)");
   c.require(t.beta2 >= 0 && t.beta2 < 1, "training.beta2", "must be in [0, 1)");
   c.positive(t.eps, "training.eps");
   c.non_negative(t.grad_clip, "training.grad_clip");
-  c.one_of(t.dtype, "training.dtype", {"auto", "fp32", "bf16"});
   c.positive(t.max_skipped_steps, "training.max_skipped_steps");
   if (t.global_batch_size > 0 && t.micro_batch_size > 0)
     c.require(t.global_batch_size % t.micro_batch_size == 0, "training.micro_batch_size",
-              "must divide global_batch_size (" + std::to_string(t.global_batch_size) +
-                  "), got " + std::to_string(t.micro_batch_size));
+              "must divide global_batch_size (" + std::to_string(t.global_batch_size) + "), got " +
+                  std::to_string(t.micro_batch_size));
   const auto& lora = t.lora;
   c.positive(lora.rank, "training.lora.rank");
   c.positive(lora.alpha, "training.lora.alpha");
   c.require(lora.dropout >= 0 && lora.dropout < 1, "training.lora.dropout", "must be in [0, 1)");
   c.require(!lora.targets.empty(), "training.lora.targets", "must name at least one projection");
   std::set<std::string> seen;
-  static const std::set<std::string> kTargets = {"q_proj",    "k_proj", "v_proj", "o_proj",
+  static const std::set<std::string> kTargets = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
                                                  "gate_proj", "up_proj", "down_proj"};
   for (const auto& target : lora.targets) {
     c.require(kTargets.count(target) > 0, "training.lora.targets",
@@ -131,17 +117,23 @@ void check_training(const TrainingConfig& t, Checker& c) {
 void resolve_derived(Config& config) {
   auto& m = config.model;
   if (m.num_key_value_heads == 0) m.num_key_value_heads = m.num_attention_heads;
-  if (m.head_dim == 0 && m.num_attention_heads > 0) m.head_dim = m.hidden_size / m.num_attention_heads;
+  if (m.head_dim == 0 && m.num_attention_heads > 0)
+    m.head_dim = m.hidden_size / m.num_attention_heads;
   if (config.run.output_dir.empty()) config.run.output_dir = "runs/" + config.run.name;
   if (config.checkpoint.dir.empty()) config.checkpoint.dir = config.run.output_dir + "/checkpoints";
 }
 
 void validate(const Config& config) {
   Problems problems;
+  check_values(config, problems);
+  problems.throw_if_any();
+}
+
+void check_values(const Config& config, Problems& problems) {
   Checker c(problems);
   c.require(!config.run.name.empty(), "run.name", "must not be empty");
-  c.require(config.run.name.find('/') == std::string::npos, "run.name",
-            "must not contain '/'", "use run.output_dir to choose a location");
+  c.require(config.run.name.find('/') == std::string::npos, "run.name", "must not contain '/'",
+            "use run.output_dir to choose a location");
   c.non_negative(config.run.seed, "run.seed");
   check_model(config.model, c);
 
@@ -165,7 +157,6 @@ void validate(const Config& config) {
 
   check_training(config.training, c);
 
-  c.one_of(config.parallel.backend, "parallel.backend", {"auto", "mpi", "nccl"});
   c.positive(config.parallel.collective_timeout_s, "parallel.collective_timeout_s");
 
   const auto& p = config.preflight;
@@ -195,8 +186,6 @@ void validate(const Config& config) {
   c.require(!k.resume.empty(), "checkpoint.resume", "must be auto, never or a step directory");
 
   c.positive(config.logging.interval_steps, "logging.interval_steps");
-  c.one_of(config.logging.level, "logging.level", {"trace", "debug", "info", "warn", "error"});
-  problems.throw_if_any();
 }
 
 }  // namespace nss::config

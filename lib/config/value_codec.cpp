@@ -28,11 +28,16 @@ std::string describe_mark(const YAML::Mark& mark) {
 
 std::string describe_node(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
-    default: return "an undefined value";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "'" + node.Scalar() + "'";
+    default:
+      return "an undefined value";
   }
 }
 
@@ -51,7 +56,7 @@ std::optional<CodecError> ValueCodec<bool>::read(const YAML::Node& node, bool& o
 }
 
 std::optional<CodecError> ValueCodec<std::int64_t>::read(const YAML::Node& node,
-                                                          std::int64_t& out) {
+                                                         std::int64_t& out) {
   if (!node.IsScalar()) return expected("an integer", node);
   const std::string& text = node.Scalar();
   errno = 0;
@@ -84,7 +89,9 @@ std::optional<CodecError> ValueCodec<double>::read(const YAML::Node& node, doubl
   return std::nullopt;
 }
 
-void ValueCodec<double>::write(YAML::Emitter& out, double value) { out << text(value); }
+void ValueCodec<double>::write(YAML::Emitter& out, double value) {
+  out << text(value);
+}
 
 std::string ValueCodec<double>::text(double value) {
   // Shortest text that reads back to the same double.
@@ -98,8 +105,7 @@ std::string ValueCodec<double>::text(double value) {
   return text;
 }
 
-std::optional<CodecError> ValueCodec<std::string>::read(const YAML::Node& node,
-                                                         std::string& out) {
+std::optional<CodecError> ValueCodec<std::string>::read(const YAML::Node& node, std::string& out) {
   if (node.IsNull()) {
     out.clear();
     return std::nullopt;

@@ -3,12 +3,15 @@
 // a mapping; the error text names the expected type and what was found.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/choices.h"
 
 namespace nss::config {
 
@@ -17,7 +20,7 @@ struct CodecError {
   std::string message;
 };
 
-template <class T>
+template <class T, class = void>
 struct ValueCodec;
 
 template <>
@@ -67,5 +70,26 @@ std::string describe_mark(const YAML::Mark& mark);
 
 /// A scalar's text for error messages, or "a mapping"/"a list".
 std::string describe_node(const YAML::Node& node);
+
+/// A key whose value is one of a fixed set of names (choices.h), written as
+/// the name in double quotes like any string.
+template <class E>
+struct ValueCodec<E, std::enable_if_t<is_choice_v<E>>> {
+  static const char* type_name() {
+    static const std::string name = "one of " + choice_list<E>();
+    return name.c_str();
+  }
+  static std::optional<CodecError> read(const YAML::Node& node, E& out) {
+    const std::optional<E> value = node.IsScalar() ? choice_of<E>(node.Scalar()) : std::nullopt;
+    if (!value)
+      return CodecError{"must be one of " + choice_list<E>() + ", got " + describe_node(node)};
+    out = *value;
+    return std::nullopt;
+  }
+  static void write(YAML::Emitter& out, E value) {
+    out << YAML::DoubleQuoted << choice_name(value);
+  }
+  static std::string text(E value) { return "\"" + std::string(choice_name(value)) + "\""; }
+};
 
 }  // namespace nss::config

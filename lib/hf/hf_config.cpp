@@ -116,12 +116,14 @@ void read_rope_scaling(const ConfigJson& c, config::RopeScalingConfig& rope) {
   if (type.empty()) type = c.string(*scaling, "type", "");
   if (type.empty()) c.fail("rope_scaling", "has neither \"rope_type\" nor \"type\"");
   if (type == "default") return;
-  if (type != "linear" && type != "llama3")
+  // Hugging Face names the scalings as the configuration does; "default" is none.
+  const auto parsed = config::choice_of<config::RopeScaling>(type);
+  if (!parsed || *parsed == config::RopeScaling::kNone)
     c.fail("rope_scaling", "has type '" + type + "'; implemented: default, linear, llama3",
            "use a model whose RoPE scaling is linear or llama3 (or none)");
-  rope.type = type;
+  rope.type = *parsed;
   rope.factor = c.required_number(*scaling, "factor");
-  if (type == "llama3") {
+  if (rope.type == config::RopeScaling::kLlama3) {
     rope.low_freq_factor = c.required_number(*scaling, "low_freq_factor");
     rope.high_freq_factor = c.required_number(*scaling, "high_freq_factor");
     if (!c.get(*scaling, "original_max_position_embeddings"))
@@ -163,7 +165,8 @@ const std::vector<ShapeKey>& shape_keys() {
       {"max_position_embeddings", [](const M& m) { return to_text(m.max_position_embeddings); }},
       {"rms_norm_eps", [](const M& m) { return to_text(m.rms_norm_eps); }},
       {"rope_theta", [](const M& m) { return to_text(m.rope_theta); }},
-      {"rope_scaling.type", [](const M& m) { return m.rope_scaling.type; }},
+      {"rope_scaling.type",
+       [](const M& m) { return std::string(config::choice_name(m.rope_scaling.type)); }},
       {"rope_scaling.factor", [](const M& m) { return to_text(m.rope_scaling.factor); }},
       {"rope_scaling.low_freq_factor",
        [](const M& m) { return to_text(m.rope_scaling.low_freq_factor); }},
@@ -251,13 +254,13 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& torc
   out["rms_norm_eps"] = m.rms_norm_eps;
   out["rope_theta"] = m.rope_theta;
   const auto& rope = m.rope_scaling;
-  if (rope.type == "none") {
+  if (rope.type == config::RopeScaling::kNone) {
     out["rope_scaling"] = nullptr;
   } else {
     nlohmann::ordered_json scaling;
-    scaling["rope_type"] = rope.type;
+    scaling["rope_type"] = config::choice_name(rope.type);
     scaling["factor"] = rope.factor;
-    if (rope.type == "llama3") {
+    if (rope.type == config::RopeScaling::kLlama3) {
       scaling["low_freq_factor"] = rope.low_freq_factor;
       scaling["high_freq_factor"] = rope.high_freq_factor;
       scaling["original_max_position_embeddings"] = rope.original_max_position_embeddings;

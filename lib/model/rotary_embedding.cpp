@@ -41,10 +41,15 @@ torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model) {
   const torch::Tensor inv_freq =
       torch::pow(torch::scalar_tensor(model.rope_theta, torch::kFloat32), exponents).reciprocal();
   const auto& rope = model.rope_scaling;
-  if (rope.type == "linear") return inv_freq / rope.factor;
-  if (rope.type == "llama3") return llama3_scaled(inv_freq, rope);
-  NSS_ASSERT(rope.type == "none", "model", "unknown rope_scaling type '" + rope.type + "'");
-  return inv_freq;
+  switch (rope.type) {
+    case config::RopeScaling::kLinear:
+      return inv_freq / rope.factor;
+    case config::RopeScaling::kLlama3:
+      return llama3_scaled(inv_freq, rope);
+    case config::RopeScaling::kNone:
+      return inv_freq;
+  }
+  throw InternalError("model", "unknown rope_scaling type");
 }
 
 RotaryEmbedding::RotaryEmbedding(const config::ModelConfig& model, std::int64_t max_positions,

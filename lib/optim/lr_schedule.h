@@ -3,7 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+
+#include "config/choices.h"
 
 namespace nss::optim {
 
@@ -12,7 +13,7 @@ struct LrScheduleOptions {
   double min_lr = 0;
   std::int64_t warmup_steps = 0;
   std::int64_t max_steps = 1;
-  std::string kind = "cosine";  // cosine | linear | constant
+  config::LrSchedule kind = config::LrSchedule::kCosine;
 };
 
 class LrSchedule {

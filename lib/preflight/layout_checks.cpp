@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "config/derived.h"
 #include "config/load.h"
 
 namespace nss::preflight {
@@ -125,11 +126,6 @@ Check check_gpu_assignment(const PreflightContext& context) {
 
 }  // namespace
 
-std::string resolved_dtype(const std::string& dtype, DeviceKind device) {
-  if (dtype == "auto") return device == DeviceKind::kCuda ? "bf16" : "fp32";
-  return dtype;
-}
-
 Check check_batch_layout(const config::Config& config, int world_size) {
   const char* id = "layout.batch";
   try {
@@ -151,10 +147,14 @@ Check check_devices(const PreflightContext& context) {
 }
 
 Check check_dtype(const PreflightContext& context) {
-  const std::string dtype = resolved_dtype(context.config.training.dtype, context.device);
-  const std::string setting = "training.dtype " + context.config.training.dtype +
-                              (context.config.training.dtype == "auto" ? " (" + dtype + ")" : "");
-  if (dtype == "fp32")
+  const config::ComputeDtype configured = context.config.training.dtype;
+  const config::ComputeDtype dtype =
+      config::resolved_dtype(context.config.training, context.device);
+  const std::string setting = std::string("training.dtype ") + config::choice_name(configured) +
+                              (configured == config::ComputeDtype::kAuto
+                                   ? std::string(" (") + config::choice_name(dtype) + ")"
+                                   : std::string());
+  if (dtype == config::ComputeDtype::kFp32)
     return Check::pass(kDtype, ExitCode::kUsage, setting + " runs on every device");
 
   if (context.device == DeviceKind::kCpu) {

@@ -22,7 +22,4 @@ Check check_devices(const PreflightContext& context);
 /// instructions is a warning: correct but much slower than fp32).
 Check check_dtype(const PreflightContext& context);
 
-/// training.dtype with "auto" resolved for the device: "fp32" or "bf16".
-std::string resolved_dtype(const std::string& dtype, DeviceKind device);
-
 }  // namespace nss::preflight

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "config/derived.h"
 #include "core/units.h"
 #include "data/loader_memory.h"
 #include "fsdp/sharded_state_layout.h"
@@ -215,15 +216,6 @@ Check check_memory_model(const PreflightContext& context, PreflightReport& repor
           "bytes");
 }
 
-std::vector<std::int64_t> micro_batch_choices(const config::Config& config, int world_size) {
-  std::vector<std::int64_t> choices;
-  if (world_size < 1 || config.training.global_batch_size % world_size != 0) return choices;
-  const std::int64_t per_rank = config.training.global_batch_size / world_size;
-  for (std::int64_t m = 1; m <= per_rank; ++m)
-    if (per_rank % m == 0) choices.push_back(m);
-  return choices;
-}
-
 std::optional<BudgetDecision> decide_budget(const PreflightContext& context,
                                             const MemorySummary& memory) {
   const std::optional<std::uint64_t> budget = memory_budget(context);
@@ -234,7 +226,7 @@ std::optional<BudgetDecision> decide_budget(const PreflightContext& context,
   decision.budget = *budget;
   decision.configured = estimate(context, memory, line, config.training.micro_batch_size);
   decision.fits = fits(decision.configured, *budget);
-  for (const std::int64_t m : micro_batch_choices(config, context.world_size)) {
+  for (const std::int64_t m : config::micro_batch_choices(config, context.world_size)) {
     const MemoryEstimate e = estimate(context, memory, line, m);
     if (fits(e, *budget)) {
       decision.max_micro_batch_size = m;
@@ -255,9 +247,9 @@ std::string budget_remediation(const PreflightContext& context, const BudgetDeci
     return "even training.micro_batch_size=1 does not fit (" + estimate_text(decision.at_one) +
            "): " + more;
   const std::int64_t max_micro = *decision.max_micro_batch_size;
-  const std::int64_t per_rank = config.training.global_batch_size / context.world_size;
   return "set training.micro_batch_size=" + std::to_string(max_micro) + " (" +
-         estimate_text(decision.at_max) + "; " + std::to_string(per_rank / max_micro) +
+         estimate_text(decision.at_max) + "; " +
+         std::to_string(config::accumulation_steps(config, context.world_size, max_micro)) +
          " accumulation steps keep global_batch_size " +
          std::to_string(config.training.global_batch_size) + "), or " + more;
 }

@@ -55,9 +55,6 @@ std::uint64_t predicted_total_bytes(const PreflightContext& context, std::int64_
 /// phase, fixed overhead). Passes: the budget verdict is memory.budget's.
 Check check_memory_model(const PreflightContext& context, PreflightReport& report);
 
-/// The micro-batch sizes that divide global_batch_size / world_size, ascending.
-std::vector<std::int64_t> micro_batch_choices(const config::Config& config, int world_size);
-
 /// What the budget compares at one micro-batch size.
 struct MemoryEstimate {
   std::uint64_t predicted = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "config/derived.h"
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/unit_activations.h"
@@ -36,7 +37,8 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
   s.kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
   s.head_dim = m.head_dim > 0 ? m.head_dim : m.hidden_size / m.num_attention_heads;
   s.vocab = m.vocab_size;
-  s.compute_bytes = compute_dtype_bytes(config, device);
+  s.compute_bytes = static_cast<std::int64_t>(
+      dtype_size(config::element_type(config::resolved_dtype(config.training, device))));
   s.lora = lora.enabled;
   s.lora_targets = lora.targets;
   s.lora_rank = lora.rank;
@@ -60,8 +62,8 @@ class StepReplay {
 
   StepMemory run() {
     allocate_state();
-    const std::int64_t micro_steps = std::max<std::int64_t>(
-        1, config_.training.global_batch_size / (s_.batch * static_cast<std::int64_t>(world_)));
+    const std::int64_t micro_steps =
+        config::accumulation_steps(config_, static_cast<int>(world_), s_.batch);
     // Every later micro-batch is like the second: the gradients already exist.
     for (std::int64_t micro = 0; micro < std::min<std::int64_t>(micro_steps, 2); ++micro)
       micro_step();
@@ -270,11 +272,6 @@ class StepReplay {
 };
 
 }  // namespace
-
-std::int64_t compute_dtype_bytes(const config::Config& config, DeviceKind device) {
-  const std::string& dtype = config.training.dtype;
-  return dtype == "bf16" || (dtype == "auto" && device == DeviceKind::kCuda) ? 2 : 4;
-}
 
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
                                std::int64_t micro_batch_size) {

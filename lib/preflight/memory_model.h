@@ -20,10 +20,6 @@
 
 namespace nss::preflight {
 
-/// Bytes of one element in the gather/compute dtype (training.dtype; auto is
-/// fp32 on CPU and bf16 on GPU).
-std::int64_t compute_dtype_bytes(const config::Config& config, DeviceKind device);
-
 /// The tensor peak of one training step of one rank.
 struct StepMemory {
   std::uint64_t peak_bytes = 0;

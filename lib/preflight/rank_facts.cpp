@@ -105,10 +105,6 @@ DatasetAccess probe_from_json(const nlohmann::ordered_json& json) {
 
 }  // namespace
 
-const char* device_name(DeviceKind device) {
-  return device == DeviceKind::kCuda ? "cuda" : "cpu";
-}
-
 bool parse_cpu_native_bf16(const std::string& cpuinfo) {
   std::istringstream lines(cpuinfo);
   std::string line;

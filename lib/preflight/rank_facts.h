@@ -12,17 +12,15 @@
 
 #include "comm/communicator.h"
 #include "comm/mpi_runtime.h"
+#include "core/device_kind.h"
 #include "preflight/gpu_inventory.h"
 #include "preflight/host_memory.h"
 #include "preflight/path_probe.h"
 
 namespace nss::preflight {
 
-/// What the run computes on.
-enum class DeviceKind { kCpu, kCuda };
-
-/// "cpu" or "cuda".
-const char* device_name(DeviceKind device);
+using nss::device_name;
+using nss::DeviceKind;
 
 struct DatasetAccess {
   std::string role;  // "train" (data.path) or "eval" (eval.path)

@@ -4,19 +4,20 @@
 
 #include "comm/device_selection.h"
 #include "comm/mpi_check.h"
+#include "config/derived.h"
 #include "core/error.h"
 #include "preflight/gpu_inventory.h"
 
 namespace nss::train {
 
 ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_Comm world) {
-  const bool wanted = parallel.backend != "mpi";
+  const bool wanted = parallel.backend != config::Backend::kMpi;
   const int visible =
       wanted && torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   int any_gpu = visible > 0 ? 1 : 0;
   NSS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_gpu, 1, MPI_INT, MPI_MAX, world));
   if (!any_gpu) {
-    if (parallel.backend == "nccl")
+    if (parallel.backend == config::Backend::kNccl)
       throw UsageError("train",
                        "parallel.backend is nccl, but no rank sees a CUDA device through libtorch",
                        "run the GPU build (docs/gpu.md) on GPU nodes, check nvidia-smi and "
@@ -39,10 +40,10 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
 fsdp::ShardOptions shard_options(const config::TrainingConfig& training,
                                  const torch::Device& device) {
   fsdp::ShardOptions options;
-  if (training.dtype == "auto")
-    options.compute_dtype = device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
-  else
-    options.compute_dtype = training.dtype == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+  const config::ComputeDtype dtype =
+      config::resolved_dtype(training, device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu);
+  options.compute_dtype =
+      config::element_type(dtype) == DType::kBFloat16 ? torch::kBFloat16 : torch::kFloat32;
   options.device = device;
   options.activation_checkpointing = training.activation_checkpointing;
   options.prefetch = device.is_cuda();

@@ -56,7 +56,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     if (world->rank() == 0) std::fputs(config::to_yaml(config, true).c_str(), stdout);
     return ExitCode::kOk;
   }
-  log::set_level(config.logging.level);
+  log::set_level(config::choice_name(config.logging.level));
   // From here on a signal is a request to stop at the next step boundary.
   install_stop_signal_handlers();
   // A file-size limit (ulimit -f) must fail a checkpoint write (EFBIG, reported,

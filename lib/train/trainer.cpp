@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include "config/load.h"
+#include "config/derived.h"
 #include "data/data_loader.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"

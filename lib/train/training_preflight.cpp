@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "config/derived.h"
 #include "core/units.h"
 #include "memory/memory_meter.h"
 #include "model/param_spec.h"
@@ -43,10 +44,6 @@ std::optional<std::int64_t> tensor_allowance(const preflight::PreflightContext& 
   return static_cast<std::int64_t>(*budget) - static_cast<std::int64_t>(extras);
 }
 
-std::int64_t accumulation(const config::Config& config, int world_size, std::int64_t micro) {
-  return std::max<std::int64_t>(1, config.training.global_batch_size / (micro * world_size));
-}
-
 // The remediation of a synthetic step that ran out of memory: the largest
 // micro-batch the budget finds, from what was measured so far.
 std::string out_of_memory_hint(const preflight::PreflightContext& context,
@@ -69,7 +66,7 @@ constexpr double kModelTolerance = 0.10;
 std::vector<std::int64_t> synthetic_micro_batches(const config::Config& config, int world_size) {
   const std::int64_t micro = config.training.micro_batch_size;
   std::vector<std::int64_t> sizes{micro};
-  const auto choices = preflight::micro_batch_choices(config, world_size);
+  const auto choices = config::micro_batch_choices(config, world_size);
   std::optional<std::int64_t> smaller, larger;
   for (const std::int64_t m : choices) {
     if (m < micro) smaller = m;
@@ -151,7 +148,7 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
   }
   SyntheticStepRequest request;
   request.micro_batch_size = m;
-  request.micro_steps = accumulation(config, context.world_size, m);
+  request.micro_steps = config::accumulation_steps(config, context.world_size, m);
   request.steps = config.preflight.synthetic_steps;
   request.limit_bytes = cap.value_or(0);
   try {

@@ -129,7 +129,8 @@ TrainingState current_training_state(const config::Config& config, const Trainin
   TrainingState state;
   state.progress = progress;
   state.data = {config.run.seed, config.data.path, config.data.seq_len, t.global_batch_size};
-  state.scheduler = {t.lr_schedule, t.lr, t.min_lr, t.warmup_steps, t.max_steps};
+  state.scheduler = {config::choice_name(t.lr_schedule), t.lr, t.min_lr, t.warmup_steps,
+                     t.max_steps};
   state.model = config::section_json(config.model);
   state.lora = config::section_json(t.lora);
   state.lora_base = lora_base;

@@ -1,7 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <fstream>
 
+#include <gtest/gtest.h>
+
+#include "config/derived.h"
 #include "config/key_catalog.h"
 #include "config/key_suggestion.h"
 #include "config/load.h"
@@ -38,7 +39,7 @@ TEST(Config, DefaultsAreValidAndResolved) {
   EXPECT_EQ(config.run.output_dir, "runs/default");
   EXPECT_EQ(config.checkpoint.dir, "runs/default/checkpoints");
   EXPECT_EQ(config.model.head_dim, 16);
-  EXPECT_EQ(config.training.lr_schedule, "cosine");
+  EXPECT_EQ(config.training.lr_schedule, LrSchedule::kCosine);
 }
 
 TEST(Config, EveryKeyRoundTripsThroughYaml) {
@@ -68,11 +69,11 @@ logging: {interval_steps: 4, level: debug}
   const std::string once = to_yaml(config, true);
   const Config again = parse(once);
   EXPECT_EQ(to_yaml(again, true), once);
-  EXPECT_EQ(again.model.rope_scaling.type, "llama3");
+  EXPECT_EQ(again.model.rope_scaling.type, RopeScaling::kLlama3);
   EXPECT_DOUBLE_EQ(again.model.rope_theta, 50000.5);
   EXPECT_EQ(again.training.lora.targets, (std::vector<std::string>{"q_proj", "down_proj"}));
   EXPECT_TRUE(again.checkpoint.async);
-  EXPECT_EQ(again.logging.level, "debug");
+  EXPECT_EQ(again.logging.level, LogLevel::kDebug);
   // Every documented key appears in the written YAML.
   for (const auto& key : key_catalog()) {
     const auto dot = key.path.rfind('.');
@@ -86,7 +87,7 @@ TEST(Config, PresetThenExplicitKeysOverride) {
   EXPECT_EQ(config.model.hidden_size, 2048);
   EXPECT_EQ(config.model.num_hidden_layers, 2);
   EXPECT_TRUE(config.model.tie_word_embeddings);
-  EXPECT_EQ(config.model.rope_scaling.type, "llama3");
+  EXPECT_EQ(config.model.rope_scaling.type, RopeScaling::kLlama3);
   for (const auto& name : preset_names()) {
     ModelConfig model;
     ASSERT_TRUE(apply_model_preset(name, model));
@@ -117,8 +118,7 @@ TEST(Config, UnknownKeySuggestsAliasAndNamesOrigin) {
                      {"did you mean 'training.micro_batch_size'"});
   expect_usage_error([] { parse("trainng:\n  lr: 0.1\n"); }, {"did you mean 'training'"});
   expect_usage_error([] { parse("training:\n  seq_len: 64\n"); }, {"did you mean 'data.seq_len'"});
-  expect_usage_error([] { parse("model:\n  num_layers: 4\n"); },
-                     {"'model.num_hidden_layers'"});
+  expect_usage_error([] { parse("model:\n  num_layers: 4\n"); }, {"'model.num_hidden_layers'"});
 }
 
 TEST(Config, WrongTypesNameKeyAndExpectation) {
@@ -139,6 +139,20 @@ TEST(Config, ReportsEveryProblemAtOnce) {
       {"3 configuration problems", "training.lr: must be > 0", "training.max_steps: must be > 0",
        "logging.level: must be one of"});
   (void)text;
+}
+
+// A key that takes one of a fixed set of names refuses any other, listing
+// them (the learning-rate schedule's was refused by optim::LrSchedule before
+// it became an enum of the configuration).
+TEST(Config, ChoicesNameTheValidValues) {
+  expect_usage_error([] { parse("training: {lr_schedule: step}"); },
+                     {"training.lr_schedule: must be one of cosine, linear, constant, got 'step'"});
+  expect_usage_error([] { parse("training: {dtype: fp16}"); },
+                     {"training.dtype: must be one of auto, fp32, bf16, got 'fp16'"});
+  expect_usage_error([] { parse("parallel: {backend: [mpi]}"); },
+                     {"parallel.backend: must be one of auto, mpi, nccl, got a list"});
+  EXPECT_EQ(parse("model: {rope_scaling: {type: linear, factor: 2}}").model.rope_scaling.type,
+            RopeScaling::kLinear);
 }
 
 TEST(Config, OutOfRangeValues) {
@@ -167,8 +181,11 @@ TEST(Config, MalformedInput) {
                      {"'training.lr' is a value, not a section"});
   expect_usage_error([] { parse("", {"training.lr.x=1"}); },
                      {"training.lr: expected a number, got a mapping"});
-  expect_usage_error([] { load_config({"/nonexistent/run.yaml", {}}); },
-                     {"cannot read config file /nonexistent/run.yaml"});
+  expect_usage_error(
+      [] {
+        load_config({"/nonexistent/run.yaml", {}});
+      },
+      {"cannot read config file /nonexistent/run.yaml"});
 }
 
 TEST(Config, LoadsFromFile) {
@@ -203,28 +220,69 @@ TEST(KeySuggestion, EditDistanceAndThresholds) {
 
 TEST(KeyCatalog, CoversTheDesignContract) {
   // The keys DESIGN.md promises; docs/configuration.md documents them all.
-  const char* required[] = {
-      "run.name", "run.output_dir", "run.seed", "model.preset", "model.from_pretrained",
-      "model.hidden_size", "model.intermediate_size", "model.num_hidden_layers",
-      "model.num_attention_heads", "model.num_key_value_heads", "model.head_dim",
-      "model.vocab_size", "model.max_position_embeddings", "model.rms_norm_eps",
-      "model.rope_theta", "model.rope_scaling", "model.tie_word_embeddings", "data.path",
-      "data.seq_len", "data.num_workers", "data.prefetch_factor", "eval.path",
-      "eval.interval_steps", "eval.batches", "training.global_batch_size",
-      "training.micro_batch_size", "training.max_steps", "training.lr", "training.min_lr",
-      "training.warmup_steps", "training.lr_schedule", "training.weight_decay",
-      "training.beta1", "training.beta2", "training.eps", "training.grad_clip",
-      "training.dtype", "training.activation_checkpointing", "training.lora.enabled",
-      "training.lora.rank", "training.lora.alpha", "training.lora.dropout",
-      "training.lora.targets", "parallel.backend", "parallel.collective_timeout_s",
-      "preflight.enabled", "preflight.max_memory_fraction",
-      "preflight.host_memory_warn_fraction", "preflight.host_memory_fail_fraction",
-      "preflight.first_batch_timeout_s", "preflight.synthetic_steps",
-      "preflight.fail_on_warning", "preflight.verdict_timeout_s", "checkpoint.dir",
-      "checkpoint.interval_steps", "checkpoint.keep_last", "checkpoint.async",
-      "checkpoint.resume", "checkpoint.load_optimizer", "checkpoint.fail_on_error",
-      "checkpoint.hdf5_file_locking",
-      "logging.interval_steps", "logging.level"};
+  const char* required[] = {"run.name",
+                            "run.output_dir",
+                            "run.seed",
+                            "model.preset",
+                            "model.from_pretrained",
+                            "model.hidden_size",
+                            "model.intermediate_size",
+                            "model.num_hidden_layers",
+                            "model.num_attention_heads",
+                            "model.num_key_value_heads",
+                            "model.head_dim",
+                            "model.vocab_size",
+                            "model.max_position_embeddings",
+                            "model.rms_norm_eps",
+                            "model.rope_theta",
+                            "model.rope_scaling",
+                            "model.tie_word_embeddings",
+                            "data.path",
+                            "data.seq_len",
+                            "data.num_workers",
+                            "data.prefetch_factor",
+                            "eval.path",
+                            "eval.interval_steps",
+                            "eval.batches",
+                            "training.global_batch_size",
+                            "training.micro_batch_size",
+                            "training.max_steps",
+                            "training.lr",
+                            "training.min_lr",
+                            "training.warmup_steps",
+                            "training.lr_schedule",
+                            "training.weight_decay",
+                            "training.beta1",
+                            "training.beta2",
+                            "training.eps",
+                            "training.grad_clip",
+                            "training.dtype",
+                            "training.activation_checkpointing",
+                            "training.lora.enabled",
+                            "training.lora.rank",
+                            "training.lora.alpha",
+                            "training.lora.dropout",
+                            "training.lora.targets",
+                            "parallel.backend",
+                            "parallel.collective_timeout_s",
+                            "preflight.enabled",
+                            "preflight.max_memory_fraction",
+                            "preflight.host_memory_warn_fraction",
+                            "preflight.host_memory_fail_fraction",
+                            "preflight.first_batch_timeout_s",
+                            "preflight.synthetic_steps",
+                            "preflight.fail_on_warning",
+                            "preflight.verdict_timeout_s",
+                            "checkpoint.dir",
+                            "checkpoint.interval_steps",
+                            "checkpoint.keep_last",
+                            "checkpoint.async",
+                            "checkpoint.resume",
+                            "checkpoint.load_optimizer",
+                            "checkpoint.fail_on_error",
+                            "checkpoint.hdf5_file_locking",
+                            "logging.interval_steps",
+                            "logging.level"};
   const std::string docs =
       read_text_file(nss::testing::source_dir() + "/docs/configuration.md", "test");
   for (const char* path : required) {

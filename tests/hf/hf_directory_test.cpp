@@ -73,7 +73,7 @@ TEST(HfConfig, RoundTripThroughJson) {
     expect_same_shape(parse_hf_config(hf_config_json(m), name), m);
   }
   config::ModelConfig linear = preset("tiny");
-  linear.rope_scaling.type = "linear";
+  linear.rope_scaling.type = config::RopeScaling::kLinear;
   linear.rope_scaling.factor = 4;
   expect_same_shape(parse_hf_config(hf_config_json(linear), "linear"), linear);
 }
@@ -87,11 +87,11 @@ TEST(HfConfig, DefaultsAndLegacyKeys) {
   EXPECT_EQ(m.vocab_size, 32000);
   EXPECT_DOUBLE_EQ(m.rms_norm_eps, 1e-6);
   EXPECT_FALSE(m.tie_word_embeddings);
-  EXPECT_EQ(m.rope_scaling.type, "linear");
+  EXPECT_EQ(m.rope_scaling.type, config::RopeScaling::kLinear);
   EXPECT_DOUBLE_EQ(m.rope_scaling.factor, 2.0);
   const auto d =
       parse_hf_config(R"({"model_type": "llama", "rope_scaling": {"rope_type": "default"}})", "y");
-  EXPECT_EQ(d.rope_scaling.type, "none");
+  EXPECT_EQ(d.rope_scaling.type, config::RopeScaling::kNone);
 }
 
 TEST(HfConfig, Errors) {

@@ -47,7 +47,7 @@ std::vector<GoldenCase> golden_cases() {
   GoldenCase tied{"tied_mha_linear_rope", small(), {}};
   tied.model.tie_word_embeddings = true;
   tied.model.num_key_value_heads = 4;
-  tied.model.rope_scaling.type = "linear";
+  tied.model.rope_scaling.type = config::RopeScaling::kLinear;
   tied.model.rope_scaling.factor = 2;
   cases.push_back(tied);
   // head_dim 12 != hidden / heads; llama3 bands: wavelengths 6 and 29 kept, 135 smoothed,
@@ -55,7 +55,7 @@ std::vector<GoldenCase> golden_cases() {
   GoldenCase llama3{"mqa_llama3_rope", small(), {}};
   llama3.model.num_key_value_heads = 1;
   llama3.model.head_dim = 12;
-  llama3.model.rope_scaling = {"llama3", 8.0, 1.0, 4.0, 256};
+  llama3.model.rope_scaling = {config::RopeScaling::kLlama3, 8.0, 1.0, 4.0, 256};
   cases.push_back(llama3);
   GoldenCase lora{"tied_lora", small(), {}};
   lora.model.tie_word_embeddings = true;

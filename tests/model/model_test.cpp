@@ -76,9 +76,9 @@ std::vector<double> closed_form_frequencies(const config::ModelConfig& m) {
   const auto& r = m.rope_scaling;
   for (std::int64_t i = 0; i < m.head_dim / 2; ++i) {
     const double base = std::pow(m.rope_theta, -2.0 * i / m.head_dim);
-    if (r.type == "linear") {
+    if (r.type == config::RopeScaling::kLinear) {
       f.push_back(base / r.factor);
-    } else if (r.type == "llama3") {
+    } else if (r.type == config::RopeScaling::kLlama3) {
       const double wavelen = 2 * M_PI / base;
       const double old = static_cast<double>(r.original_max_position_embeddings);
       if (wavelen < old / r.high_freq_factor) {
@@ -103,7 +103,7 @@ void expect_rope_closed_form(const config::ModelConfig& m) {
   const auto f = closed_form_frequencies(m);
   const auto inv = rope_inverse_frequencies(m);
   for (std::int64_t i = 0; i < half; ++i)
-    EXPECT_NEAR(inv[i].item<double>() / f[i], 1.0, 1e-6) << m.rope_scaling.type << " i=" << i;
+    EXPECT_NEAR(inv[i].item<double>() / f[i], 1.0, 1e-6) << config::choice_name(m.rope_scaling.type) << " i=" << i;
   // apply() on the unit vector e_i at position s rotates the pair (i, i + half) by s * f_i.
   for (std::int64_t i = 0; i < half; ++i) {
     torch::Tensor x = torch::zeros({1, 1, positions, m.head_dim});
@@ -119,14 +119,14 @@ void expect_rope_closed_form(const config::ModelConfig& m) {
 TEST(Rope, NoScalingLinearAndLlama3MatchClosedForms) {
   auto m = preset("tiny");
   expect_rope_closed_form(m);
-  m.rope_scaling.type = "linear";
+  m.rope_scaling.type = config::RopeScaling::kLinear;
   m.rope_scaling.factor = 4;
   expect_rope_closed_form(m);
   auto llama = preset("llama-3.2-1b");  // llama3, factor 32: all three frequency bands occur
   const auto f = closed_form_frequencies(llama);
   expect_rope_closed_form(llama);
   config::ModelConfig no_scaling = llama;
-  no_scaling.rope_scaling.type = "none";
+  no_scaling.rope_scaling.type = config::RopeScaling::kNone;
   const auto unscaled = closed_form_frequencies(no_scaling);
   int high = 0, low = 0, medium = 0;
   for (std::size_t i = 0; i < f.size(); ++i) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/derived.h"
 #include "model/unit_layouts.h"
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
@@ -176,16 +177,18 @@ TEST_F(ChecksTest, IdleGpusWarn) {
 }
 
 TEST_F(ChecksTest, DtypeAutoIsFp32OnCpuAndBf16OnGpu) {
-  EXPECT_EQ(resolved_dtype("auto", DeviceKind::kCpu), "fp32");
-  EXPECT_EQ(resolved_dtype("auto", DeviceKind::kCuda), "bf16");
-  EXPECT_EQ(resolved_dtype("fp32", DeviceKind::kCuda), "fp32");
+  config::TrainingConfig training;  // dtype auto
+  EXPECT_EQ(config::resolved_dtype(training, DeviceKind::kCpu), config::ComputeDtype::kFp32);
+  EXPECT_EQ(config::resolved_dtype(training, DeviceKind::kCuda), config::ComputeDtype::kBf16);
+  training.dtype = config::ComputeDtype::kFp32;
+  EXPECT_EQ(config::resolved_dtype(training, DeviceKind::kCuda), config::ComputeDtype::kFp32);
   const Check check = check_dtype(context(cluster(1, 2)));
   EXPECT_EQ(check.status, CheckStatus::kPass);
   EXPECT_EQ(check.message, "training.dtype auto (fp32) runs on every device");
 }
 
 TEST_F(ChecksTest, Bf16OnCpuWarnsWithoutNativeInstructions) {
-  config.training.dtype = "bf16";
+  config.training.dtype = config::ComputeDtype::kBf16;
   auto ranks = cluster(2, 1);
   ranks[0].cpu_native_bf16 = true;
   Check check = check_dtype(context(ranks));

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/derived.h"
 #include "data/token_file_writer.h"
 #include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
@@ -87,8 +88,8 @@ TEST_F(MemoryChecksTest, ExtrasAreTheBaselineTheQueueAndTheCheckpointStaging) {
 }
 
 TEST_F(MemoryChecksTest, MicroBatchChoicesDivideThePerRankBatch) {
-  EXPECT_EQ(micro_batch_choices(config, 2), (std::vector<std::int64_t>{1, 2, 4, 8}));
-  EXPECT_EQ(micro_batch_choices(config, 3), std::vector<std::int64_t>{});
+  EXPECT_EQ(config::micro_batch_choices(config, 2), (std::vector<std::int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(config::micro_batch_choices(config, 3), std::vector<std::int64_t>{});
 }
 
 TEST_F(MemoryChecksTest, ModelComponentsSumToThePredictedPeak) {

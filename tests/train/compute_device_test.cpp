@@ -14,7 +14,7 @@ namespace {
 
 config::ParallelConfig parallel(const std::string& backend) {
   config::ParallelConfig p;
-  p.backend = backend;
+  p.backend = config::choice_of<config::Backend>(backend).value();
   return p;
 }
 

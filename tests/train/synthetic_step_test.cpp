@@ -159,7 +159,7 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     config.training.lora.enabled = s.lora;
     config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
     config.training.activation_checkpointing = s.recompute;
-    config.training.dtype = s.dtype;
+    config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
     SyntheticStepRequest request;
     request.micro_batch_size = s.micro;
     request.micro_steps = 2;
@@ -209,7 +209,7 @@ TEST(SyntheticStepTest, OnCudaTheCachingAllocatorMeasuresTheStep) {
     const auto meter = memory::make_memory_meter(torch::Device(torch::kCUDA, 0));
     const std::int64_t before = meter->bytes_now();
     for (const char* dtype : {"fp32", "bf16"}) {
-      config.training.dtype = dtype;
+      config.training.dtype = config::choice_of<config::ComputeDtype>(dtype).value();
       SyntheticTraining training(config, 2, *meter);
       state_bytes = training.state_bytes();
       SyntheticStepRequest request;

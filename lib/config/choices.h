@@ -1,0 +1,102 @@
+// Keys whose value is one of a fixed set of names: each is an enum with one
+// table of names, which the YAML reader and writer, the reference and every
+// message share (value_codec.h reads and writes any such enum).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace nss::config {
+
+/// Specialised per enum: `static constexpr std::array<std::pair<E, const char*>, N> names`.
+template <class E>
+struct ChoiceNames;
+
+template <class E, class = void>
+struct is_choice : std::false_type {};
+template <class E>
+struct is_choice<E, std::void_t<decltype(ChoiceNames<E>::names)>> : std::true_type {};
+template <class E>
+inline constexpr bool is_choice_v = is_choice<E>::value;
+
+/// The name of `value` as YAML spells it.
+template <class E>
+const char* choice_name(E value) {
+  for (const auto& [choice, name] : ChoiceNames<E>::names)
+    if (choice == value) return name;
+  return "?";
+}
+
+/// The value named `name`, or nullopt.
+template <class E>
+std::optional<E> choice_of(std::string_view name) {
+  for (const auto& [choice, choice_name] : ChoiceNames<E>::names)
+    if (name == choice_name) return choice;
+  return std::nullopt;
+}
+
+/// "auto, fp32, bf16".
+template <class E>
+std::string choice_list() {
+  std::string list;
+  for (const auto& [choice, name] : ChoiceNames<E>::names) {
+    (void)choice;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  return list;
+}
+
+/// training.dtype: the gather/compute dtype (masters and reductions stay fp32).
+enum class ComputeDtype { kAuto, kFp32, kBf16 };
+template <>
+struct ChoiceNames<ComputeDtype> {
+  static constexpr std::array<std::pair<ComputeDtype, const char*>, 3> names{
+      {{ComputeDtype::kAuto, "auto"},
+       {ComputeDtype::kFp32, "fp32"},
+       {ComputeDtype::kBf16, "bf16"}}};
+};
+
+/// training.lr_schedule: the decay after warmup.
+enum class LrSchedule { kCosine, kLinear, kConstant };
+template <>
+struct ChoiceNames<LrSchedule> {
+  static constexpr std::array<std::pair<LrSchedule, const char*>, 3> names{
+      {{LrSchedule::kCosine, "cosine"},
+       {LrSchedule::kLinear, "linear"},
+       {LrSchedule::kConstant, "constant"}}};
+};
+
+/// model.rope_scaling.type: Hugging Face's rope_type.
+enum class RopeScaling { kNone, kLinear, kLlama3 };
+template <>
+struct ChoiceNames<RopeScaling> {
+  static constexpr std::array<std::pair<RopeScaling, const char*>, 3> names{
+      {{RopeScaling::kNone, "none"},
+       {RopeScaling::kLinear, "linear"},
+       {RopeScaling::kLlama3, "llama3"}}};
+};
+
+/// parallel.backend: the collectives' library.
+enum class Backend { kAuto, kMpi, kNccl };
+template <>
+struct ChoiceNames<Backend> {
+  static constexpr std::array<std::pair<Backend, const char*>, 3> names{
+      {{Backend::kAuto, "auto"}, {Backend::kMpi, "mpi"}, {Backend::kNccl, "nccl"}}};
+};
+
+/// logging.level (spdlog's names).
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
+template <>
+struct ChoiceNames<LogLevel> {
+  static constexpr std::array<std::pair<LogLevel, const char*>, 5> names{
+      {{LogLevel::kTrace, "trace"},
+       {LogLevel::kDebug, "debug"},
+       {LogLevel::kInfo, "info"},
+       {LogLevel::kWarn, "warn"},
+       {LogLevel::kError, "error"}}};
+};
+
+}  // namespace nss::config

@@ -1,0 +1,34 @@
+// Facts derived from the configuration at a world size or for a device,
+// decided here once: the compute dtype `auto` resolves to, the
+// gradient-accumulation steps, the micro-batch sizes a world size allows.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/config.h"
+#include "core/device_kind.h"
+#include "core/dtype.h"
+
+namespace nss::config {
+
+/// training.dtype with auto resolved: kFp32 on CPU, kBf16 on CUDA (never kAuto).
+ComputeDtype resolved_dtype(const TrainingConfig& training, DeviceKind device);
+
+/// The element type of a resolved compute dtype: float32 or bfloat16.
+DType element_type(ComputeDtype resolved);
+
+/// Micro-batches each rank runs per optimizer step at `micro_batch_size`:
+/// global_batch_size / (micro_batch_size x world_size), at least 1 (the
+/// preflight also evaluates micro-batches larger than a rank's share).
+std::int64_t accumulation_steps(const Config& config, int world_size,
+                                std::int64_t micro_batch_size);
+
+/// The same at training.micro_batch_size.
+std::int64_t accumulation_steps(const Config& config, int world_size);
+
+/// The micro-batch sizes that divide global_batch_size / world_size,
+/// ascending; empty when world_size does not divide the global batch.
+std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_size);
+
+}  // namespace nss::config
