@@ -14,6 +14,7 @@
 #include "checkpoint/output_file.h"
 #include "checkpoint/verify.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/units.h"
 #include "hf/element_convert.h"
 
@@ -92,7 +93,7 @@ std::uint64_t write_hdf5(CheckpointReader& reader, const ConsolidateOptions& opt
   for (const auto& [name, record] : reader.index().tensors)
     tensors.push_back({name, record.shape,
                        hf::is_convertible_float(record.dtype) ? options.dtype : record.dtype});
-  const std::string tmp = OutputFile::temporary_path(options.output);
+  const std::string tmp = temporary_path_for(options.output);
   std::map<std::string, std::uint64_t> offsets;
   try {
     offsets = layout_hdf5_output(tmp, tensors, reader.index().step, reader.index().state,

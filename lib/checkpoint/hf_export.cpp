@@ -51,7 +51,7 @@ class WeightSink {
 class StagingDirectory {
  public:
   explicit StagingDirectory(std::string final_path)
-      : final_(std::move(final_path)), tmp_(final_ + ".tmp." + std::to_string(::getpid())) {
+      : final_(std::move(final_path)), tmp_(temporary_path_for(final_)) {
     std::error_code ec;
     fs::create_directory(tmp_, ec);
     if (ec)

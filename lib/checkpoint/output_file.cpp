@@ -16,12 +16,8 @@ const char* kOutputHint = "check free space and permissions where --output point
 
 }  // namespace
 
-std::string OutputFile::temporary_path(const std::string& final_path) {
-  return final_path + ".tmp." + std::to_string(::getpid());
-}
-
 OutputFile::OutputFile(std::string final_path, bool existing)
-    : final_path_(std::move(final_path)), tmp_path_(temporary_path(final_path_)) {
+    : final_path_(std::move(final_path)), tmp_path_(temporary_path_for(final_path_)) {
   fd_ = ::open(tmp_path_.c_str(),
                existing ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0)

@@ -18,9 +18,6 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  /// Path of the temporary file (for libraries that lay out the file first).
-  static std::string temporary_path(const std::string& final_path);
-
   /// Writes `bytes` bytes at byte `offset`; throws CheckpointError on failure.
   void write_at(std::uint64_t offset, const void* data, std::uint64_t bytes);
 

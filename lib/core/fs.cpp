@@ -82,9 +82,13 @@ void fsync_file(const std::string& path) {
   if (rc != 0) throw InternalError("fs", "cannot fsync " + path + ": " + errno_text(err));
 }
 
+std::string temporary_path_for(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+
 void write_file_atomic(const std::string& path, const std::string& content) {
   const std::filesystem::path target(path);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = temporary_path_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw InternalError("fs", "cannot create " + tmp + ": " + errno_text(errno));
   write_all(fd, content, tmp);

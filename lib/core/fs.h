@@ -7,6 +7,11 @@
 
 namespace nss {
 
+/// "<path>.tmp.<pid>": where a file or directory is built before a rename
+/// puts it at `path` (same directory, so the rename is atomic; the pid keeps
+/// two writers apart).
+std::string temporary_path_for(const std::string& path);
+
 /// Writes `content` to `path` atomically: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory.
 void write_file_atomic(const std::string& path, const std::string& content);

@@ -40,7 +40,7 @@ std::vector<unsigned char> narrow(const std::vector<std::int64_t>& tokens) {
 
 TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens)
     : path_(std::move(path)),
-      temporary_path_(path_ + ".tmp." + std::to_string(::getpid())),
+      temporary_path_(temporary_path_for(path_)),
       dtype_(dtype),
       num_tokens_(num_tokens) {
   if (!is_token_dtype(dtype))

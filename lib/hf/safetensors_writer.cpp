@@ -36,7 +36,7 @@ SafetensorsWriter::SafetensorsWriter(std::string path, std::vector<SafetensorsTe
   data_bytes_ = tensors_.empty() ? 0 : tensors_.back().end;
   for (std::size_t i = 0; i < tensors_.size(); ++i) progress_[tensors_[i].name].tensor = i;
 
-  tmp_path_ = path_ + ".tmp." + std::to_string(::getpid());
+  tmp_path_ = temporary_path_for(path_);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail_io("create", tmp_path_, errno);
   write_bytes(prefix.data(), prefix.size(), 0);
