@@ -60,12 +60,16 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
   comm::run_on_root(comm, 0, [&] { text = read_checked_index_text(step_dir); });
   comm::broadcast_text(comm, text, 0);
   if (options.accept_state) {
-    try {
-      comm::run_on_root(comm, 0, [&] {
-        options.accept_state(parse_index(text, step_dir + "/" + kIndexFile).state, step_dir);
-      });
-    } catch (const comm::AgreedError& refusal) {
-      throw IncompatibleCheckpoint(refusal);
+    std::string refusal;  // JSON [message, hint] from rank 0, empty when accepted
+    comm::run_on_root(comm, 0, [&] {
+      const auto verdict =
+          options.accept_state(parse_index(text, step_dir + "/" + kIndexFile).state, step_dir);
+      if (verdict) refusal = nlohmann::json{verdict->message, verdict->hint}.dump();
+    });
+    comm::broadcast_text(comm, refusal, 0);
+    if (!refusal.empty()) {
+      const auto parts = nlohmann::json::parse(refusal);
+      throw IncompatibleCheckpoint({parts[0].get<std::string>(), parts[1].get<std::string>()});
     }
   }
 

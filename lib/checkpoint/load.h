@@ -19,19 +19,28 @@
 
 namespace nss::checkpoint {
 
+/// Why a readable step does not suit this run, and what to do.
+struct Refusal {
+  std::string message, hint;
+};
+
 struct LoadOptions {
   bool load_optimizer = true;  // false: leave "optimizer.*" pieces untouched
   bool file_locking = true;    // checkpoint.hdf5_file_locking
-  /// Runs on rank 0 before any tensor is read: throws CheckpointError when
-  /// the step's saved training state does not suit this run.
-  std::function<void(const nlohmann::json& state, const std::string& step_dir)> accept_state;
+  /// Runs on rank 0 before any tensor is read. Throws CheckpointError when
+  /// the step's saved training state cannot be read (a damaged step, like
+  /// any other damage); returns a Refusal when it reads but does not suit
+  /// this run.
+  std::function<std::optional<Refusal>(const nlohmann::json& state, const std::string& step_dir)>
+      accept_state;
 };
 
-/// A step that LoadOptions::accept_state refused, thrown on every rank. A
-/// resume does not fall back past it: an older step of the same run would
-/// not suit either.
+/// A step that LoadOptions::accept_state refused, thrown on every rank (exit
+/// 5). A resume does not fall back past it: an older step of the same run
+/// would not suit either.
 struct IncompatibleCheckpoint : comm::AgreedError {
-  explicit IncompatibleCheckpoint(const comm::AgreedError& refusal) : AgreedError(refusal) {}
+  explicit IncompatibleCheckpoint(const Refusal& refusal)
+      : AgreedError(ExitCode::kCheckpoint, "checkpoint", refusal.message, refusal.hint) {}
 };
 
 struct LoadResult {

@@ -23,6 +23,16 @@ nlohmann::json checkpoint_event(const checkpoint::SaveResult& result) {
           {"blocking_seconds", result.blocking_seconds}};
 }
 
+// The step's training state; CheckpointError naming the step and the field
+// when it cannot be read (the resume treats the step as damaged).
+TrainingState read_training_state(const nlohmann::json& saved, const std::string& step_dir) {
+  try {
+    return saved.get<TrainingState>();
+  } catch (const CheckpointError& e) {
+    throw CheckpointError(e.component(), step_dir + "/metadata.json: " + e.message(), e.hint());
+  }
+}
+
 }  // namespace
 
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
@@ -53,10 +63,17 @@ TrainingCheckpoints::~TrainingCheckpoints() = default;
 std::optional<TrainingProgress> TrainingCheckpoints::resume() {
   const auto& k = config_.checkpoint;
   checkpoint::LoadOptions options{k.load_optimizer, k.hdf5_file_locking, {}};
-  options.accept_state = [this](const nlohmann::json& saved, const std::string& step_dir) {
+  options.accept_state = [this](const nlohmann::json& saved,
+                                const std::string& step_dir) -> std::optional<checkpoint::Refusal> {
+    const TrainingState state = read_training_state(saved, step_dir);
     const TrainingState now = current_training_state(config_, {}, comm_.size(), lora_base_);
-    for (const std::string& difference : check_resume(saved.get<TrainingState>(), now, step_dir))
-      spdlog::warn("[checkpoint] {}", difference);
+    try {
+      for (const std::string& difference : check_resume(state, now, step_dir))
+        spdlog::warn("[checkpoint] {}", difference);
+    } catch (const CheckpointError& e) {
+      return checkpoint::Refusal{e.message(), e.hint()};
+    }
+    return std::nullopt;
   };
   std::optional<checkpoint::LoadResult> loaded;
   {
@@ -73,7 +90,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
     return std::nullopt;
   }
   // accept_state read it on rank 0: it parses the same on every rank.
-  TrainingProgress progress = loaded->state.get<TrainingState>().progress;
+  TrainingProgress progress = read_training_state(loaded->state, loaded->step_dir).progress;
   if (!k.load_optimizer) progress.applied_updates = 0;
   spdlog::info(
       "[checkpoint] resumed from {} (step {}, saved by {} ranks, now {}): read {} in "

@@ -17,8 +17,7 @@ using nlohmann::json;
 
 // How a field's absence or type is reported: by its path in metadata.json.
 [[noreturn]] void bad_field(const std::string& path, const std::string& problem) {
-  throw CheckpointError("checkpoint",
-                        "the training state in metadata.json " + problem + ": " + path,
+  throw CheckpointError("checkpoint", "the training state " + problem + ": " + path,
                         "the step was not written by this nss_hpc or its metadata.json was "
                         "edited; point checkpoint.resume at another step, or start fresh with "
                         "checkpoint.resume: never");

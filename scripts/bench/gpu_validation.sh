@@ -73,6 +73,25 @@ if both:
     print("resumed steps %s: max relative loss difference gpu vs cpu %.2e" % (
         both, max(abs(gpu[s] / cpu[s] - 1) for s in both)))
 EOF
+  log "asynchronous saves on the GPU (the pinned host copies written in place): verify, resume on the CPU"
+  rm -rf "$run-async"
+  mpirun_1 "$bin/nss_hpc" configs/run.yaml --set run.output_dir="$run-async" \
+    --set checkpoint.async=true >"$out/tiny-async.log" 2>&1 && echo "async exit 0" || echo "async exit $?"
+  "$bin/nss_ckpt" verify "$run-async/checkpoints" | tail -4
+  mpirun_1 "$bin/nss_hpc" configs/run.yaml --set run.output_dir="$run-async" \
+    --set training.max_steps=250 --set parallel.backend=mpi \
+    >"$out/tiny-async-resume-cpu.log" 2>&1 && echo "cpu resume exit 0" || echo "cpu resume exit $?"
+  python3 - "$run-cpu" "$run-async" <<'EOF' || true
+import json, sys
+def losses(run):
+    rows = [json.loads(l) for l in open(run + "/metrics.jsonl")]
+    return {r["step"]: r["loss"] for r in rows if "loss" in r and "step" in r}
+sync, asynchronous = losses(sys.argv[1]), losses(sys.argv[2])
+both = [s for s in sync if s > 200 and s in asynchronous]
+if both:
+    print("from the sync and the async step 200, CPU steps %s: max relative loss difference %.2e" % (
+        both, max(abs(sync[s] / asynchronous[s] - 1) for s in both)))
+EOF
 fi
 
 if [[ " $parts " == *" 1b "* ]]; then

@@ -323,7 +323,8 @@ TEST(CheckpointIo, ResumeFallsBackPastATruncatedIndex) {
 }
 
 // A step whose training state the caller refuses ends the resume at once,
-// on every rank, before any buffer changes: older steps of the run are not tried.
+// on every rank, before any buffer changes: older steps of the run are not
+// tried. A state the caller cannot read is damage, passed like any other.
 TEST(CheckpointIo, ARefusedStateEndsTheResumeWithoutFallback) {
   Fixture f;
   for (std::int64_t step : {1, 2}) f.save(step);
@@ -331,9 +332,10 @@ TEST(CheckpointIo, ARefusedStateEndsTheResumeWithoutFallback) {
   testing::fill_rank_state(state, 7);
   LoadOptions options;
   std::vector<std::int64_t> asked;
-  options.accept_state = [&](const nlohmann::json& saved, const std::string& step_dir) {
+  options.accept_state = [&](const nlohmann::json& saved,
+                             const std::string& step_dir) -> std::optional<Refusal> {
     asked.push_back(saved.at("step").get<std::int64_t>());
-    throw CheckpointError("test", step_dir + " belongs to another configuration", "start fresh");
+    return Refusal{step_dir + " belongs to another configuration", "start fresh"};
   };
   try {
     resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
@@ -345,11 +347,24 @@ TEST(CheckpointIo, ARefusedStateEndsTheResumeWithoutFallback) {
   EXPECT_EQ(asked, std::vector<std::int64_t>{2});
   EXPECT_EQ(testing::count_mismatches(state, 7), 0u);
 
-  options.accept_state = [&](const nlohmann::json&, const std::string&) {};
-  const auto result =
-      resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
+  options.accept_state = [&](const nlohmann::json&, const std::string&) -> std::optional<Refusal> {
+    return std::nullopt;
+  };
+  auto result = resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
   ASSERT_TRUE(result);
   EXPECT_EQ(result->step, 2);
+
+  // A state that cannot be read is damage: the resume falls back past it.
+  options.accept_state = [&](const nlohmann::json& saved,
+                             const std::string&) -> std::optional<Refusal> {
+    if (saved.at("step") == 2) throw CheckpointError("test", "the state lacks a field");
+    return std::nullopt;
+  };
+  result = resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->step, 1);
+  ASSERT_EQ(result->rejected_steps.size(), 1u);
+  EXPECT_NE(result->rejected_steps[0].find("lacks a field"), std::string::npos);
 }
 
 TEST(CheckpointIo, ResumeModes) {

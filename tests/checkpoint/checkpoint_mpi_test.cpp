@@ -59,6 +59,16 @@ SaveRequest request(const std::string& dir, std::int64_t step) {
   return r;
 }
 
+// Every one of `steps` loads back with the values fill_rank_state wrote for it.
+void expect_steps_hold_their_values(comm::Communicator& comm, const std::string& dir,
+                                    std::initializer_list<std::int64_t> steps) {
+  for (const std::int64_t step : steps) {
+    RankState loaded = testing::make_rank_state(model(), comm.rank(), comm.size());
+    load_checkpoint(comm, step_dir_path(dir, step), model().tensors, loaded.buffers, LoadOptions{});
+    EXPECT_EQ(testing::count_mismatches(loaded, step), 0u) << step;
+  }
+}
+
 SaveResult save_at(comm::Communicator& comm, const std::string& dir, std::int64_t step) {
   RankState state = testing::make_rank_state(model(), comm.rank(), comm.size());
   testing::fill_rank_state(state, step);
@@ -217,12 +227,7 @@ TEST(CheckpointMpi, OverlappedSnapshotHoldsTheValuesAtSaveOnceFenced) {
   ASSERT_TRUE(outcome);
   EXPECT_TRUE(outcome->committed) << outcome->error;
   EXPECT_GE(outcome->result.blocking_seconds, 0.0);
-  for (std::int64_t step : {21, 22}) {
-    RankState loaded = testing::make_rank_state(model(), comm->rank(), comm->size());
-    load_checkpoint(*comm, step_dir_path(dir, step), model().tensors, loaded.buffers,
-                    LoadOptions{});
-    EXPECT_EQ(testing::count_mismatches(loaded, step), 0u) << step;
-  }
+  expect_steps_hold_their_values(*comm, dir, {21, 22});
   remove_shared(*comm, dir);
 }
 
@@ -248,12 +253,7 @@ TEST(CheckpointMpi, CallerSnapshotIsWrittenInPlace) {
     EXPECT_TRUE(outcome->committed) << outcome->error;
   }
   EXPECT_EQ(saver.staging_bytes(), 0u);
-  for (std::int64_t step : {31, 32}) {
-    RankState loaded = testing::make_rank_state(model(), comm->rank(), comm->size());
-    load_checkpoint(*comm, step_dir_path(dir, step), model().tensors, loaded.buffers,
-                    LoadOptions{});
-    EXPECT_EQ(testing::count_mismatches(loaded, step), 0u) << step;
-  }
+  expect_steps_hold_their_values(*comm, dir, {31, 32});
   remove_shared(*comm, dir);
 }
 
