@@ -237,7 +237,7 @@ class StepReplay {
       if (u == 0)
         embedding_backward(t_, s_, c);
       else if (u < last_)
-        grad_x = block_backward(t_, s_, c, grad_in);
+        grad_x = block_backward(t_, s_, c);
       else
         grad_x = head_backward(t_, s_, c, tied_);
       // The graph's output, then the gathered parameters, go before the reduction.

@@ -222,8 +222,7 @@ void block_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
              call.grad_mode ? Part::kUnitWorkingSet : Part::kBoundaryActivations);
 }
 
-std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
-                           const std::string& grad_out) {
+std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) {
   const Block block(s, call.input_requires_grad);
   const Bytes& b = block.b;
   t.transient(block.mlp_backward_peak(), Part::kUnitWorkingSet);
@@ -235,7 +234,6 @@ std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCal
   t.allocate(name(call, "pg.attention"), block.attention_weight_grads(),
              Part::kUnitGradientBuffers);
   t.free(name(call, "attention_graph"));
-  (void)grad_out;
   return block.x ? name(call, "gh") : std::string();
 }
 

@@ -46,11 +46,11 @@ struct UnitCall {
 void block_forward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call,
                    const std::string& output);
 
-/// Backward through a block_forward graph with `grad_out` (live, not freed);
-/// frees the graph; leaves the parameter gradients live under `prefix` +
-/// "pg." and returns the name of the input gradient ("" when not needed).
-std::string block_backward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call,
-                           const std::string& grad_out);
+/// Backward through a block_forward graph (the caller holds the incoming
+/// gradient); frees the graph; leaves the parameter gradients live under
+/// `prefix` + "pg." and returns the name of the input gradient ("" when not needed).
+std::string block_backward(MemoryTimeline& timeline, const UnitShapes& shapes,
+                           const UnitCall& call);
 
 /// Head forward (final norm, logits, log-softmax, loss); the loss is a scalar.
 void head_forward(MemoryTimeline& timeline, const UnitShapes& shapes, const UnitCall& call);
