@@ -1,6 +1,8 @@
 #include "hf/hf_config.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <functional>
 
 #include <nlohmann/json.hpp>
@@ -133,10 +135,14 @@ void read_rope_scaling(const ConfigJson& c, config::RopeScalingConfig& rope) {
   }
 }
 
-// Every shape key as text, for comparisons and messages.
+// Every shape key: its text for messages and whether two models agree on it.
+// Floating keys agree within a relative 1e-6, so a value that went through
+// float32 (9.999999747378752e-06 for 1e-5, common in converted checkpoints)
+// is the same model.
 struct ShapeKey {
   const char* path;
   std::function<std::string(const config::ModelConfig&)> text;
+  std::function<bool(const config::ModelConfig&, const config::ModelConfig&)> agree;
 };
 
 std::string to_text(std::int64_t value) {
@@ -145,36 +151,56 @@ std::string to_text(std::int64_t value) {
 std::string to_text(bool value) {
   return value ? "true" : "false";
 }
-// Shortest text that reads back as the same double: equal texts mean equal values.
+// Shortest text that reads back as the same double.
 std::string to_text(double value) {
   char buffer[32];
   const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
   return std::string(buffer, end);
 }
+std::string to_text(config::RopeScaling value) {
+  return config::choice_name(value);
+}
+
+constexpr double kRelativeTolerance = 1e-6;
+
+bool same(double a, double b) {
+  return std::fabs(a - b) <= kRelativeTolerance * std::max(std::fabs(a), std::fabs(b));
+}
+template <typename T>
+bool same(const T& a, const T& b) {
+  return a == b;
+}
+
+template <typename Get>
+ShapeKey key(const char* path, Get get) {
+  return {path, [get](const config::ModelConfig& m) { return to_text(get(m)); },
+          [get](const config::ModelConfig& a, const config::ModelConfig& b) {
+            return same(get(a), get(b));
+          }};
+}
 
 const std::vector<ShapeKey>& shape_keys() {
   using M = config::ModelConfig;
   static const std::vector<ShapeKey> keys = {
-      {"hidden_size", [](const M& m) { return to_text(m.hidden_size); }},
-      {"intermediate_size", [](const M& m) { return to_text(m.intermediate_size); }},
-      {"num_hidden_layers", [](const M& m) { return to_text(m.num_hidden_layers); }},
-      {"num_attention_heads", [](const M& m) { return to_text(m.num_attention_heads); }},
-      {"num_key_value_heads", [](const M& m) { return to_text(m.num_key_value_heads); }},
-      {"head_dim", [](const M& m) { return to_text(m.head_dim); }},
-      {"vocab_size", [](const M& m) { return to_text(m.vocab_size); }},
-      {"max_position_embeddings", [](const M& m) { return to_text(m.max_position_embeddings); }},
-      {"rms_norm_eps", [](const M& m) { return to_text(m.rms_norm_eps); }},
-      {"rope_theta", [](const M& m) { return to_text(m.rope_theta); }},
-      {"rope_scaling.type",
-       [](const M& m) { return std::string(config::choice_name(m.rope_scaling.type)); }},
-      {"rope_scaling.factor", [](const M& m) { return to_text(m.rope_scaling.factor); }},
-      {"rope_scaling.low_freq_factor",
-       [](const M& m) { return to_text(m.rope_scaling.low_freq_factor); }},
-      {"rope_scaling.high_freq_factor",
-       [](const M& m) { return to_text(m.rope_scaling.high_freq_factor); }},
-      {"rope_scaling.original_max_position_embeddings",
-       [](const M& m) { return to_text(m.rope_scaling.original_max_position_embeddings); }},
-      {"tie_word_embeddings", [](const M& m) { return to_text(m.tie_word_embeddings); }},
+      key("hidden_size", [](const M& m) { return m.hidden_size; }),
+      key("intermediate_size", [](const M& m) { return m.intermediate_size; }),
+      key("num_hidden_layers", [](const M& m) { return m.num_hidden_layers; }),
+      key("num_attention_heads", [](const M& m) { return m.num_attention_heads; }),
+      key("num_key_value_heads", [](const M& m) { return m.num_key_value_heads; }),
+      key("head_dim", [](const M& m) { return m.head_dim; }),
+      key("vocab_size", [](const M& m) { return m.vocab_size; }),
+      key("max_position_embeddings", [](const M& m) { return m.max_position_embeddings; }),
+      key("rms_norm_eps", [](const M& m) { return m.rms_norm_eps; }),
+      key("rope_theta", [](const M& m) { return m.rope_theta; }),
+      key("rope_scaling.type", [](const M& m) { return m.rope_scaling.type; }),
+      key("rope_scaling.factor", [](const M& m) { return m.rope_scaling.factor; }),
+      key("rope_scaling.low_freq_factor",
+          [](const M& m) { return m.rope_scaling.low_freq_factor; }),
+      key("rope_scaling.high_freq_factor",
+          [](const M& m) { return m.rope_scaling.high_freq_factor; }),
+      key("rope_scaling.original_max_position_embeddings",
+          [](const M& m) { return m.rope_scaling.original_max_position_embeddings; }),
+      key("tie_word_embeddings", [](const M& m) { return m.tie_word_embeddings; }),
   };
   return keys;
 }
@@ -278,7 +304,7 @@ std::vector<std::string> shape_differences(const config::ModelConfig& a,
                                            const config::ModelConfig& b) {
   std::vector<std::string> differences;
   for (const auto& key : shape_keys())
-    if (key.text(a) != key.text(b))
+    if (!key.agree(a, b))
       differences.push_back(std::string(key.path) + " " + key.text(a) + " vs " + key.text(b));
   return differences;
 }
@@ -293,11 +319,11 @@ config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configur
 
   config::Problems problems;
   for (const auto& key : shape_keys()) {
+    if (key.agree(configured, pretrained)) continue;
     const std::string value = key.text(configured);
     const std::string wanted = key.text(pretrained);
-    if (value == wanted) continue;
     const std::string full = std::string("model.") + key.path;
-    if (value != key.text(preset_shape))
+    if (!key.agree(configured, preset_shape))
       problems.add(full, "", "is " + value + " but " + path + " says " + wanted,
                    "remove the key: with model.from_pretrained, config.json defines the shape");
     else if (preset_chosen)

@@ -35,7 +35,8 @@ std::vector<std::string> shape_differences(const config::ModelConfig& a,
 /// The shape of `configured` with every shape key taken from
 /// configured.from_pretrained/config.json. Keys the YAML changed from its
 /// preset (and a preset other than "tiny") must agree with config.json;
-/// otherwise UsageError (exit 2) naming each conflict.
+/// otherwise UsageError (exit 2) naming each conflict. Floating keys agree
+/// within a relative 1e-6; the file's values are returned.
 config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured);
 
 }  // namespace nss::hf

@@ -45,9 +45,9 @@ InitialWeights::InitialWeights(const config::ModelConfig& model, const config::L
     throw DataError("model",
                     "the model shape differs from " + model.from_pretrained +
                         "/config.json (configured vs file: " + list + ")",
-                    "with model.from_pretrained, config.json defines the shape: resolve it with "
-                    "hf::resolve_pretrained_shape when loading the configuration, and do not "
-                    "change config.json while a run uses it");
+                    "with model.from_pretrained, config.json defines the shape: do not change "
+                    "config.json while a run uses it, and remove the model shape keys that "
+                    "differ from it");
   }
   for (const auto& spec : all_parameters(model, lora))
     if (spec.role != ParamRole::kLoraA && spec.role != ParamRole::kLoraB)

@@ -16,6 +16,7 @@
 #include "config/load.h"
 #include "core/fs.h"
 #include "core/heap_tuning.h"
+#include "hf/hf_config.h"
 #include "log/logger.h"
 #include "log/run_directory_lock.h"
 #include "memory/memory_counter.h"
@@ -29,7 +30,8 @@
 namespace nss::train {
 namespace {
 
-// Rank 0 reads and validates the file; the other ranks receive the resolved
+// Rank 0 reads and validates the file (with model.from_pretrained, the shape
+// comes from its config.json); the other ranks receive the resolved
 // text, so every rank runs with byte-identical settings even if the file
 // changes on disk mid-launch, and a bad file gives one message, not N. Batch
 // arithmetic is the preflight's first check (reported with all the others in
@@ -38,6 +40,11 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
   std::string resolved;
   comm::run_on_root(comm, 0, [&] {
     config::Config config = config::load_config({options.config_path, options.overrides});
+    // Before the preflight, so that every check sees the model the run trains.
+    if (!config.model.from_pretrained.empty()) {
+      config.model = hf::resolve_pretrained_shape(config.model);
+      config::validate(config);
+    }
     if (!config.preflight.enabled) config::validate_layout(config, comm.size());
     resolved = config::to_yaml(config, /*with_comments=*/false);
   });

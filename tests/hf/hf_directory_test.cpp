@@ -245,5 +245,29 @@ TEST(HfConfig, PretrainedShapeResolution) {
   EXPECT_THROW(resolve_pretrained_shape(other_preset), UsageError);
 }
 
+// A float32 round trip of a float key is the same model (relative 1e-6); the
+// file's value is the one trained; beyond the tolerance the key disagrees.
+TEST(HfConfig, FloatKeysAgreeWithinARelativeMillionth) {
+  const std::string dir = testing::scratch_dir("hf_resolve_float");
+  std::string text = kTinyLlamaConfig;
+  const std::string eps = "\"rms_norm_eps\": 1e-05";
+  text.replace(text.find(eps), eps.size(), "\"rms_norm_eps\": 9.999999747378752e-06");
+  write_file_atomic(dir + "/config.json", text);
+
+  config::ModelConfig agreeing = preset("tinyllama-1.1b");
+  agreeing.from_pretrained = dir;
+  agreeing.rope_theta = 10000.00001;
+  EXPECT_TRUE(shape_differences(agreeing, read_hf_config(dir + "/config.json")).empty());
+  const auto resolved = resolve_pretrained_shape(agreeing);
+  EXPECT_EQ(resolved.rms_norm_eps, 9.999999747378752e-06);
+  EXPECT_EQ(resolved.rope_theta, 10000.0);
+
+  config::ModelConfig beyond = agreeing;
+  beyond.rope_theta = 10000.1;
+  EXPECT_EQ(shape_differences(beyond, resolved),
+            std::vector<std::string>{"rope_theta 10000.1 vs 10000"});
+  EXPECT_THROW(resolve_pretrained_shape(beyond), UsageError);
+}
+
 }  // namespace
 }  // namespace nss::hf

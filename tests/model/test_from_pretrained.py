@@ -1,0 +1,108 @@
+"""model.from_pretrained end to end: a YAML with only the directory trains the
+shape its config.json defines (one that matches no preset), every place that
+shows the configuration shows that shape, a key or preset that disagrees is
+exit 2 naming each key, float keys agree within a relative 1e-6, and a
+directory that is not there is exit 4 on every rank."""
+import json
+import os
+import sys
+import unittest
+
+import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from nss_e2e import binary, mpirun, remove, scratch, write, write_token_dataset  # noqa: E402
+from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
+
+NSS = binary("nss_hpc")
+RANKS = 2
+# A float32 round trip of 1e-5, as converted checkpoints store it.
+FLOAT32_EPS = 9.999999747378752e-06
+
+
+class FromPretrainedTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = scratch("from_pretrained")
+        self.model = os.path.join(self.tmp, "model")
+        config = llama_config(hidden=48, intermediate=80, layers=2, heads=4, kv_heads=2,
+                              vocab=300, eps=FLOAT32_EPS)
+        write_model_dir(self.model, config, random_llama_weights(config, seed=1, scale=0.05))
+        self.data = write_token_dataset(os.path.join(self.tmp, "train.h5"))
+        self.run_dir = os.path.join(self.tmp, "run")
+        self.yaml = write(os.path.join(self.tmp, "run.yaml"),
+                          "model:\n  from_pretrained: %s\ndata:\n  path: %s\n  seq_len: 32\n"
+                          "training:\n  global_batch_size: 4\n  micro_batch_size: 2\n"
+                          "  max_steps: 3\n  warmup_steps: 1\ncheckpoint:\n  interval_steps: 3\n"
+                          "run:\n  output_dir: %s\n" % (self.model, self.data, self.run_dir))
+
+    def tearDown(self):
+        remove(self.tmp)
+
+    def nss(self, *sets, ranks=RANKS, extra=()):
+        args = [NSS, self.yaml] + [a for s in sets for a in ("--set", s)] + list(extra)
+        proc = mpirun(ranks, args, timeout=240)
+        return proc, proc.stdout + proc.stderr
+
+    def expect_shape(self, model):
+        self.assertEqual((model["hidden_size"], model["intermediate_size"],
+                          model["num_hidden_layers"], model["num_attention_heads"],
+                          model["num_key_value_heads"], model["head_dim"], model["vocab_size"],
+                          model["max_position_embeddings"]), (48, 80, 2, 4, 2, 12, 300, 256))
+        self.assertEqual(model["rms_norm_eps"], FLOAT32_EPS)
+
+    def test_only_from_pretrained_trains_the_shape_of_config_json(self):
+        proc, output = self.nss(ranks=1, extra=["--print-config"])
+        self.assertEqual(proc.returncode, 0, output)
+        self.expect_shape(yaml.safe_load(proc.stdout)["model"])
+
+        proc, output = self.nss()
+        self.assertEqual(proc.returncode, 0, output)
+        with open(os.path.join(self.run_dir, "config.resolved.yaml")) as f:
+            self.expect_shape(yaml.safe_load(f)["model"])
+        with open(os.path.join(self.run_dir, "checkpoints", "step_00000003",
+                               "metadata.json")) as f:
+            metadata = json.load(f)
+        self.expect_shape(yaml.safe_load(metadata["state"]["config"])["model"])
+        self.assertEqual(metadata["tensors"]["lm_head.weight"]["shape"], [300, 48])
+
+    def test_a_key_or_preset_that_disagrees_is_exit_2_naming_each_key(self):
+        proc, output = self.nss("model.hidden_size=96", "model.vocab_size=512")
+        self.assertEqual(proc.returncode, 2, output)
+        for key in ("model.hidden_size: is 96 but", "model.vocab_size: is 512 but"):
+            self.assertIn(key, output)
+        self.assertNotIn("resolve_pretrained", output)
+        proc, output = self.nss("model.preset=smollm2-135m")
+        self.assertEqual(proc.returncode, 2, output)
+        self.assertIn("'smollm2-135m' sets hidden_size = 576 but %s/config.json says 48"
+                      % self.model, output)
+        self.assertFalse(os.path.exists(os.path.join(self.run_dir, "checkpoints")))
+
+    def test_float_keys_agree_within_a_relative_1e_6(self):
+        # 1e-5 (the preset's value) against the file's float32 round trip, and a
+        # rope_theta 1e-10 away: the same model; the file's values are used.
+        smollm = llama_config(hidden=576, intermediate=1536, layers=30, heads=9, kv_heads=3,
+                              vocab=49152, tied=True, rope_theta=100000.0, eps=FLOAT32_EPS)
+        smollm["max_position_embeddings"] = 8192
+        write_model_dir(self.model, smollm, {})  # the shape needs config.json only
+        proc, output = self.nss("model.preset=smollm2-135m", "model.rope_theta=100000.00001",
+                                ranks=1, extra=["--print-config"])
+        self.assertEqual(proc.returncode, 0, output)
+        model = yaml.safe_load(proc.stdout)["model"]
+        self.assertEqual(model["rms_norm_eps"], FLOAT32_EPS)
+        self.assertEqual(model["rope_theta"], 100000.0)
+        proc, output = self.nss("model.preset=smollm2-135m", "model.rope_theta=100001",
+                                ranks=1, extra=["--print-config"])
+        self.assertEqual(proc.returncode, 2, output)
+        self.assertIn("model.rope_theta: is 100001 but", output)
+
+    def test_a_directory_that_is_not_there_is_exit_4_on_every_rank(self):
+        for where, message in (("org/name", "is not a local directory"),
+                               (os.path.join(self.tmp, "missing"), "does not exist")):
+            proc, output = self.nss("model.from_pretrained=" + where)
+            self.assertEqual(proc.returncode, 4, output)
+            self.assertIn(message, output)
+            self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+
+
+if __name__ == "__main__":
+    unittest.main()
