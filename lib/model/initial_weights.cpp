@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "hf/hf_config.h"
 #include "model/counter_rng.h"
+#include "model/pretrained_base.h"
 
 namespace nss::model {
 
@@ -37,29 +37,24 @@ InitialWeights::InitialWeights(const config::ModelConfig& model, const config::L
                                std::uint64_t seed)
     : model_(model), seed_(seed) {
   if (model.from_pretrained.empty()) return;
-  pretrained_ = hf::PretrainedDirectory::open(model.from_pretrained);
-  const auto differences = hf::shape_differences(model, pretrained_->config());
-  if (!differences.empty()) {
-    std::string list;
-    for (const auto& difference : differences) list += (list.empty() ? "" : ", ") + difference;
-    throw DataError("model",
-                    "the model shape differs from " + model.from_pretrained +
-                        "/config.json (configured vs file: " + list + ")",
-                    "with model.from_pretrained, config.json defines the shape: do not change "
-                    "config.json while a run uses it, and remove the model shape keys that "
-                    "differ from it");
-  }
-  for (const auto& spec : all_parameters(model, lora))
-    if (spec.role != ParamRole::kLoraA && spec.role != ParamRole::kLoraB)
-      pretrained_->require_tensor(spec.name, spec.shape);
+  pretrained_ = open_pretrained_base(model, lora);
 }
 
 void InitialWeights::fill(const ParamSpec& spec, std::int64_t offset, std::int64_t count,
                           float* out) const {
   const bool adapter = spec.role == ParamRole::kLoraA || spec.role == ParamRole::kLoraB;
-  if (pretrained_ && !adapter)
+  if (pretrained_ && !adapter) {
     pretrained_->read_float32(spec.name, offset, count, out);
-  else
+    // The preflight reads no values (that would read every byte twice): each
+    // rank checks the slices it loads.
+    const float* bad = std::find_if(out, out + count, [](float v) { return !std::isfinite(v); });
+    if (bad != out + count)
+      throw DataError("model",
+                      model_.from_pretrained + ": tensor '" + spec.name + "' holds " +
+                          std::to_string(*bad) + " at element " +
+                          std::to_string(offset + (bad - out)),
+                      "the pretrained weights are damaged: download or convert the model again");
+  } else
     init_parameter_slice(spec, model_, seed_, offset, count, out);
 }
 

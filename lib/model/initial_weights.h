@@ -28,9 +28,7 @@ class InitialWeights {
  public:
   /// Random initialisation from `seed`; when model.from_pretrained is set, the
   /// base weights come from that directory instead (LoRA adapters are always
-  /// initialised). Opening checks that config.json has `model`'s shape (see
-  /// hf::resolve_pretrained_shape) and that every base tensor is present with
-  /// its shape: DataError (exit 4) otherwise.
+  /// initialised), opened by open_pretrained_base (DataError, exit 4).
   InitialWeights(const config::ModelConfig& model, const config::LoraConfig& lora,
                  std::uint64_t seed);
 

@@ -12,6 +12,7 @@
 #include "model/param_spec.h"
 #include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
+#include "preflight/model_checks.h"
 #include "preflight/token_data_checks.h"
 #include "train/synthetic_step.h"
 
@@ -246,6 +247,9 @@ preflight::PreflightPlan training_preflight_plan(const config::Config& config,
                                                  const torch::Device& compute_device) {
   preflight::PreflightPlan plan;
   plan.validate_dataset = preflight::token_dataset_validator(config);
+  plan.stages.push_back({"model.pretrained", [](auto& report, const auto& context) {
+                           report.add(preflight::check_pretrained_model(context));
+                         }});
   plan.stages.push_back({"data.first_batch", [](auto& report, const auto& context) {
                            report.add(preflight::check_first_batch(context, report));
                          }});

@@ -1,8 +1,10 @@
 """model.from_pretrained end to end: a YAML with only the directory trains the
 shape its config.json defines (one that matches no preset), every place that
 shows the configuration shows that shape, a key or preset that disagrees is
-exit 2 naming each key, float keys agree within a relative 1e-6, and a
-directory that is not there is exit 4 on every rank."""
+exit 2 naming each key, float keys agree within a relative 1e-6, a
+directory that is not there is exit 4 on every rank, a structural problem of
+the weights is the preflight's `model.pretrained` no-go (exit 4) and a
+non-finite weight exit 4 at load, named."""
 import json
 import os
 import sys
@@ -102,6 +104,61 @@ class FromPretrainedTest(unittest.TestCase):
             self.assertEqual(proc.returncode, 4, output)
             self.assertIn(message, output)
             self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+
+    def broken_model(self, name, change_config=None, change_weights=None):
+        """A copy of the test model with config.json or the weights changed."""
+        config = llama_config(hidden=48, intermediate=80, layers=2, heads=4, kv_heads=2,
+                              vocab=300, eps=FLOAT32_EPS)
+        weights = random_llama_weights(config, seed=1, scale=0.05)
+        if change_config:
+            change_config(config)
+        if change_weights:
+            change_weights(weights)
+        path = os.path.join(self.tmp, name)
+        write_model_dir(path, config, weights)
+        return path
+
+    def expect_exit_4_before_training(self, model, message, check="model.pretrained"):
+        proc, output = self.nss("model.from_pretrained=" + model)
+        self.assertEqual(proc.returncode, 4, output)
+        self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+        self.assertIn(message, output)
+        if check:
+            self.assertIn("no-go: [%s]" % check, output)
+        self.assertNotIn("step 1/", output)
+        self.assertFalse(os.path.exists(os.path.join(self.run_dir, "checkpoints")))
+
+    def test_structural_problems_are_a_preflight_no_go_exit_4(self):
+        truncated = self.broken_model("truncated")
+        with open(os.path.join(truncated, "model.safetensors"), "r+b") as f:
+            f.truncate(os.path.getsize(f.name) - 100)
+        self.expect_exit_4_before_training(truncated, "model.safetensors: truncated")
+
+        def drop(weights):
+            del weights["model.layers.1.self_attn.k_proj.weight"]
+        self.expect_exit_4_before_training(self.broken_model("missing", change_weights=drop),
+                                           "model.layers.1.self_attn.k_proj.weight")
+
+        def reshape(weights):
+            weights["model.norm.weight"] = weights["model.norm.weight"][:40]
+        self.expect_exit_4_before_training(self.broken_model("shape", change_weights=reshape),
+                                           "model.norm.weight")
+
+        def mistral(config):
+            config["architectures"] = ["MistralForCausalLM"]
+        # Refused while the configuration is read, before the preflight.
+        self.expect_exit_4_before_training(self.broken_model("arch", change_config=mistral),
+                                           "MistralForCausalLM", check=None)
+
+    def test_a_non_finite_weight_is_exit_4_at_load_naming_the_tensor(self):
+        def poison(weights):
+            weights["model.layers.1.mlp.up_proj.weight"][3, 5] = float("nan")
+        model = self.broken_model("nan", change_weights=poison)
+        proc, output = self.nss("model.from_pretrained=" + model)
+        self.assertEqual(proc.returncode, 4, output)
+        self.assertIn("tensor 'model.layers.1.mlp.up_proj.weight' holds nan", output)
+        self.assertNotIn("step 1/", output)
+        self.assertFalse(os.path.exists(os.path.join(self.run_dir, "checkpoints", "latest")))
 
 
 if __name__ == "__main__":
