@@ -1,8 +1,10 @@
 #include "data/dataset_checks.h"
 
+#include <filesystem>
 #include <string>
 
 #include "core/error.h"
+#include "core/sha256.h"
 
 namespace nss::data {
 
@@ -28,7 +30,32 @@ void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements
       needs.shorten_hint);
 }
 
+ModelTokenizer model_tokenizer(const std::string& model_dir) {
+  if (model_dir.empty()) return {};
+  const std::string path = model_dir + "/tokenizer.json";
+  if (!std::filesystem::is_regular_file(path)) return {};
+  return {path, sha256_file_hex(path)};
+}
+
+void check_dataset_tokenizer(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  const ModelTokenizer& model = needs.model_tokenizer;
+  const TokenFileMetadata& made_with = dataset.metadata();
+  if (model.path.empty() || made_with.tokenizer_sha256 == model.sha256) return;
+  const std::string tokenizer =
+      made_with.tokenizer.empty() ? "an unnamed tokenizer" : "tokenizer " + made_with.tokenizer;
+  const std::string hash = made_with.tokenizer_sha256.empty()
+                               ? "no tokenizer_sha256 attribute"
+                               : "tokenizer_sha256 " + made_with.tokenizer_sha256;
+  throw DataError("data",
+                  "token dataset " + dataset.path() + " was made with " + tokenizer + " (" + hash +
+                      "), not with the model's " + model.path + " (sha256 " + model.sha256 + ")",
+                  "prepare the data with the model's tokenizer: scripts/prepare_data_hf.py "
+                  "--tokenizer " +
+                      model.path);
+}
+
 MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  check_dataset_tokenizer(dataset, needs);
   const MaxTokenId max_id = dataset.max_token_id();
   if (max_id.value < needs.model_vocab_size) return max_id;
   const std::string source = max_id.from_attribute

@@ -11,10 +11,21 @@
 namespace nss::data {
 
 /// What a job needs from its dataset.
+/// The tokenizer that ships with a model directory (its tokenizer.json).
+struct ModelTokenizer {
+  std::string path;    // DIR/tokenizer.json; empty: the model brings none
+  std::string sha256;  // of that file
+};
+
+/// The tokenizer.json beside the weights of `model_dir`, if there is one (an
+/// empty `model_dir` or a directory without it: none).
+ModelTokenizer model_tokenizer(const std::string& model_dir);
+
 struct DatasetRequirements {
-  std::int64_t seq_len = 0;           // tokens per sequence (windows hold seq_len + 1)
-  std::int64_t min_windows = 0;       // e.g. the global batch size
-  std::int64_t model_vocab_size = 0;  // every id must be below it
+  std::int64_t seq_len = 0;             // tokens per sequence (windows hold seq_len + 1)
+  std::int64_t min_windows = 0;         // e.g. the global batch size
+  std::int64_t model_vocab_size = 0;    // every id must be below it
+  ModelTokenizer model_tokenizer = {};  // the tokens must come from it, if the model has one
   // What min_windows pays for and how to need less, for the "too short" error.
   std::string purpose = "one global batch";
   std::string shorten_hint =
@@ -30,12 +41,17 @@ std::int64_t tokens_for_windows(std::int64_t windows, std::int64_t seq_len);
 /// Throws DataError when the dataset holds fewer than min_windows windows.
 void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements& needs);
 
-/// Throws DataError when max_token_id >= model_vocab_size (from the attribute,
-/// or from a sampled scan when the attribute is absent; the message says which).
-/// Returns what it compared.
+/// Throws DataError when the model brings a tokenizer and the dataset was not
+/// made with it (its tokenizer_sha256 attribute differs or is absent, as for
+/// byte-level data): its ids would pass the vocabulary check and train nonsense.
+void check_dataset_tokenizer(const TokenDataset& dataset, const DatasetRequirements& needs);
+
+/// Throws DataError when the tokenizer check fails or max_token_id >=
+/// model_vocab_size (from the attribute, or from a sampled scan when the
+/// attribute is absent; the message says which). Returns what it compared.
 MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs);
 
-/// Both checks above.
+/// The length and vocabulary checks.
 void check_dataset(const TokenDataset& dataset, const DatasetRequirements& needs);
 
 }  // namespace nss::data

@@ -192,6 +192,8 @@ std::shared_ptr<const TokenDataset> TokenDataset::open(const std::string& path) 
     };
     if (has_attribute(root, kTokenizerAttribute, path))
       metadata.tokenizer = read_string_attribute(root, kTokenizerAttribute, path);
+    if (has_attribute(root, kTokenizerSha256Attribute, path))
+      metadata.tokenizer_sha256 = read_string_attribute(root, kTokenizerSha256Attribute, path);
     read_optional(kVocabSizeAttribute, metadata.vocab_size);
     read_optional(kMaxTokenIdAttribute, metadata.max_token_id);
     read_optional(kDocumentsAttribute, metadata.documents);

@@ -17,6 +17,8 @@ inline constexpr const char* kTokensDataset = "tokens";
 
 /// Root-group attribute names.
 inline constexpr const char* kTokenizerAttribute = "tokenizer";
+// SHA-256 of the tokenizer.json the tokens were made with (Hugging Face tokenizers).
+inline constexpr const char* kTokenizerSha256Attribute = "tokenizer_sha256";
 inline constexpr const char* kVocabSizeAttribute = "vocab_size";
 inline constexpr const char* kMaxTokenIdAttribute = "max_token_id";
 inline constexpr const char* kDocumentsAttribute = "documents";
@@ -27,6 +29,7 @@ inline constexpr const char* kEosTokenIdAttribute = "eos_token_id";
 /// to train; an absent attribute is std::nullopt (or an empty tokenizer).
 struct TokenFileMetadata {
   std::string tokenizer;                     // "byte-level", "hf:<file>", ...
+  std::string tokenizer_sha256;              // of the tokenizer.json; empty if unknown
   std::optional<std::int64_t> vocab_size;    // the tokenizer's vocabulary
   std::optional<std::int64_t> max_token_id;  // largest id in /tokens
   std::optional<std::int64_t> documents;     // documents in /tokens

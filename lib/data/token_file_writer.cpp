@@ -130,6 +130,9 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
   metadata.max_token_id = max_token_id_;
   const hid_t root = file_.get();
   write_string_attribute(root, kTokenizerAttribute, metadata.tokenizer, temporary_path_);
+  if (!metadata.tokenizer_sha256.empty())
+    write_string_attribute(root, kTokenizerSha256Attribute, metadata.tokenizer_sha256,
+                           temporary_path_);
   const auto write_optional = [&](const char* name, const std::optional<std::int64_t>& value) {
     if (value) write_int_attribute(root, name, *value, temporary_path_);
   };

@@ -35,10 +35,10 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.seq_len) + ", " +
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
+  const bool step_directory = checkpoint::is_step_directory(options.model_path);
   const model::LlamaModel model =
-      checkpoint::is_step_directory(options.model_path)
-          ? load_checkpoint_model(options.model_path)
-          : model::load_pretrained_model(options.model_path, {}, torch::kFloat32);
+      step_directory ? load_checkpoint_model(options.model_path)
+                     : model::load_pretrained_model(options.model_path, {}, torch::kFloat32);
   const auto& shape = model.config();
   if (options.seq_len > shape.max_position_embeddings)
     throw UsageError("eval",
@@ -50,8 +50,11 @@ EvalResult run_evaluation(const EvalOptions& options) {
   const auto dataset = data::TokenDataset::open(options.data_path);
   const data::SequentialBatchReader reader(dataset, options.seq_len, options.batch_size,
                                            options.batches);
+  // A step directory's tokenizer is its pretrained base's.
   data::check_dataset_vocabulary(
-      *dataset, {options.seq_len, options.batches * options.batch_size, shape.vocab_size});
+      *dataset,
+      {options.seq_len, options.batches * options.batch_size, shape.vocab_size,
+       data::model_tokenizer(step_directory ? shape.from_pretrained : options.model_path)});
   spdlog::info("[eval] {} ({} layers, hidden {}) on {}: {} batches x {} windows of {} tokens",
                options.model_path, shape.num_hidden_layers, shape.hidden_size, options.data_path,
                options.batches, options.batch_size, options.seq_len + 1);

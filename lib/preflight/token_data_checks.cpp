@@ -32,10 +32,11 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
   const std::int64_t train_windows = config.training.global_batch_size;
   const std::int64_t eval_batches = config.eval.batches;
   const std::int64_t eval_windows = config.training.global_batch_size * eval_batches;
+  const data::ModelTokenizer tokenizer = data::model_tokenizer(config.model.from_pretrained);
   return [=](const DatasetRef& dataset, const PathProbe&) -> std::vector<Check> {
     const std::string format_id = check_id(dataset, "format");
     const std::string vocabulary_id = check_id(dataset, "vocabulary");
-    data::DatasetRequirements needs{seq_len, train_windows, vocab};
+    data::DatasetRequirements needs{seq_len, train_windows, vocab, tokenizer};
     if (dataset.role != "train") {
       needs.min_windows = eval_windows;
       needs.purpose =
@@ -69,7 +70,8 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
               (max_id.from_attribute
                    ? " (max_token_id attribute)"
                    : " (sampled scan of " + std::to_string(max_id.scanned_tokens) + " tokens)") +
-              " < model.vocab_size " + std::to_string(vocab)));
+              " < model.vocab_size " + std::to_string(vocab) +
+              (tokenizer.path.empty() ? "" : "; made with the model's " + tokenizer.path)));
     } catch (const DataError& e) {
       checks.push_back(Check::fail(vocabulary_id, ExitCode::kData, e.message(), e.hint()));
     }

@@ -31,7 +31,8 @@ namespace {
 std::shared_ptr<const data::TokenDataset> checked_train_dataset(const config::Config& config) {
   auto dataset = data::TokenDataset::open(config.data.path);
   data::check_dataset(
-      *dataset, {config.data.seq_len, config.training.global_batch_size, config.model.vocab_size});
+      *dataset, {config.data.seq_len, config.training.global_batch_size, config.model.vocab_size,
+                 data::model_tokenizer(config.model.from_pretrained)});
   return dataset;
 }
 

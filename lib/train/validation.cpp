@@ -13,9 +13,9 @@ namespace {
 
 std::shared_ptr<const data::TokenDataset> checked_eval_dataset(const config::Config& config) {
   auto dataset = data::TokenDataset::open(config.eval.path);
-  data::check_dataset(*dataset,
-                      {config.data.seq_len, config.training.global_batch_size * config.eval.batches,
-                       config.model.vocab_size});
+  data::check_dataset(
+      *dataset, {config.data.seq_len, config.training.global_batch_size * config.eval.batches,
+                 config.model.vocab_size, data::model_tokenizer(config.model.from_pretrained)});
   return dataset;
 }
 

@@ -4,12 +4,15 @@ shows the configuration shows that shape, a key or preset that disagrees is
 exit 2 naming each key, float keys agree within a relative 1e-6, a
 directory that is not there is exit 4 on every rank, a structural problem of
 the weights is the preflight's `model.pretrained` no-go (exit 4) and a
-non-finite weight exit 4 at load, named."""
+non-finite weight exit 4 at load, named, and a dataset made with another
+tokenizer than the one beside the weights is exit 4."""
+import hashlib
 import json
 import os
 import sys
 import unittest
 
+import h5py
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
@@ -159,6 +162,34 @@ class FromPretrainedTest(unittest.TestCase):
         self.assertIn("tensor 'model.layers.1.mlp.up_proj.weight' holds nan", output)
         self.assertNotIn("step 1/", output)
         self.assertFalse(os.path.exists(os.path.join(self.run_dir, "checkpoints", "latest")))
+
+    def test_the_dataset_must_be_made_with_the_models_tokenizer(self):
+        # A model that brings its own tokenizer: byte-level ids would pass the
+        # vocabulary check and train nonsense.
+        tokenizer = os.path.join(self.model, "tokenizer.json")
+        write(tokenizer, '{"version": "1.0", "model": {"type": "BPE"}}\n')
+        with open(tokenizer, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        proc, output = self.nss()
+        self.assertEqual(proc.returncode, 4, output)
+        self.assertIn("no-go: [data.vocabulary]", output)
+        self.assertIn("was made with tokenizer byte (no tokenizer_sha256 attribute), not with "
+                      "the model's " + tokenizer, output)
+        self.assertNotIn("step 1/", output)
+
+        with h5py.File(self.data, "a") as f:
+            f.attrs["tokenizer"] = "hf:/elsewhere/tokenizer.json"
+            f.attrs["tokenizer_sha256"] = "0" * 64
+        proc, output = self.nss()
+        self.assertEqual(proc.returncode, 4, output)
+        self.assertIn("tokenizer_sha256 " + "0" * 64, output)
+
+        with h5py.File(self.data, "a") as f:
+            f.attrs["tokenizer"] = "hf:" + tokenizer
+            f.attrs["tokenizer_sha256"] = digest
+        proc, output = self.nss()
+        self.assertEqual(proc.returncode, 0, output)
+        self.assertIn("made with the model's " + tokenizer, output)
 
 
 if __name__ == "__main__":
