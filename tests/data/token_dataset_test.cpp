@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "data/dataset_checks.h"
 #include "data/h5_check.h"
 #include "data/h5_test_files.h"
@@ -222,6 +223,49 @@ TEST_F(TokenDatasetTest, TooShortNamesWhatTheWindowsAreFor) {
         << text;
     EXPECT_NE(text.find("lower eval.batches"), std::string::npos) << text;
   }
+}
+
+// A model that brings its tokenizer accepts only tokens made with it: the
+// tokenizer_sha256 attribute (written and read back) against its tokenizer.json.
+TEST_F(TokenDatasetTest, TokensMustComeFromTheModelsTokenizer) {
+  const std::string model_dir = dir_ + "/model";
+  std::filesystem::create_directories(model_dir);
+  EXPECT_TRUE(model_tokenizer(model_dir).path.empty());  // no tokenizer.json: nothing to match
+  std::ofstream(model_dir + "/tokenizer.json") << R"({"version": "1.0"})";
+  const ModelTokenizer tokenizer = model_tokenizer(model_dir);
+  EXPECT_EQ(tokenizer.path, model_dir + "/tokenizer.json");
+  EXPECT_EQ(tokenizer.sha256, sha256_hex(R"({"version": "1.0"})"));
+
+  const auto made_with = [&](const std::string& name, const std::string& sha256) {
+    const std::string path = file(name);
+    TokenFileWriter writer(path, DType::kUInt16, 100);
+    std::vector<std::int64_t> tokens(100, 7);
+    writer.append(tokens.data(), 100);
+    TokenFileMetadata metadata;
+    metadata.tokenizer = "hf:" + tokenizer.path;
+    metadata.tokenizer_sha256 = sha256;
+    writer.commit(metadata);
+    return TokenDataset::open(path);
+  };
+  DatasetRequirements needs{10, 1, 258, tokenizer};
+  const auto same = made_with("same.h5", tokenizer.sha256);
+  EXPECT_EQ(same->metadata().tokenizer_sha256, tokenizer.sha256);
+  EXPECT_NO_THROW(check_dataset(*same, needs));
+  for (const std::string& other : {std::string(64, '0'), std::string()}) {
+    const auto dataset = made_with("other.h5", other);
+    try {
+      check_dataset(*dataset, needs);
+      ADD_FAILURE() << "tokens of another tokenizer were accepted";
+    } catch (const DataError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find("not with the model's " + tokenizer.path), std::string::npos) << text;
+      EXPECT_NE(text.find(other.empty() ? "no tokenizer_sha256 attribute" : other),
+                std::string::npos)
+          << text;
+    }
+  }
+  needs.model_tokenizer = {};  // the model brings none: any tokens of the vocabulary do
+  EXPECT_NO_THROW(check_dataset(*made_with("any.h5", ""), needs));
 }
 
 TEST_F(TokenDatasetTest, TokenIdsBeyondTheModelVocabulary) {
