@@ -10,7 +10,6 @@
 
 namespace nss::data {
 
-/// What a job needs from its dataset.
 /// The tokenizer that ships with a model directory (its tokenizer.json).
 struct ModelTokenizer {
   std::string path;    // DIR/tokenizer.json; empty: the model brings none
@@ -21,6 +20,7 @@ struct ModelTokenizer {
 /// empty `model_dir` or a directory without it: none).
 ModelTokenizer model_tokenizer(const std::string& model_dir);
 
+/// What a job needs from its dataset.
 struct DatasetRequirements {
   std::int64_t seq_len = 0;             // tokens per sequence (windows hold seq_len + 1)
   std::int64_t min_windows = 0;         // e.g. the global batch size

@@ -42,8 +42,7 @@ InitialWeights::InitialWeights(const config::ModelConfig& model, const config::L
 
 void InitialWeights::fill(const ParamSpec& spec, std::int64_t offset, std::int64_t count,
                           float* out) const {
-  const bool adapter = spec.role == ParamRole::kLoraA || spec.role == ParamRole::kLoraB;
-  if (pretrained_ && !adapter) {
+  if (pretrained_ && !spec.is_adapter()) {
     pretrained_->read_float32(spec.name, offset, count, out);
     // The preflight reads no values (that would read every byte twice): each
     // rank checks the slices it loads.

@@ -24,6 +24,8 @@ struct ParamSpec {
 
   /// Product of the shape.
   std::int64_t numel() const;
+  /// A LoRA adapter matrix: always initialised, never read from a base.
+  bool is_adapter() const { return role == ParamRole::kLoraA || role == ParamRole::kLoraB; }
 };
 
 /// The projections of a decoder block, in parameter order (LoRA target names).

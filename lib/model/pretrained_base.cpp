@@ -21,8 +21,7 @@ std::shared_ptr<const hf::PretrainedDirectory> open_pretrained_base(
                     "differ from it");
   }
   for (const auto& spec : all_parameters(model, lora))
-    if (spec.role != ParamRole::kLoraA && spec.role != ParamRole::kLoraB)
-      directory->require_tensor(spec.name, spec.shape);
+    if (!spec.is_adapter()) directory->require_tensor(spec.name, spec.shape);
   return directory;
 }
 
