@@ -72,20 +72,29 @@ select_openblas_openmp() {
   esac
 }
 
-# Python helpers that need PyPI packages (scripts/prepare_data_hf.py needs
-# Hugging Face `tokenizers`) run in a venv over Debian's /usr/bin/python3, so
-# Debian's numpy and h5py stay visible. Created once; repaired when incomplete.
+# Python helpers that need PyPI packages run in a venv over Debian's
+# /usr/bin/python3, so Debian's numpy, h5py and torch stay visible:
+# scripts/prepare_data_hf.py needs Hugging Face `tokenizers`, and the export
+# tests load nss_consolidate's directories with `transformers` and `peft`.
+# Created once; repaired when incomplete.
 PYTHON_VENV=${PYTHON_VENV:-$BUILD_DIR/venv}
-VENV_PIP_PACKAGES=(tokenizers)
+# Releases that run on Debian's torch 1.13 (accelerate is peft's dependency).
+VENV_PIP_PACKAGES=(tokenizers transformers==4.46.3 accelerate==0.34.2)
+# Without dependencies: peft asks for torch>=1.13.0, which Debian's 1.13.0a0
+# does not satisfy by version number, so pip would install a PyPI torch 2.
+VENV_PIP_NO_DEPS_PACKAGES=(peft==0.13.2)
 create_python_venv() {
-  if [ -x "$PYTHON_VENV/bin/python" ] && "$PYTHON_VENV/bin/python" -c "import tokenizers, h5py, numpy" 2>/dev/null; then
-    say "Python venv: $PYTHON_VENV (tokenizers $("$PYTHON_VENV/bin/python" -c 'import tokenizers; print(tokenizers.__version__)'))"
+  local python="$PYTHON_VENV/bin/python" versions
+  if [ -x "$python" ] && versions=$("$python" -c 'import h5py, numpy, tokenizers, transformers, peft
+print("tokenizers", tokenizers.__version__, "transformers", transformers.__version__, "peft", peft.__version__)' 2>/dev/null); then
+    say "Python venv: $PYTHON_VENV ($versions)"
     return
   fi
-  say "creating the Python venv $PYTHON_VENV with ${VENV_PIP_PACKAGES[*]}"
+  say "creating the Python venv $PYTHON_VENV with ${VENV_PIP_PACKAGES[*]} ${VENV_PIP_NO_DEPS_PACKAGES[*]}"
   /usr/bin/python3 -m venv --system-site-packages "$PYTHON_VENV" || die "cannot create $PYTHON_VENV (python3-venv missing?)"
-  "$PYTHON_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${VENV_PIP_PACKAGES[@]}" \
-    || die "pip could not install ${VENV_PIP_PACKAGES[*]} into $PYTHON_VENV"
+  "$python" -m pip install --quiet --disable-pip-version-check "${VENV_PIP_PACKAGES[@]}" \
+    && "$python" -m pip install --quiet --disable-pip-version-check --no-deps "${VENV_PIP_NO_DEPS_PACKAGES[@]}" \
+    || die "pip could not install ${VENV_PIP_PACKAGES[*]} ${VENV_PIP_NO_DEPS_PACKAGES[*]} into $PYTHON_VENV"
 }
 
 build() {

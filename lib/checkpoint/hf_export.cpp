@@ -16,6 +16,7 @@
 #include "hf/element_convert.h"
 #include "hf/hf_config.h"
 #include "hf/hf_weights_writer.h"
+#include "hf/tokenizer_files.h"
 #include "hf/weight_files.h"
 
 namespace fs = std::filesystem;
@@ -129,6 +130,20 @@ const config::Config& require_config(const TrainedModel& model, const std::strin
   return *model.config;
 }
 
+// A directory export of a model fine-tuned from a pretrained directory carries
+// that directory's tokenizer files. The weights are complete without them, so
+// a file that cannot be copied is a warning, never an error, and never silent.
+void complete_directory(StagingDirectory& staging, const TrainedModel& model,
+                        const std::string& output) {
+  if (!model.base_path.empty())
+    for (const auto& problem : hf::copy_tokenizer_files(model.base_path, staging.path()))
+      spdlog::warn(
+          "[consolidate] {}; AutoTokenizer will not load {} until the tokenizer files are "
+          "copied into it by hand",
+          problem, output);
+  staging.commit();
+}
+
 std::string adapter_config_json(const config::Config& config, const std::string& base_path) {
   const auto& lora = config.training.lora;
   const nlohmann::json doc = {{"peft_type", "LORA"},
@@ -177,7 +192,7 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
     if (directory) {
       write_file_atomic(staging->file(hf::kConfigFile),
                         hf::hf_config_json(merger.base_config(), dtype));
-      staging->commit();
+      complete_directory(*staging, model, options.output);
     }
     spdlog::info("[consolidate] merged {} adapters into {} (scale {})", merger.merged_count(),
                  model.base_path, scale);
@@ -204,7 +219,7 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
       const auto& config = require_config(model, "for adapter_config.json");
       write_file_atomic(staging->file("adapter_config.json"),
                         adapter_config_json(config, model.base_path));
-      staging->commit();
+      complete_directory(*staging, model, options.output);
     }
     return tensors.size();
   }
@@ -219,7 +234,7 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
   if (directory) {
     write_file_atomic(staging->file(hf::kConfigFile),
                       hf::hf_config_json(model.config->model, dtype));
-    staging->commit();
+    complete_directory(*staging, model, options.output);
   }
   return tensors.size();
 }

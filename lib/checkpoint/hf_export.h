@@ -5,6 +5,8 @@
 //   LoRA adapter PEFT's adapter_model.safetensors ("base_model.model." prefix);
 //                hf: plus adapter_config.json
 //   merged LoRA  (--merge-lora) every base weight, W + (alpha/r) B A where adapted
+// An hf directory of a run started from a pretrained directory also holds that
+// directory's tokenizer files (hf/tokenizer_files.h); one it cannot copy is a warning.
 // Every file is written under a temporary name and renamed when complete; an hf
 // directory appears under its final name only when every file in it is done.
 #pragma once

@@ -1,7 +1,8 @@
 // What consolidation needs to know about the model a checkpoint holds, read
 // from metadata.json "state" (opaque to the rest of the library):
 //   state.config          the resolved configuration, as YAML text (config.resolved.yaml)
-//   state.lora_base.path  the LoRA base model directory (else config model.from_pretrained)
+//   state.lora_base.path  the pretrained directory (else config model.from_pretrained):
+//                         the LoRA base, and where an hf export's tokenizer files come from
 // and from the tensor names: LoRA adapters are "<module>.lora_A.weight" ([r, in])
 // and "<module>.lora_B.weight" ([out, r]), <module> being the Hugging Face
 // module of the base weight "<module>.weight".
@@ -24,7 +25,7 @@ inline constexpr const char* kLoraBSuffix = ".lora_B.weight";
 struct TrainedModel {
   std::optional<config::Config> config;  // from state.config, when present
   bool lora = false;                     // the checkpoint holds LoRA adapters
-  std::string base_path;                 // LoRA base model directory, when known
+  std::string base_path;                 // the pretrained directory the run started from
 };
 
 /// Reads the state of `index`; throws CheckpointError when state.config is present but invalid.

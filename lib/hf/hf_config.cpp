@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 
 #include <nlohmann/json.hpp>
@@ -337,7 +338,8 @@ config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configur
 
   config::ModelConfig resolved = pretrained;
   resolved.preset = configured.preset;
-  resolved.from_pretrained = configured.from_pretrained;
+  resolved.from_pretrained =
+      std::filesystem::absolute(configured.from_pretrained).lexically_normal().string();
   return resolved;
 }
 

@@ -36,7 +36,9 @@ std::vector<std::string> shape_differences(const config::ModelConfig& a,
 /// configured.from_pretrained/config.json. Keys the YAML changed from its
 /// preset (and a preset other than "tiny") must agree with config.json;
 /// otherwise UsageError (exit 2) naming each conflict. Floating keys agree
-/// within a relative 1e-6; the file's values are returned.
+/// within a relative 1e-6; the file's values are returned. from_pretrained
+/// becomes absolute, so that the checkpoint (state.lora_base.path) and an
+/// exported adapter (base_model_name_or_path) name the directory from anywhere.
 config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured);
 
 }  // namespace nss::hf

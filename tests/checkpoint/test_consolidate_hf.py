@@ -1,19 +1,31 @@
 """nss_consolidate --format safetensors|hf: what a Hugging Face user loads.
 Full models (config.json right, tied embeddings, sharding with an index,
-bfloat16), PEFT LoRA adapters, and merged LoRA weights W + (alpha/r) B A."""
+bfloat16), PEFT LoRA adapters, and merged LoRA weights W + (alpha/r) B A; the
+pretrained directory's tokenizer files beside them. Short LoRA and full runs
+of nss_hpc from a pretrained directory with a real tokenizer are exported and
+loaded by transformers' AutoTokenizer and AutoModelForCausalLM and by PEFT's
+PeftModel (under the venv of scripts/setup.sh; skipped, saying why, without it)."""
+import hashlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 import unittest
 
+import h5py
 import numpy as np
 
 import ckpt_helpers as ck
 import nss_e2e
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model"))
+from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
+
 LORA_RANK = 4
 LORA_ALPHA = 16.0
+TOKENIZER_FILES = ["generation_config.json", "special_tokens_map.json", "tokenizer.json",
+                   "tokenizer_config.json"]
 
 
 def same_bits(a, b):
@@ -29,6 +41,8 @@ class ConsolidateHfTest(unittest.TestCase):
         cls.lora = os.path.join(cls.root, "lora")
         cls.base = os.path.join(cls.root, "base_model")
         cls.base_weights = ck.write_base_model(cls.base)
+        for name in TOKENIZER_FILES:
+            nss_e2e.write(os.path.join(cls.base, name), json.dumps({"file": name}))
         for args in (("--dir", cls.full), ("--dir", cls.tied, "--tied"),
                      ("--dir", cls.lora, "--lora", LORA_RANK, "--base", cls.base)):
             proc = ck.writer(2, "save", "--first", 5, "--block-bytes", 2048, *args)
@@ -43,6 +57,11 @@ class ConsolidateHfTest(unittest.TestCase):
         proc = ck.tool("nss_consolidate", ck.step_dir(checkpoint, 5), "--output", out, *args)
         self.assertEqual(proc.returncode, expect, proc.stdout + proc.stderr)
         return out, proc
+
+    def expect_tokenizer_files_of(self, source, out):
+        for name in TOKENIZER_FILES:
+            with open(os.path.join(source, name), "rb") as a, open(os.path.join(out, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
 
     def model_tensors(self, checkpoint):
         _, tensors = ck.read_checkpoint(ck.step_dir(checkpoint, 5))
@@ -59,8 +78,10 @@ class ConsolidateHfTest(unittest.TestCase):
             self.assertTrue(same_bits(tensors[name], value), name)
 
     def test_hf_directory_has_config_and_weights(self):
-        out, _ = self.consolidate(self.full, "full_hf", "--format", "hf")
+        out, proc = self.consolidate(self.full, "full_hf", "--format", "hf")
+        # Not started from a pretrained directory: no tokenizer files, no warning.
         self.assertEqual(sorted(os.listdir(out)), ["config.json", "model.safetensors"])
+        self.assertNotIn("AutoTokenizer", proc.stderr)
         with open(os.path.join(out, "config.json")) as f:
             config = json.load(f)
         self.assertEqual(config["architectures"], ["LlamaForCausalLM"])
@@ -115,7 +136,9 @@ class ConsolidateHfTest(unittest.TestCase):
 
     def test_lora_adapter_in_peft_layout(self):
         out, _ = self.consolidate(self.lora, "adapter", "--format", "hf")
-        self.assertEqual(sorted(os.listdir(out)), ["adapter_config.json", "adapter_model.safetensors"])
+        self.assertEqual(sorted(os.listdir(out)),
+                         sorted(["adapter_config.json", "adapter_model.safetensors"] + TOKENIZER_FILES))
+        self.expect_tokenizer_files_of(self.base, out)
         with open(os.path.join(out, "adapter_config.json")) as f:
             config = json.load(f)
         self.assertEqual(config["peft_type"], "LORA")
@@ -134,7 +157,9 @@ class ConsolidateHfTest(unittest.TestCase):
 
     def test_merged_lora_is_w_plus_scaled_b_a(self):
         out, _ = self.consolidate(self.lora, "merged", "--format", "hf", "--merge-lora")
-        self.assertEqual(sorted(os.listdir(out)), ["config.json", "model.safetensors"])
+        self.assertEqual(sorted(os.listdir(out)),
+                         sorted(["config.json", "model.safetensors"] + TOKENIZER_FILES))
+        self.expect_tokenizer_files_of(self.base, out)
         _, _, tensors = ck.read_safetensors(os.path.join(out, "model.safetensors"))
         adapters = self.model_tensors(self.lora)
         self.assertEqual(sorted(tensors), sorted(self.base_weights))
@@ -184,6 +209,201 @@ class ConsolidateHfTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 5, proc.stdout + proc.stderr)
         self.assertIn("checksum mismatch", proc.stderr)
         self.assertEqual([n for n in os.listdir(self.root) if n.startswith("damaged_merged")], [])
+
+
+VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON",
+                             os.path.join(nss_e2e.SOURCE, "build", "venv", "bin", "python"))
+LOAD_CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hf_load_check.py")
+TOKENIZER_TRAINER = r"""
+import sys
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+tokenizer = Tokenizer(models.BPE())
+tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+tokenizer.decoder = decoders.ByteLevel()
+trainer = trainers.BpeTrainer(vocab_size=int(sys.argv[2]), special_tokens=["<s>", "</s>"],
+                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+tokenizer.train(sys.argv[3:], trainer)
+tokenizer.save(sys.argv[1])
+"""
+VOCAB = 300
+SEQ_LEN = 32
+TEXT = "The tokenizer travels with the weights: caf\u00e9, 42 tokens."
+
+
+def hf_libraries_missing():
+    """Why transformers and peft cannot be used, or None."""
+    if not os.path.exists(VENV_PYTHON):
+        return "no venv at %s (scripts/setup.sh creates it with transformers and peft)" % VENV_PYTHON
+    proc = subprocess.run([VENV_PYTHON, "-c", "import tokenizers, transformers, peft"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return "%s cannot import transformers and peft (scripts/setup.sh installs them): %s" % (
+            VENV_PYTHON, proc.stderr.strip().splitlines()[-1])
+    return None
+
+
+class PretrainedRunExportTest(unittest.TestCase):
+    """A LoRA run and a full fine-tune of nss_hpc from a pretrained directory
+    with a real tokenizer, exported (LoRA: merged with --merge-lora and as a
+    PEFT adapter), loaded by the Hugging Face libraries themselves."""
+
+    @classmethod
+    def setUpClass(cls):
+        missing = hf_libraries_missing()
+        if missing:
+            raise unittest.SkipTest(missing)
+        cls.loaded = {}
+        cls.root = nss_e2e.scratch("ckpt_hf_pretrained")
+        cls.addClassCleanup(nss_e2e.remove, cls.root)  # also when setUpClass fails
+        cls.pretrained = os.path.join(cls.root, "pretrained")
+        config = llama_config(hidden=48, intermediate=80, layers=2, heads=4, kv_heads=2, vocab=VOCAB)
+        write_model_dir(cls.pretrained, config, random_llama_weights(config, seed=3, scale=0.1))
+        tokenizer = os.path.join(cls.pretrained, "tokenizer.json")
+        corpus = [os.path.join("/usr/share/common-licenses", n) for n in ("GPL-3", "Apache-2.0")]
+        proc = subprocess.run([VENV_PYTHON, "-c", TOKENIZER_TRAINER, tokenizer, str(VOCAB)] + corpus,
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        for name, content in (
+                ("tokenizer_config.json", {"tokenizer_class": "PreTrainedTokenizerFast",
+                                           "bos_token": "<s>", "eos_token": "</s>",
+                                           "model_max_length": 256}),
+                ("special_tokens_map.json", {"bos_token": "<s>", "eos_token": "</s>"}),
+                ("generation_config.json", {"bos_token_id": 0, "eos_token_id": 1})):
+            nss_e2e.write(os.path.join(cls.pretrained, name), json.dumps(content))
+
+        # A dataset made with the model's tokenizer, as the trainer demands.
+        cls.data = nss_e2e.write_token_dataset(os.path.join(cls.root, "train.h5"), tokens=4096,
+                                               vocab_size=VOCAB)
+        with open(tokenizer, "rb") as f, h5py.File(cls.data, "a") as h5:
+            h5.attrs["tokenizer"] = "hf:" + tokenizer
+            h5.attrs["tokenizer_sha256"] = hashlib.sha256(f.read()).hexdigest()
+        # model.from_pretrained relative to the run's working directory: the
+        # checkpoint and the adapter must name it absolute.
+        yaml = nss_e2e.write(os.path.join(cls.root, "run.yaml"), """\
+model:
+  from_pretrained: pretrained
+data:
+  path: %s
+  seq_len: %d
+training:
+  global_batch_size: 4
+  micro_batch_size: 2
+  max_steps: 3
+  warmup_steps: 1
+  lr: 0.01
+  lora:
+    enabled: true
+    rank: %d
+    alpha: %g
+    targets: [q_proj, v_proj, down_proj]
+checkpoint:
+  interval_steps: 3
+""" % (cls.data, SEQ_LEN, LORA_RANK, LORA_ALPHA))
+        for run, sets in (("run_lora", []), ("run_full", ["training.lora.enabled=false"])):
+            args = [nss_e2e.binary("nss_hpc"), yaml, "--set", "run.output_dir=" + run]
+            proc = nss_e2e.mpirun(1, args + [a for s in sets for a in ("--set", s)], timeout=240,
+                                  cwd=cls.root)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+        cls.step = ck.step_dir(os.path.join(cls.root, "run_lora", "checkpoints"), 3)
+        cls.merged = cls.export(cls.step, "merged", "--merge-lora")
+        cls.adapter = cls.export(cls.step, "adapter")
+        cls.full = cls.export(ck.step_dir(os.path.join(cls.root, "run_full", "checkpoints"), 3),
+                              "full")
+
+    @classmethod
+    def export(cls, step, name, *args):
+        out = os.path.join(cls.root, name)
+        proc = ck.tool("nss_consolidate", step, "--output", out, "--format", "hf", *args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return out
+
+    def load_check(self, kind, path):
+        """hf_load_check.py's result for `path`, checked, once per path."""
+        if path not in self.loaded:
+            self.loaded[path] = self.run_load_check(kind, path)
+        return self.loaded[path]
+
+    def run_load_check(self, kind, path):
+        proc = subprocess.run([VENV_PYTHON, LOAD_CHECK, kind, path, "--tokenizer-source",
+                               self.pretrained, "--text", TEXT, "--data", self.data, "--seq-len",
+                               str(SEQ_LEN), "--windows", "4"],
+                              capture_output=True, text=True, timeout=240)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        self.assertGreater(len(result["source_ids"]), 5)
+        self.assertEqual(result["ids"], result["source_ids"])
+        self.assertEqual(result["loading"], {"missing": [], "unexpected": [], "mismatched": []})
+        self.assertEqual(result["differing"], [])
+        return result
+
+    def same_file(self, a, b):
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read() == fb.read()
+
+    def expect_model_loads_like_nss_eval(self, out):
+        self.assertEqual(sorted(os.listdir(out)),
+                         sorted(["config.json", "model.safetensors"] + TOKENIZER_FILES))
+        for name in TOKENIZER_FILES:
+            self.assertTrue(self.same_file(os.path.join(self.pretrained, name),
+                                           os.path.join(out, name)), name)
+        result = self.load_check("model", out)
+        proc = ck.tool("nss_eval", "--model", out, "--data", self.data, "--seq-len", SEQ_LEN,
+                       "--batches", 2, "--batch-size", 2)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertAlmostEqual(result["loss"], json.loads(proc.stdout)["loss"], delta=1e-4)
+
+    def test_merged_export_loads_with_transformers_like_nss_eval(self):
+        self.expect_model_loads_like_nss_eval(self.merged)
+
+    def test_full_fine_tune_export_loads_with_transformers_like_nss_eval(self):
+        self.expect_model_loads_like_nss_eval(self.full)
+
+    def test_peft_adapter_loads_on_its_base_like_the_merged_export(self):
+        self.assertEqual(sorted(os.listdir(self.adapter)),
+                         sorted(["adapter_config.json", "adapter_model.safetensors"] + TOKENIZER_FILES))
+        with open(os.path.join(self.adapter, "adapter_config.json")) as f:
+            self.assertEqual(json.load(f)["base_model_name_or_path"],
+                             os.path.realpath(self.pretrained))
+        _, _, adapters = ck.read_safetensors(os.path.join(self.adapter, "adapter_model.safetensors"))
+        self.assertGreater(max(np.abs(v).max() for n, v in adapters.items() if "lora_B" in n), 1e-4,
+                           "training left every adapter at zero: the comparison would be vacuous")
+        peft = self.load_check("peft", self.adapter)
+        merged = self.load_check("model", self.merged)
+        np.testing.assert_allclose(peft["logits"], merged["logits"], rtol=0, atol=1e-4)
+        self.assertAlmostEqual(peft["loss"], merged["loss"], delta=1e-4)
+
+    def test_lost_tokenizer_is_a_warning_and_the_weights_are_written(self):
+        tokenizer = os.path.join(self.pretrained, "tokenizer.json")
+        os.rename(tokenizer, tokenizer + ".away")
+        try:
+            out = os.path.join(self.root, "merged_without_tokenizer")
+            proc = ck.tool("nss_consolidate", self.step, "--output", out, "--format", "hf",
+                           "--merge-lora")
+        finally:
+            os.rename(tokenizer + ".away", tokenizer)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("%s does not exist; AutoTokenizer will not load %s until the tokenizer files "
+                      "are copied into it by hand" % (os.path.realpath(tokenizer), out), proc.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["config.json", "generation_config.json",
+                                                   "model.safetensors", "special_tokens_map.json",
+                                                   "tokenizer_config.json"])
+        self.assertTrue(self.same_file(os.path.join(out, "model.safetensors"),
+                                       os.path.join(self.merged, "model.safetensors")))
+
+        os.rename(self.pretrained, self.pretrained + ".gone")
+        try:
+            out = os.path.join(self.root, "adapter_without_base")
+            proc = ck.tool("nss_consolidate", self.step, "--output", out, "--format", "hf")
+        finally:
+            os.rename(self.pretrained + ".gone", self.pretrained)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("%s is not a directory: tokenizer.json, tokenizer_config.json, "
+                      "special_tokens_map.json, generation_config.json not copied from it; "
+                      "AutoTokenizer will not load %s" % (os.path.realpath(self.pretrained), out),
+                      proc.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["adapter_config.json", "adapter_model.safetensors"])
+        self.assertTrue(self.same_file(os.path.join(out, "adapter_model.safetensors"),
+                                       os.path.join(self.adapter, "adapter_model.safetensors")))
 
 
 if __name__ == "__main__":

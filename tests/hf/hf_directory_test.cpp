@@ -12,6 +12,7 @@
 #include "hf/hf_config.h"
 #include "hf/hf_weights_writer.h"
 #include "hf/pretrained_directory.h"
+#include "hf/tokenizer_files.h"
 #include "hf/weight_files.h"
 #include "support/test_paths.h"
 
@@ -226,6 +227,13 @@ TEST(HfConfig, PretrainedShapeResolution) {
   const auto resolved = resolve_pretrained_shape(untouched);
   expect_same_shape(resolved, preset("tinyllama-1.1b"));
   EXPECT_EQ(resolved.from_pretrained, dir);
+  // A relative directory is stored absolute: checkpoints and exported
+  // adapters (base_model_name_or_path) name it from any working directory.
+  config::ModelConfig relative;
+  relative.from_pretrained = fs::relative(dir).string();
+  const auto absolute = resolve_pretrained_shape(relative).from_pretrained;
+  EXPECT_TRUE(fs::path(absolute).is_absolute()) << absolute;
+  EXPECT_TRUE(fs::equivalent(absolute, dir)) << absolute;
 
   config::ModelConfig agreeing = preset("tinyllama-1.1b");
   agreeing.from_pretrained = dir;
@@ -267,6 +275,38 @@ TEST(HfConfig, FloatKeysAgreeWithinARelativeMillionth) {
   EXPECT_EQ(shape_differences(beyond, resolved),
             std::vector<std::string>{"rope_theta 10000.1 vs 10000"});
   EXPECT_THROW(resolve_pretrained_shape(beyond), UsageError);
+}
+
+// Present files are copied byte for byte; absent optional ones are skipped;
+// a missing tokenizer.json, a file that cannot be read and a directory that
+// is gone are each reported by name, never skipped silently.
+TEST(TokenizerFiles, CopiedWhenPresentAndReportedWhenNot) {
+  const std::string source = testing::scratch_dir("tokenizer_source");
+  const std::string target = testing::scratch_dir("tokenizer_target");
+  const std::string tokenizer = std::string(R"({"model": {"type": "BPE"}})") + '\0' + "\xff";
+  write_file_atomic(source + "/tokenizer.json", tokenizer);
+  write_file_atomic(source + "/special_tokens_map.json", R"({"eos_token": "</s>"})");
+  EXPECT_TRUE(copy_tokenizer_files(source, target).empty());
+  EXPECT_EQ(read_text_file(target + "/tokenizer.json", "test"), tokenizer);
+  EXPECT_EQ(read_text_file(target + "/special_tokens_map.json", "test"),
+            R"({"eos_token": "</s>"})");
+  EXPECT_FALSE(fs::exists(target + "/tokenizer_config.json"));
+  EXPECT_FALSE(fs::exists(target + "/generation_config.json"));
+
+  fs::remove(source + "/tokenizer.json");
+  fs::create_directory(source + "/tokenizer_config.json");
+  const std::string other = testing::scratch_dir("tokenizer_other");
+  EXPECT_EQ(copy_tokenizer_files(source, other),
+            (std::vector<std::string>{source + "/tokenizer.json does not exist",
+                                      source + "/tokenizer_config.json is not a regular file"}));
+  EXPECT_TRUE(fs::exists(other + "/special_tokens_map.json"));
+
+  remove_tree(source);
+  const auto gone = copy_tokenizer_files(source, other);
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0], source +
+                         " is not a directory: tokenizer.json, tokenizer_config.json, "
+                         "special_tokens_map.json, generation_config.json not copied from it");
 }
 
 }  // namespace
