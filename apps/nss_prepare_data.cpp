@@ -1,4 +1,6 @@
-// nss_prepare_data --input PATH [--input PATH]... --output OUT.h5 [--format text|jsonl|csv]
+// nss_prepare_data --input PATH [--input PATH]... --output OUT.h5
+//     [--format text|jsonl|csv|sft|records] [--max-tokens N]
+//     [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]]
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -12,24 +14,47 @@ int main(int argc, char** argv) {
   return nss::run_app("nss_prepare_data", [&] {
     nss::data::PrepareOptions options;
     std::string format;
-    CLI::App cli{"nss_prepare_data: text, JSONL or CSV -> byte-level token dataset (docs/data.md)"};
+    std::int64_t max_tokens = 0;
+    CLI::App cli{
+        "nss_prepare_data: text, JSONL or CSV documents, or sft/records examples -> byte-level "
+        "token dataset (docs/data.md)"};
     cli.add_option("--input", options.inputs,
                    "Input file (repeatable): a text file is one document, a JSONL line one "
                    "record, a CSV row one JSON object")
         ->required();
     cli.add_option("--output", options.output, "Token dataset to write (HDF5)")->required();
-    cli.add_option("--format", format, "text, jsonl or csv (default: from each file's extension)");
+    cli.add_option(
+        "--format", format,
+        "text, jsonl or csv (default: from each file's extension); sft (JSONL "
+        "prompt/completion) or records (CSV rows as examples) train on the answers only");
+    auto* max_tokens_option =
+        cli.add_option("--max-tokens", max_tokens,
+                       "Examples: keep the first N tokens (drops those left without an answer)");
+    cli.add_option("--prompt-template", options.records.prompt_template,
+                   "records: the instruction before each row; {columns}, {group_by}, {order_by}");
+    cli.add_option("--group-by", options.records.group_by,
+                   "records: one example per value of this column");
+    cli.add_option("--order-by", options.records.order_by,
+                   "records: order of the rows inside a group");
     if (!nss::parse_tool_arguments(cli, argc, argv, "nss_prepare_data",
                                    "nss_prepare_data --input PATH [--input PATH]... --output "
-                                   "OUT.h5 [--format text|jsonl|csv]"))
+                                   "OUT.h5 [--format text|jsonl|csv|sft|records]"))
       return nss::ExitCode::kOk;
     if (!format.empty()) options.format = nss::data::parse_input_format(format);
+    if (max_tokens_option->count() > 0) options.max_tokens = max_tokens;
     const auto summary = nss::data::prepare_byte_level_dataset(options);
-    std::printf("wrote %s: %lld documents, %lld tokens (%s, vocab_size %lld) from %lld bytes\n",
+    std::printf("wrote %s: %lld documents, %lld tokens (%s, vocab_size %lld) from %lld bytes",
                 options.output.c_str(), static_cast<long long>(summary.documents),
                 static_cast<long long>(summary.tokens), nss::data::byte_tokenizer::kName,
                 static_cast<long long>(nss::data::byte_tokenizer::kVocabSize),
                 static_cast<long long>(summary.input_bytes));
+    if (options.format && nss::data::is_example_format(*options.format))
+      std::printf(
+          "; %lld target tokens; %lld examples dropped (no answer token within "
+          "--max-tokens)",
+          static_cast<long long>(summary.target_tokens),
+          static_cast<long long>(summary.dropped_examples));
+    std::printf("\n");
     return nss::ExitCode::kOk;
   });
 }

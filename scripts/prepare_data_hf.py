@@ -1,45 +1,44 @@
 #!/usr/bin/env python3
-"""Text, JSONL or CSV -> token dataset (docs/data.md) with a local Hugging Face tokenizer.
+"""Text, JSONL or CSV documents, or sft/records/chat examples -> token dataset (docs/data.md) with a local Hugging Face tokenizer.
 
 The same conversion as nss_prepare_data, with the tokenizer of the model to be
 fine-tuned instead of the built-in byte-level one:
 
     build/venv/bin/python scripts/prepare_data_hf.py --tokenizer DIR_OR_tokenizer.json \\
-        --input PATH [--input PATH]... --output OUT.h5 [--format text|jsonl|csv] \\
+        --input PATH [--input PATH]... --output OUT.h5 \\
+        [--format text|jsonl|csv|sft|records|chat] [--max-tokens N] \\
+        [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]] \\
         [--bos-token TOKEN|none] [--eos-token TOKEN]
 
 Documents are exactly those nss_prepare_data makes (a text file; a JSONL
 record's "text" string or the whole record; a CSV row as one JSON object keyed
-by the header); each is stored as [BOS] tokens EOS. BOS/EOS come from the
-flags, else tokenizer_config.json next to tokenizer.json, else well-known
-special tokens. The tokenizer is never downloaded. Exit codes: 0 ok, 2 usage,
-4 data error (unreadable/empty input, invalid JSON, ragged CSV).
+by the header); each is stored as [BOS] tokens EOS. Examples (sft, records)
+are [BOS] prompt completion EOS, prompt and completion tokenised apart, and
+/loss_mask marks the completion and EOS as the targets; chat examples are the
+tokenizer's own chat_template rendering, with the assistant turns as targets.
+BOS/EOS come from the flags, else tokenizer_config.json next to
+tokenizer.json, else well-known special tokens. The tokenizer is never
+downloaded. Exit codes: 0 ok, 2 usage, 4 data error (unreadable/empty input,
+invalid JSON, ragged CSV, a chat record whose turns do not tokenise as a
+prefix of the conversation).
 """
 import argparse
-import csv
 import hashlib
 import json
 import os
-import re
 import sys
 
 import h5py
 import numpy as np
 
+from data_inputs import (EXAMPLE_FORMATS, DataError, UsageError, chat_examples, chat_renderer, chat_template_of,
+                         csv_row_to_json, csv_rows, jsonl_records, record_examples, sft_examples)
+
 EXIT_USAGE = 2
 EXIT_DATA = 4
-JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 BOS_CANDIDATES = ["<|begin_of_text|>", "<s>", "<bos>", "<|startoftext|>"]
 EOS_CANDIDATES = ["<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>"]
 BATCH_DOCUMENTS = 512
-
-
-class DataError(Exception):
-    """An input problem the user can fix (exit 4)."""
-
-
-class UsageError(Exception):
-    """A bad command line (exit 2)."""
 
 
 def format_for(path, forced):
@@ -62,15 +61,6 @@ def check_regular(path):
         raise DataError("input %s is not a regular file" % path)
 
 
-def json_string(text):
-    return json.dumps(text, ensure_ascii=False)
-
-
-def csv_row_to_json(header, row):
-    cells = [json_string(k) + ":" + (v if JSON_NUMBER.match(v) else json_string(v)) for k, v in zip(header, row)]
-    return "{" + ",".join(cells) + "}"
-
-
 def text_documents(path):
     with open(path, "rb") as f:
         data = f.read()
@@ -82,19 +72,7 @@ def text_documents(path):
 
 def jsonl_documents(path):
     records = 0
-    with open(path, "r", encoding="utf-8-sig", errors="strict", newline="") as f:
-        try:
-            lines = list(f)
-        except UnicodeDecodeError as e:
-            raise DataError("%s: invalid UTF-8 (%s)" % (path, e))
-    for number, line in enumerate(lines, start=1):
-        line = line.rstrip("\r\n")
-        if not line.strip(" \t"):
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataError("%s:%d: invalid JSON: %s" % (path, number, e))
+    for _, record in jsonl_records(path):
         records += 1
         if isinstance(record, dict) and isinstance(record.get("text"), str):
             yield record["text"]
@@ -105,29 +83,8 @@ def jsonl_documents(path):
 
 
 def csv_documents(path):
-    with open(path, "r", encoding="utf-8-sig", errors="replace", newline="") as f:
-        reader = csv.reader(f, strict=True)
-        header, rows, line = None, 0, 1
-        try:
-            for row in reader:
-                start, line = line, reader.line_num + 1
-                if not row:
-                    continue
-                if header is None:
-                    if len(set(row)) != len(row):
-                        raise DataError("%s:%d: the CSV header names a column twice" % (path, start))
-                    header = row
-                    continue
-                if len(row) != len(header):
-                    raise DataError("%s:%d: CSV row has %d fields, the header has %d" % (path, start, len(row), len(header)))
-                rows += 1
-                yield csv_row_to_json(header, row)
-        except csv.Error as e:
-            raise DataError("%s:%d: %s" % (path, line, e))
-    if header is None:
-        raise DataError("input %s is empty (no CSV header)" % path)
-    if rows == 0:
-        raise DataError("input %s has a CSV header but no rows" % path)
+    for header, row in csv_rows(path):
+        yield csv_row_to_json(header, row)
 
 
 READERS = {"text": text_documents, "jsonl": jsonl_documents, "csv": csv_documents}
@@ -175,22 +132,24 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def prepare(args):
-    from tokenizers import Tokenizer
+def check_arguments(args):
+    examples = args.format in EXAMPLE_FORMATS
+    if args.max_tokens is not None and not examples:
+        raise UsageError("--max-tokens applies to examples (--format sft, records or chat); documents are cut to "
+                         "data.seq_len when training")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise UsageError("--max-tokens is %d; give a positive number of tokens per example" % args.max_tokens)
+    if args.format == "records" and len(args.input) != 1:
+        raise UsageError("--format records takes one CSV table, got %d inputs; combine the tables into one CSV"
+                         % len(args.input))
+    if (args.prompt_template or args.group_by or args.order_by) and args.format != "records":
+        raise UsageError("--prompt-template, --group-by and --order-by apply to --format records")
 
-    tokenizer_json = tokenizer_file(args.tokenizer)
-    tokenizer = Tokenizer.from_file(tokenizer_json)
-    vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
-    bos = special_id(tokenizer, tokenizer_json, args.bos_token, "bos_token", BOS_CANDIDATES, False)
-    eos = special_id(tokenizer, tokenizer_json, args.eos_token, "eos_token", EOS_CANDIDATES, True)
-    dtype = np.uint16 if vocab_size <= 1 << 16 else np.uint32
+
+def document_pieces(args, tokenizer, bos, eos, dtype):
+    """([BOS] tokens EOS per document, None, preparation attributes)."""
     formats = [format_for(p, args.format) for p in args.input]
-    for path in args.input:
-        check_regular(path)
-    if any(os.path.exists(p) and os.path.exists(args.output) and os.path.samefile(p, args.output) for p in args.input):
-        raise UsageError("the output %s is also an input" % args.output)
-
-    pieces, documents, pending = [], 0, []
+    pieces, pending = [], []
 
     def flush():
         for encoding in tokenizer.encode_batch(pending, add_special_tokens=False):
@@ -201,38 +160,112 @@ def prepare(args):
     for path, fmt in zip(args.input, formats):
         for document in READERS[fmt](path):
             pending.append(document)
-            documents += 1
             if len(pending) >= BATCH_DOCUMENTS:
                 flush()
     flush()
-    total = sum(len(p) for p in pieces)
+    names = set(formats)
+    return pieces, None, {"format": names.pop() if len(names) == 1 else "mixed"}
 
-    directory = os.path.dirname(os.path.abspath(args.output))
+
+def example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype):
+    """(tokens and loss mask per kept example, dropped count, preparation attributes)."""
+    def encode(text):
+        return tokenizer.encode(text, add_special_tokens=False).ids
+
+    if args.format == "chat":
+        config = os.path.join(os.path.dirname(tokenizer_json), "tokenizer_config.json")
+        template, specials = chat_template_of(config)
+        render = chat_renderer(template, specials)
+        encoded = [ex for path in args.input for ex in chat_examples(path, render, encode)]
+        preparation = {"format": "chat"}
+    else:
+        if args.format == "records":
+            preparation, examples = record_examples(args.input[0], args.prompt_template, args.group_by, args.order_by)
+        else:
+            preparation = {"format": "sft"}
+            examples = [ex for path in args.input for ex in sft_examples(path)]
+        encoded = []
+        for prompt, completion in examples:
+            head = ([bos] if bos is not None else []) + encode(prompt)
+            tail = encode(completion) + [eos]
+            encoded.append((head + tail, [0] * len(head) + [1] * len(tail)))
+    pieces, masks, dropped = [], [], 0
+    for ids, mask in encoded:
+        if args.max_tokens is not None:
+            ids, mask = ids[:args.max_tokens], mask[:args.max_tokens]
+        if not any(mask):
+            dropped += 1
+            continue
+        pieces.append(np.asarray(ids, dtype=dtype))
+        masks.append(np.asarray(mask, dtype=np.uint8))
+    if not pieces:
+        raise DataError("no example keeps a target token (%d dropped): the answers lie beyond --max-tokens, or no "
+                        "conversation has an assistant turn" % dropped)
+    return pieces, masks, dict(preparation, dropped_examples=np.int64(dropped))
+
+
+def write_dataset(output, pieces, masks, attributes, dtype):
+    total = sum(len(p) for p in pieces)
+    directory = os.path.dirname(os.path.abspath(output))
     os.makedirs(directory, exist_ok=True)
-    temporary = "%s.tmp.%d" % (args.output, os.getpid())
+    temporary = "%s.tmp.%d" % (output, os.getpid())
     try:
         with h5py.File(temporary, "w") as f:
             tokens = f.create_dataset("tokens", shape=(total,), dtype=dtype)  # contiguous, no filters
+            mask = f.create_dataset("loss_mask", shape=(total,), dtype=np.uint8) if masks is not None else None
+            offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
             offset, max_id = 0, -1
-            for piece in pieces:
+            for i, piece in enumerate(pieces):
                 tokens[offset:offset + len(piece)] = piece
+                if mask is not None:
+                    mask[offset:offset + len(piece)] = masks[i]
                 offset += len(piece)
+                offsets[i + 1] = offset
                 max_id = max(max_id, int(piece.max()))
-            f.attrs["tokenizer"] = "hf:" + tokenizer_json
-            f.attrs["tokenizer_sha256"] = sha256_of(tokenizer_json)
-            f.attrs["vocab_size"] = np.int64(vocab_size)
-            f.attrs["max_token_id"] = np.int64(max_id)
-            f.attrs["documents"] = np.int64(documents)
-            if bos is not None:
-                f.attrs["bos_token_id"] = np.int64(bos)
-            f.attrs["eos_token_id"] = np.int64(eos)
+            f.create_dataset("document_offsets", data=offsets)
+            attributes = dict(attributes, max_token_id=np.int64(max_id), documents=np.int64(len(pieces)))
+            for key, value in attributes.items():
+                if value is not None and value != "":
+                    f.attrs[key] = value
         with open(temporary, "rb") as f:
             os.fsync(f.fileno())
-        os.replace(temporary, args.output)
+        os.replace(temporary, output)
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
-    print("wrote %s: %d documents, %d tokens (%s, vocab_size %d)" % (args.output, documents, total, tokenizer_json, vocab_size))
+    return total
+
+
+def prepare(args):
+    from tokenizers import Tokenizer
+
+    check_arguments(args)
+    tokenizer_json = tokenizer_file(args.tokenizer)
+    tokenizer = Tokenizer.from_file(tokenizer_json)
+    vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
+    bos = special_id(tokenizer, tokenizer_json, args.bos_token, "bos_token", BOS_CANDIDATES, False)
+    eos = special_id(tokenizer, tokenizer_json, args.eos_token, "eos_token", EOS_CANDIDATES, True)
+    dtype = np.uint16 if vocab_size <= 1 << 16 else np.uint32
+    for path in args.input:
+        format_for(path, args.format)
+        check_regular(path)
+    if any(os.path.exists(p) and os.path.exists(args.output) and os.path.samefile(p, args.output) for p in args.input):
+        raise UsageError("the output %s is also an input" % args.output)
+
+    if args.format in EXAMPLE_FORMATS:
+        pieces, masks, preparation = example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype)
+    else:
+        pieces, masks, preparation = document_pieces(args, tokenizer, bos, eos, dtype)
+    attributes = dict(preparation, tokenizer="hf:" + tokenizer_json, tokenizer_sha256=sha256_of(tokenizer_json),
+                      vocab_size=np.int64(vocab_size), eos_token_id=np.int64(eos),
+                      bos_token_id=np.int64(bos) if bos is not None else None)
+    total = write_dataset(args.output, pieces, masks, attributes, dtype)
+    summary = "wrote %s: %d documents, %d tokens (%s, vocab_size %d)" % (args.output, len(pieces), total,
+                                                                       tokenizer_json, vocab_size)
+    if masks is not None:
+        summary += "; %d target tokens; %d examples dropped (no answer token within --max-tokens)" % (
+            sum(int(m.sum()) for m in masks), int(preparation["dropped_examples"]))
+    print(summary)
 
 
 def main(argv):
@@ -240,7 +273,13 @@ def main(argv):
     parser.add_argument("--tokenizer", required=True, help="local tokenizer.json or a directory holding it")
     parser.add_argument("--input", action="append", required=True, help="input file (repeatable)")
     parser.add_argument("--output", required=True, help="token dataset to write (HDF5)")
-    parser.add_argument("--format", choices=sorted(READERS), help="default: from each file's extension")
+    parser.add_argument("--format", choices=sorted(READERS) + list(EXAMPLE_FORMATS),
+                        help="default: from each file's extension; sft, records and chat train on the answers only")
+    parser.add_argument("--max-tokens", type=int, help="examples: keep the first N tokens of each")
+    parser.add_argument("--prompt-template", help="records: the instruction before each row ({columns}, {group_by}, "
+                        "{order_by})")
+    parser.add_argument("--group-by", help="records: one example per value of this column")
+    parser.add_argument("--order-by", help="records: order of the rows inside a group")
     parser.add_argument("--bos-token", help="beginning-of-document token, or 'none'")
     parser.add_argument("--eos-token", help="end-of-document token")
     args = parser.parse_args(argv)

@@ -5,6 +5,40 @@
 #include "core/error.h"
 
 namespace nss::data {
+namespace {
+
+std::string where(const std::string& path, std::int64_t line) {
+  return path + ":" + std::to_string(line);
+}
+
+}  // namespace
+
+std::vector<std::string> read_csv_header(CsvReader& reader, const std::string& path) {
+  std::vector<std::string> header;
+  if (!reader.next(header))
+    throw DataError("data", "input " + path + " is empty (no CSV header)",
+                    "remove it from the --input list");
+  for (std::size_t i = 0; i < header.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (header[i] == header[j])
+        throw DataError("data",
+                        where(path, reader.record_line()) + ": the CSV header names column '" +
+                            header[i] + "' twice",
+                        "give every column a distinct name");
+  return header;
+}
+
+bool next_csv_row(CsvReader& reader, const std::vector<std::string>& header,
+                  std::vector<std::string>& row, const std::string& path) {
+  if (!reader.next(row)) return false;
+  if (row.size() != header.size())
+    throw DataError("data",
+                    where(path, reader.record_line()) + ": CSV row has " +
+                        std::to_string(row.size()) + " fields, the header has " +
+                        std::to_string(header.size()),
+                    "fix the row (quote fields that contain commas or newlines)");
+  return true;
+}
 
 CsvReader::CsvReader(std::istream& in, std::string path) : in_(in), path_(std::move(path)) {}
 

@@ -33,6 +33,15 @@ class CsvReader {
   std::int64_t record_line_ = 0;
 };
 
+/// The header of the CSV `reader` reads from `path`; DataError when the file
+/// is empty or a column is named twice.
+std::vector<std::string> read_csv_header(CsvReader& reader, const std::string& path);
+
+/// The next row into `row`; false at the end. DataError "file:line: CSV row
+/// has N fields, the header has M" for a ragged row.
+bool next_csv_row(CsvReader& reader, const std::vector<std::string>& header,
+                  std::vector<std::string>& row, const std::string& path);
+
 /// True when `text` is exactly a JSON number literal ("12", "-0.5", "1e9";
 /// not "007", "+1", "NaN" or " 1").
 bool is_json_number(const std::string& text);

@@ -10,21 +10,26 @@
 
 namespace nss::data {
 
-enum class InputFormat { kText, kJsonl, kCsv };
+/// Document formats (text, jsonl, csv) and example formats (sft, records,
+/// chat: a prompt and its completion each, example_source.h).
+enum class InputFormat { kText, kJsonl, kCsv, kSft, kRecords, kChat };
 
-/// "text", "jsonl" or "csv".
+/// "text", "jsonl", "csv", "sft", "records" or "chat".
 const char* input_format_name(InputFormat format);
 
-/// Parses "text", "jsonl" or "csv"; UsageError otherwise.
+/// Parses one of the names above; UsageError otherwise.
 InputFormat parse_input_format(const std::string& name);
+
+/// True for sft, records and chat.
+bool is_example_format(InputFormat format);
 
 /// The format an extension implies: .jsonl/.ndjson -> jsonl, .csv -> csv,
 /// anything else -> text; a .json file is a UsageError (say --format).
 InputFormat input_format_for(const std::string& path);
 
-/// Calls `visit` with every document of `path` and returns how many there
-/// were. DataError (exit 4) for an unreadable or empty input, invalid JSON or
-/// a ragged CSV row, naming file:line.
+/// Calls `visit` with every document of `path` (a document format) and
+/// returns how many there were. DataError (exit 4) for an unreadable or empty input, invalid JSON
+/// or a ragged CSV row, naming file:line.
 std::int64_t for_each_document(const std::string& path, InputFormat format,
                                const std::function<void(std::string_view)>& visit);
 

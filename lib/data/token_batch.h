@@ -15,12 +15,17 @@ struct TokenBatch {
   /// rows x (seq_len + 1) token ids, row-major: inputs are a row's first
   /// seq_len tokens, labels its last seq_len.
   std::vector<std::int64_t> tokens;
+  /// rows x seq_len: 1 where the row's label (token t + 1) is a prediction
+  /// target, from the file's /loss_mask (all 1 without one).
+  std::vector<std::uint8_t> target_mask;
   /// The window index of each row (window i = tokens[i*seq_len, i*seq_len +
   /// seq_len + 1)): a sample's identity at any world size.
   std::vector<std::int64_t> sample_ids;
 
   /// Tokens per row: seq_len + 1.
   std::int64_t row_length() const { return seq_len + 1; }
+  /// Labels that are prediction targets.
+  std::int64_t target_tokens() const;
 };
 
 /// Fills `batch` with the windows `window_ids` of `dataset`.

@@ -108,25 +108,26 @@ std::string filter_names(hid_t create_plist, const std::string& where) {
 }
 
 // Contiguous, in this file, allocated: the only layout that can be mapped.
-void require_contiguous(hid_t dataset, const std::string& where, const std::string& path) {
+void require_contiguous(hid_t dataset, const std::string& where, const std::string& path,
+                        const char* name) {
   h5::Id create(NSS_H5_CHECK(H5Dget_create_plist(dataset), where));
   const H5D_layout_t layout = NSS_H5_CHECK(H5Pget_layout(create.get()), where);
   const std::string rewrite =
       "rewrite it contiguous and uncompressed: nss_prepare_data, or "
-      "h5repack -l /tokens:CONTI " +
-      path + " OUT.h5";
+      "h5repack -l /" +
+      std::string(name) + ":CONTI " + path + " OUT.h5";
   if (layout == H5D_CHUNKED) {
     const std::string filters = filter_names(create.get(), where);
     throw DataError("data",
                     where + " is chunked" +
                         (filters.empty() ? "" : " and filtered/compressed (" + filters + ")") +
-                        "; the dataloader memory-maps a contiguous /tokens",
+                        "; the dataloader memory-maps contiguous datasets",
                     rewrite);
   }
   if (layout != H5D_CONTIGUOUS)
     throw DataError("data",
                     where + " has " + (layout == H5D_COMPACT ? "compact" : "virtual or unknown") +
-                        " storage; the dataloader memory-maps a contiguous /tokens",
+                        " storage; the dataloader memory-maps contiguous datasets",
                     rewrite);
   if (NSS_H5_CHECK(H5Pget_external_count(create.get()), where) > 0)
     throw DataError("data", where + " keeps its data in external files", rewrite);
@@ -141,6 +142,97 @@ void widen(const unsigned char* source, std::int64_t count, std::int64_t* out) {
   }
 }
 
+// Where a contiguous 1-D dataset's bytes lie in the file.
+struct Extent {
+  std::string name;
+  std::uint64_t offset = 0;
+  std::int64_t count = 0;
+  std::size_t element = 0;
+
+  bool present() const { return element > 0; }
+  std::uint64_t end() const { return offset + static_cast<std::uint64_t>(count) * element; }
+};
+
+bool has_dataset(hid_t file, const char* name, const std::string& path) {
+  if (NSS_H5_CHECK(H5Lexists(file, name, H5P_DEFAULT), path) <= 0) return false;
+  h5::Id object(NSS_H5_CHECK(H5Oopen(file, name, H5P_DEFAULT), path + ":/" + name));
+  return H5Iget_type(object.get()) == H5I_DATASET;
+}
+
+// Opens /name, checks it is 1-D and mappable; `element_size(type)` checks the
+// element type and returns its size.
+template <class ElementSize>
+Extent locate(hid_t file, const char* name, const std::string& path, ElementSize element_size) {
+  const std::string where = path + ":/" + name;
+  h5::Id dataset(NSS_H5_CHECK(H5Dopen2(file, name, H5P_DEFAULT), where));
+  h5::Id space(NSS_H5_CHECK(H5Dget_space(dataset.get()), where));
+  const int rank = NSS_H5_CHECK(H5Sget_simple_extent_ndims(space.get()), where);
+  if (rank != 1)
+    throw DataError("data", where + " has rank " + std::to_string(rank) + ", not 1",
+                    "store it as one flat 1-D array; " + std::string(kPrepareHint));
+  hsize_t dims[1] = {0};
+  NSS_H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims, nullptr), where);
+  h5::Id type(NSS_H5_CHECK(H5Dget_type(dataset.get()), where));
+  Extent extent;
+  extent.name = name;
+  extent.element = element_size(type.get());
+  extent.count = static_cast<std::int64_t>(dims[0]);
+  require_contiguous(dataset.get(), where, path, name);
+  if (extent.count == 0) return extent;
+  extent.offset = H5Dget_offset(dataset.get());
+  if (extent.offset == HADDR_UNDEF)
+    throw DataError("data", where + " has no data written (storage not allocated)", kPrepareHint);
+  return extent;
+}
+
+void require_unsigned_bytes(hid_t type, const std::string& where) {
+  if (NSS_H5_CHECK(H5Tget_class(type), where) != H5T_INTEGER || H5Tget_size(type) != 1 ||
+      NSS_H5_CHECK(H5Tget_sign(type), where) != H5T_SGN_NONE)
+    throw DataError("data", where + " must hold uint8 (1 = a prediction target, 0 = not)",
+                    kPrepareHint);
+}
+
+void require_int64(hid_t type, const std::string& where) {
+  if (NSS_H5_CHECK(H5Tget_class(type), where) != H5T_INTEGER || H5Tget_size(type) != 8 ||
+      NSS_H5_CHECK(H5Tget_sign(type), where) != H5T_SGN_2 ||
+      NSS_H5_CHECK(H5Tget_order(type), where) != H5T_ORDER_LE)
+    throw DataError("data", where + " must hold little-endian int64 token offsets", kPrepareHint);
+}
+
+void require_length(const Extent& extent, std::int64_t expected, const std::string& where,
+                    const char* what) {
+  if (extent.count != expected)
+    throw DataError("data",
+                    where + " has " + std::to_string(extent.count) + " entries, not " +
+                        std::to_string(expected) + " (" + what + ")",
+                    kPrepareHint);
+}
+
+TokenFileMetadata read_metadata(hid_t root, const std::string& path) {
+  TokenFileMetadata metadata;
+  const auto read_optional = [&](const char* name, std::optional<std::int64_t>& value) {
+    if (has_attribute(root, name, path)) value = read_int_attribute(root, name, path);
+  };
+  const auto read_string = [&](const char* name, std::string& value) {
+    if (has_attribute(root, name, path)) value = read_string_attribute(root, name, path);
+  };
+  read_string(kTokenizerAttribute, metadata.tokenizer);
+  read_string(kTokenizerSha256Attribute, metadata.tokenizer_sha256);
+  read_optional(kVocabSizeAttribute, metadata.vocab_size);
+  read_optional(kMaxTokenIdAttribute, metadata.max_token_id);
+  read_optional(kDocumentsAttribute, metadata.documents);
+  read_optional(kBosTokenIdAttribute, metadata.bos_token_id);
+  read_optional(kEosTokenIdAttribute, metadata.eos_token_id);
+  read_optional(kDroppedExamplesAttribute, metadata.dropped_examples);
+  DatasetPreparation& preparation = metadata.preparation;
+  read_string(kFormatAttribute, preparation.format);
+  read_string(kPromptTemplateAttribute, preparation.prompt_template);
+  read_string(kGroupByAttribute, preparation.group_by);
+  read_string(kOrderByAttribute, preparation.order_by);
+  read_string(kRecordsSchemaAttribute, preparation.records_schema);
+  return metadata;
+}
+
 }  // namespace
 
 std::shared_ptr<const TokenDataset> TokenDataset::open(const std::string& path) {
@@ -149,7 +241,7 @@ std::shared_ptr<const TokenDataset> TokenDataset::open(const std::string& path) 
   off_t file_bytes = 0;
   FileDescriptor fd(open_regular_file(path, &file_bytes));
 
-  haddr_t offset = HADDR_UNDEF;
+  Extent tokens, loss_mask, offsets;
   {
     if (NSS_H5_CHECK(H5Fis_hdf5(path.c_str()), path) <= 0)
       throw DataError("data", "token dataset " + path + " is not an HDF5 file", kPrepareHint);
@@ -158,68 +250,81 @@ std::shared_ptr<const TokenDataset> TokenDataset::open(const std::string& path) 
     // in place, so reads need no lock (and flock fails on some cluster mounts).
     NSS_H5_CHECK(H5Pset_file_locking(access.get(), false, true), path);
     h5::Id file(NSS_H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), path));
-    const std::string where = path + ":/" + kTokensDataset;
-    bool has_tokens = NSS_H5_CHECK(H5Lexists(file.get(), kTokensDataset, H5P_DEFAULT), path) > 0;
-    if (has_tokens) {
-      h5::Id object(NSS_H5_CHECK(H5Oopen(file.get(), kTokensDataset, H5P_DEFAULT), where));
-      has_tokens = H5Iget_type(object.get()) == H5I_DATASET;
-    }
-    if (!has_tokens)
+    if (!has_dataset(file.get(), kTokensDataset, path))
       throw DataError("data", "token dataset " + path + " has no /tokens dataset", kPrepareHint);
-    h5::Id tokens(NSS_H5_CHECK(H5Dopen2(file.get(), kTokensDataset, H5P_DEFAULT), where));
-    h5::Id space(NSS_H5_CHECK(H5Dget_space(tokens.get()), where));
-    const int rank = NSS_H5_CHECK(H5Sget_simple_extent_ndims(space.get()), where);
-    if (rank != 1)
-      throw DataError(
-          "data", where + " has rank " + std::to_string(rank) + ", not 1",
-          "store all documents' tokens as one flat 1-D array; " + std::string(kPrepareHint));
-    hsize_t dims[1] = {0};
-    NSS_H5_CHECK(H5Sget_simple_extent_dims(space.get(), dims, nullptr), where);
-    dataset->num_tokens_ = static_cast<std::int64_t>(dims[0]);
-    h5::Id type(NSS_H5_CHECK(H5Dget_type(tokens.get()), where));
-    dataset->dtype_ = token_dtype(type.get(), where);
-    require_contiguous(tokens.get(), where, path);
-    if (dataset->num_tokens_ == 0)
+    const std::string where = path + ":/" + kTokensDataset;
+    tokens = locate(file.get(), kTokensDataset, path, [&](hid_t type) {
+      dataset->dtype_ = token_dtype(type, where);
+      return dtype_size(dataset->dtype_);
+    });
+    dataset->num_tokens_ = tokens.count;
+    if (tokens.count == 0)
       throw DataError("data", where + " is empty", "prepare it from inputs that hold text");
-    offset = H5Dget_offset(tokens.get());
-    if (offset == HADDR_UNDEF)
-      throw DataError("data", where + " has no data written (storage not allocated)", kPrepareHint);
-
-    const hid_t root = file.get();
-    TokenFileMetadata& metadata = dataset->metadata_;
-    const auto read_optional = [&](const char* name, std::optional<std::int64_t>& value) {
-      if (has_attribute(root, name, path)) value = read_int_attribute(root, name, path);
-    };
-    if (has_attribute(root, kTokenizerAttribute, path))
-      metadata.tokenizer = read_string_attribute(root, kTokenizerAttribute, path);
-    if (has_attribute(root, kTokenizerSha256Attribute, path))
-      metadata.tokenizer_sha256 = read_string_attribute(root, kTokenizerSha256Attribute, path);
-    read_optional(kVocabSizeAttribute, metadata.vocab_size);
-    read_optional(kMaxTokenIdAttribute, metadata.max_token_id);
-    read_optional(kDocumentsAttribute, metadata.documents);
-    read_optional(kBosTokenIdAttribute, metadata.bos_token_id);
-    read_optional(kEosTokenIdAttribute, metadata.eos_token_id);
+    if (has_dataset(file.get(), kLossMaskDataset, path)) {
+      loss_mask = locate(file.get(), kLossMaskDataset, path, [&](hid_t type) {
+        require_unsigned_bytes(type, path + ":/" + kLossMaskDataset);
+        return std::size_t{1};
+      });
+      require_length(loss_mask, tokens.count, path + ":/" + kLossMaskDataset, "one per token");
+    }
+    if (has_dataset(file.get(), kDocumentOffsetsDataset, path))
+      offsets = locate(file.get(), kDocumentOffsetsDataset, path, [&](hid_t type) {
+        require_int64(type, path + ":/" + kDocumentOffsetsDataset);
+        return std::size_t{8};
+      });
+    dataset->metadata_ = read_metadata(file.get(), path);
   }
 
-  const std::size_t element = dtype_size(dataset->dtype_);
-  const std::uint64_t bytes = static_cast<std::uint64_t>(dataset->num_tokens_) * element;
-  if (offset + bytes > static_cast<std::uint64_t>(file_bytes))
-    throw DataError("data",
-                    "token dataset " + path + " is truncated: /tokens needs bytes up to " +
-                        std::to_string(offset + bytes) + " but the file has " +
-                        std::to_string(file_bytes),
-                    "copy or prepare the file again");
-  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  const std::uint64_t start = offset / page * page;
-  dataset->mapping_bytes_ = static_cast<std::size_t>(offset + bytes - start);
-  void* mapping = ::mmap(nullptr, dataset->mapping_bytes_, PROT_READ, MAP_SHARED, fd.get(),
-                         static_cast<off_t>(start));
+  for (const Extent* extent : {&tokens, &loss_mask, &offsets})
+    if (extent->present() && extent->end() > static_cast<std::uint64_t>(file_bytes))
+      throw DataError("data",
+                      "token dataset " + path + " is truncated: /" + extent->name +
+                          " needs bytes up to " + std::to_string(extent->end()) +
+                          " but the file has " + std::to_string(file_bytes),
+                      "copy or prepare the file again");
+  dataset->mapping_bytes_ = static_cast<std::size_t>(file_bytes);
+  void* mapping = ::mmap(nullptr, dataset->mapping_bytes_, PROT_READ, MAP_SHARED, fd.get(), 0);
   if (mapping == MAP_FAILED)
     throw DataError("data", "cannot memory-map " + path + ": " + errno_text(errno),
                     "the file system must support mmap (most parallel file systems do)");
   dataset->mapping_ = mapping;
-  dataset->tokens_ = static_cast<const unsigned char*>(mapping) + (offset - start);
+  const auto* base = static_cast<const unsigned char*>(mapping);
+  dataset->tokens_ = base + tokens.offset;
+  if (loss_mask.present()) dataset->loss_mask_ = base + loss_mask.offset;
+  if (offsets.present()) {
+    dataset->document_offsets_ = base + offsets.offset;
+    dataset->num_documents_ = offsets.count - 1;
+    dataset->check_document_offsets(offsets.count);
+  }
   return dataset;
+}
+
+void TokenDataset::check_document_offsets(std::int64_t entries) const {
+  const std::string where = path_ + ":/" + kDocumentOffsetsDataset;
+  const std::string fix =
+      "document d is tokens [offsets[d], offsets[d+1]); " + std::string(kPrepareHint);
+  if (entries < 2)
+    throw DataError("data",
+                    where + " has " + std::to_string(entries) + " entries, at least 2 needed", fix);
+  if (metadata_.documents && *metadata_.documents != num_documents_)
+    throw DataError("data",
+                    where + " delimits " + std::to_string(num_documents_) +
+                        " documents but the documents attribute says " +
+                        std::to_string(*metadata_.documents),
+                    fix);
+  if (document_offset(0) != 0 || document_offset(num_documents_) != num_tokens_)
+    throw DataError("data",
+                    where + " runs from " + std::to_string(document_offset(0)) + " to " +
+                        std::to_string(document_offset(num_documents_)) + ", not 0 to " +
+                        std::to_string(num_tokens_) + " (the token count)",
+                    fix);
+  for (std::int64_t d = 0; d < num_documents_; ++d)
+    if (document_offset(d + 1) <= document_offset(d))
+      throw DataError("data",
+                      where + ": document " + std::to_string(d) +
+                          " is empty or reversed (offsets " + std::to_string(document_offset(d)) +
+                          ", " + std::to_string(document_offset(d + 1)) + ")",
+                      "offsets must strictly increase; " + fix);
 }
 
 TokenDataset::~TokenDataset() {
@@ -244,6 +349,23 @@ void TokenDataset::read(std::int64_t first, std::int64_t count, std::int64_t* ou
       widen<std::int64_t>(source, count, out);
       break;
   }
+}
+
+void TokenDataset::read_loss_mask(std::int64_t first, std::int64_t count, std::uint8_t* out) const {
+  NSS_ASSERT(first >= 0 && count >= 0 && first + count <= num_tokens_, "data",
+             "loss-mask range outside " + path_);
+  if (loss_mask_)
+    std::memcpy(out, loss_mask_ + first, static_cast<std::size_t>(count));
+  else
+    std::memset(out, 1, static_cast<std::size_t>(count));
+}
+
+std::int64_t TokenDataset::document_offset(std::int64_t d) const {
+  NSS_ASSERT(document_offsets_ && d >= 0 && d <= num_documents_, "data",
+             "document index outside " + path_);
+  std::int64_t offset;
+  std::memcpy(&offset, document_offsets_ + d * 8, 8);
+  return offset;
 }
 
 MaxTokenId TokenDataset::max_token_id(std::int64_t max_scanned) const {

@@ -27,7 +27,9 @@ class TokenDataset {
   /// Opens, validates and maps `path`; throws DataError (exit 4) naming the
   /// file and the fix: missing, not a regular file, not HDF5, no /tokens,
   /// wrong rank or element type, chunked/compressed/compact/external storage,
-  /// empty or truncated. Never blocks on a FIFO.
+  /// empty or truncated; a /loss_mask or /document_offsets of the wrong type,
+  /// length or layout, offsets that are not 0, increasing, num_tokens. Never
+  /// blocks on a FIFO.
   static std::shared_ptr<const TokenDataset> open(const std::string& path);
 
   ~TokenDataset();
@@ -46,20 +48,38 @@ class TokenDataset {
   /// No HDF5, no locks: safe from any number of threads.
   void read(std::int64_t first, std::int64_t count, std::int64_t* out) const;
 
+  /// True when the file has /loss_mask.
+  bool has_loss_mask() const { return loss_mask_ != nullptr; }
+  /// Copies loss_mask[first, first + count) (1 = a target) into `out`; all 1
+  /// without /loss_mask. Thread-safe like read().
+  void read_loss_mask(std::int64_t first, std::int64_t count, std::uint8_t* out) const;
+
+  /// True when the file has /document_offsets.
+  bool has_document_offsets() const { return document_offsets_ != nullptr; }
+  /// Documents /document_offsets delimits (0 without it).
+  std::int64_t num_documents() const { return num_documents_; }
+  /// First token of document `d` (0 <= d <= num_documents(); d ==
+  /// num_documents() gives num_tokens()).
+  std::int64_t document_offset(std::int64_t d) const;
+
   /// The max_token_id attribute; when absent, the largest id seen by a scan
   /// of at most `max_scanned` tokens spread evenly over the file.
   MaxTokenId max_token_id(std::int64_t max_scanned = std::int64_t{1} << 24) const;
 
  private:
   TokenDataset() = default;
+  void check_document_offsets(std::int64_t entries) const;
 
   std::string path_;
   DType dtype_ = DType::kUInt16;
   std::int64_t num_tokens_ = 0;
   TokenFileMetadata metadata_;
-  void* mapping_ = nullptr;  // page-aligned start of the mapping
+  std::int64_t num_documents_ = 0;
+  void* mapping_ = nullptr;  // the whole file, read-only
   std::size_t mapping_bytes_ = 0;
-  const unsigned char* tokens_ = nullptr;  // first byte of /tokens inside the mapping
+  const unsigned char* tokens_ = nullptr;            // first byte of /tokens in the mapping
+  const unsigned char* loss_mask_ = nullptr;         // of /loss_mask, or nullptr
+  const unsigned char* document_offsets_ = nullptr;  // of /document_offsets, or nullptr
 };
 
 }  // namespace nss::data

@@ -8,12 +8,20 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/dtype.h"
 
 namespace nss::data {
 
 /// Name of the token dataset inside the file.
 inline constexpr const char* kTokensDataset = "tokens";
+// Optional, contiguous, next to /tokens: uint8 per token, 1 when the token is
+// a prediction target (absent: every token is).
+inline constexpr const char* kLossMaskDataset = "loss_mask";
+// Optional, contiguous: int64, documents + 1 entries, document d is tokens
+// [offsets[d], offsets[d + 1]).
+inline constexpr const char* kDocumentOffsetsDataset = "document_offsets";
 
 /// Root-group attribute names.
 inline constexpr const char* kTokenizerAttribute = "tokenizer";
@@ -24,6 +32,22 @@ inline constexpr const char* kMaxTokenIdAttribute = "max_token_id";
 inline constexpr const char* kDocumentsAttribute = "documents";
 inline constexpr const char* kBosTokenIdAttribute = "bos_token_id";
 inline constexpr const char* kEosTokenIdAttribute = "eos_token_id";
+// How the examples were made (docs/data.md, "Instruction and record data").
+inline constexpr const char* kFormatAttribute = "format";
+inline constexpr const char* kPromptTemplateAttribute = "prompt_template";
+inline constexpr const char* kGroupByAttribute = "group_by";
+inline constexpr const char* kOrderByAttribute = "order_by";
+inline constexpr const char* kRecordsSchemaAttribute = "records_schema";
+inline constexpr const char* kDroppedExamplesAttribute = "dropped_examples";
+
+/// How the documents were prepared; every field empty when not recorded.
+struct DatasetPreparation {
+  std::string format;           // "text", "sft", "records", "chat", ...
+  std::string prompt_template;  // records: the instruction before each row
+  std::string group_by;         // records: one example per value of this column
+  std::string order_by;         // records: row order inside a group
+  std::string records_schema;   // records: JSON {"columns": [{name, type, empty_cells}]}
+};
 
 /// What the attributes say about the tokens. Only /tokens itself is required
 /// to train; an absent attribute is std::nullopt (or an empty tokenizer).
@@ -35,7 +59,13 @@ struct TokenFileMetadata {
   std::optional<std::int64_t> documents;     // documents in /tokens
   std::optional<std::int64_t> bos_token_id;
   std::optional<std::int64_t> eos_token_id;
+  std::optional<std::int64_t> dropped_examples;  // examples with no target left
+  DatasetPreparation preparation;
 };
+
+/// The tokenizer and preparation attributes as one JSON object, absent ones
+/// left out, records_schema parsed: what a checkpoint records of its data.
+nlohmann::json describe_preparation(const TokenFileMetadata& metadata);
 
 /// True for the element types /tokens may have: uint16, int32, uint32, int64.
 bool is_token_dtype(DType dtype);

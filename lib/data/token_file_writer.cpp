@@ -36,9 +36,37 @@ std::vector<unsigned char> narrow(const std::vector<std::int64_t>& tokens) {
   return bytes;
 }
 
+// A contiguous 1-D dataset allocated at creation: the reader maps it by offset.
+hid_t create_contiguous(hid_t file, const char* name, hid_t type, std::int64_t count,
+                        const std::string& context) {
+  const hsize_t dims[1] = {static_cast<hsize_t>(count)};
+  h5::Id space(NSS_H5_CHECK(H5Screate_simple(1, dims, nullptr), context));
+  h5::Id create(NSS_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), context));
+  NSS_H5_CHECK(H5Pset_layout(create.get(), H5D_CONTIGUOUS), context);
+  NSS_H5_CHECK(H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY), context);
+  NSS_H5_CHECK(H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER), context);
+  return NSS_H5_CHECK(
+      H5Dcreate2(file, name, type, space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT), context);
+}
+
+// Writes `count` elements of `memory_type` at element `first` of `dataset`.
+void write_range(hid_t dataset, hid_t memory_type, std::int64_t first, std::int64_t count,
+                 const void* data, const std::string& context) {
+  const hsize_t start[1] = {static_cast<hsize_t>(first)};
+  const hsize_t size[1] = {static_cast<hsize_t>(count)};
+  h5::Id file_space(NSS_H5_CHECK(H5Dget_space(dataset), context));
+  NSS_H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, size, nullptr),
+               context);
+  h5::Id memory_space(NSS_H5_CHECK(H5Screate_simple(1, size, nullptr), context));
+  NSS_H5_CHECK(
+      H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+      context);
+}
+
 }  // namespace
 
-TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens)
+TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens,
+                                 bool with_loss_mask)
     : path_(std::move(path)),
       temporary_path_(temporary_path_for(path_)),
       dtype_(dtype),
@@ -54,26 +82,28 @@ TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num
   file_ = h5::Id(
       NSS_H5_CHECK(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    temporary_path_));
-  const hsize_t dims[1] = {static_cast<hsize_t>(num_tokens)};
-  h5::Id space(NSS_H5_CHECK(H5Screate_simple(1, dims, nullptr), temporary_path_));
-  h5::Id create(NSS_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE), temporary_path_));
-  // Contiguous and allocated at creation: the reader memory-maps it by offset.
-  NSS_H5_CHECK(H5Pset_layout(create.get(), H5D_CONTIGUOUS), temporary_path_);
-  NSS_H5_CHECK(H5Pset_alloc_time(create.get(), H5D_ALLOC_TIME_EARLY), temporary_path_);
-  NSS_H5_CHECK(H5Pset_fill_time(create.get(), H5D_FILL_TIME_NEVER), temporary_path_);
-  dataset_ = h5::Id(NSS_H5_CHECK(H5Dcreate2(file_.get(), kTokensDataset, h5::file_type(dtype),
-                                            space.get(), H5P_DEFAULT, create.get(), H5P_DEFAULT),
-                                 temporary_path_));
+  dataset_ = h5::Id(create_contiguous(file_.get(), kTokensDataset, h5::file_type(dtype), num_tokens,
+                                      temporary_path_));
+  if (with_loss_mask) {
+    mask_dataset_ = h5::Id(create_contiguous(file_.get(), kLossMaskDataset, H5T_STD_U8LE,
+                                             num_tokens, temporary_path_));
+    mask_buffer_.reserve(kBufferTokens);
+  }
 }
 
 TokenFileWriter::~TokenFileWriter() {
   if (committed_) return;
+  mask_dataset_.reset();
   dataset_.reset();
   file_.reset();
   std::remove(temporary_path_.c_str());
 }
 
-void TokenFileWriter::append(const std::int64_t* tokens, std::int64_t count) {
+void TokenFileWriter::append(const std::int64_t* tokens, std::int64_t count,
+                             const std::uint8_t* loss_mask) {
+  const bool masked = mask_dataset_.valid();
+  if (masked && loss_mask == nullptr)
+    throw InternalError("data", "tokens appended to " + path_ + " without their loss mask");
   if (written_ + static_cast<std::int64_t>(buffer_.size()) + count > num_tokens_)
     throw InternalError("data", "more tokens appended to " + path_ + " than the " +
                                     std::to_string(num_tokens_) + " announced");
@@ -87,6 +117,7 @@ void TokenFileWriter::append(const std::int64_t* tokens, std::int64_t count) {
           "token ids must be in [0, vocab_size)");
     if (id > max_token_id_) max_token_id_ = id;
     buffer_.push_back(id);
+    if (masked) mask_buffer_.push_back(loss_mask[i] ? 1 : 0);
     if (buffer_.size() == kBufferTokens) flush_buffer();
   }
 }
@@ -108,18 +139,35 @@ void TokenFileWriter::flush_buffer() {
       bytes = narrow<std::int64_t>(buffer_);
       break;
   }
-  const hsize_t start[1] = {static_cast<hsize_t>(written_)};
-  const hsize_t count[1] = {static_cast<hsize_t>(buffer_.size())};
-  h5::Id file_space(NSS_H5_CHECK(H5Dget_space(dataset_.get()), temporary_path_));
-  NSS_H5_CHECK(
-      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
-      temporary_path_);
-  h5::Id memory_space(NSS_H5_CHECK(H5Screate_simple(1, count, nullptr), temporary_path_));
-  NSS_H5_CHECK(H5Dwrite(dataset_.get(), h5::memory_type(dtype_), memory_space.get(),
-                        file_space.get(), H5P_DEFAULT, bytes.data()),
-               temporary_path_);
-  written_ += static_cast<std::int64_t>(buffer_.size());
+  const auto count = static_cast<std::int64_t>(buffer_.size());
+  write_range(dataset_.get(), h5::memory_type(dtype_), written_, count, bytes.data(),
+              temporary_path_);
+  if (mask_dataset_.valid()) {
+    write_range(mask_dataset_.get(), H5T_NATIVE_UINT8, written_, count, mask_buffer_.data(),
+                temporary_path_);
+    mask_buffer_.clear();
+  }
+  written_ += count;
   buffer_.clear();
+}
+
+void TokenFileWriter::end_document() {
+  const std::int64_t end = written_ + static_cast<std::int64_t>(buffer_.size());
+  if (end == document_offsets_.back())
+    throw InternalError("data", "an empty document was marked in " + path_);
+  document_offsets_.push_back(end);
+}
+
+void TokenFileWriter::write_document_offsets() {
+  const auto entries = static_cast<std::int64_t>(document_offsets_.size());
+  if (document_offsets_.back() != num_tokens_)
+    throw InternalError("data", "the last document of " + path_ + " ends at token " +
+                                    std::to_string(document_offsets_.back()) + " of " +
+                                    std::to_string(num_tokens_));
+  h5::Id offsets(create_contiguous(file_.get(), kDocumentOffsetsDataset, H5T_STD_I64LE, entries,
+                                   temporary_path_));
+  write_range(offsets.get(), H5T_NATIVE_INT64, 0, entries, document_offsets_.data(),
+              temporary_path_);
 }
 
 void TokenFileWriter::commit(TokenFileMetadata metadata) {
@@ -128,11 +176,12 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
     throw InternalError("data", std::to_string(written_) + " tokens written to " + path_ + ", " +
                                     std::to_string(num_tokens_) + " announced");
   metadata.max_token_id = max_token_id_;
+  if (document_offsets_.size() > 1) {
+    write_document_offsets();
+    metadata.documents = static_cast<std::int64_t>(document_offsets_.size()) - 1;
+  }
   const hid_t root = file_.get();
   write_string_attribute(root, kTokenizerAttribute, metadata.tokenizer, temporary_path_);
-  if (!metadata.tokenizer_sha256.empty())
-    write_string_attribute(root, kTokenizerSha256Attribute, metadata.tokenizer_sha256,
-                           temporary_path_);
   const auto write_optional = [&](const char* name, const std::optional<std::int64_t>& value) {
     if (value) write_int_attribute(root, name, *value, temporary_path_);
   };
@@ -141,6 +190,18 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
   write_optional(kDocumentsAttribute, metadata.documents);
   write_optional(kBosTokenIdAttribute, metadata.bos_token_id);
   write_optional(kEosTokenIdAttribute, metadata.eos_token_id);
+  write_optional(kDroppedExamplesAttribute, metadata.dropped_examples);
+  const auto write_nonempty = [&](const char* name, const std::string& value) {
+    if (!value.empty()) write_string_attribute(root, name, value, temporary_path_);
+  };
+  write_nonempty(kTokenizerSha256Attribute, metadata.tokenizer_sha256);
+  const DatasetPreparation& preparation = metadata.preparation;
+  write_nonempty(kFormatAttribute, preparation.format);
+  write_nonempty(kPromptTemplateAttribute, preparation.prompt_template);
+  write_nonempty(kGroupByAttribute, preparation.group_by);
+  write_nonempty(kOrderByAttribute, preparation.order_by);
+  write_nonempty(kRecordsSchemaAttribute, preparation.records_schema);
+  if (mask_dataset_.valid()) NSS_H5_CHECK(mask_dataset_.close(), temporary_path_);
   NSS_H5_CHECK(dataset_.close(), temporary_path_);
   NSS_H5_CHECK(file_.close(), temporary_path_);
   fsync_file(temporary_path_);

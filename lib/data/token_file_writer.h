@@ -1,6 +1,7 @@
 // Writes a token dataset (token_file_format.h) in a streaming way: the token
-// count is fixed up front (a contiguous dataset cannot grow), tokens are
-// appended in blocks, and commit() makes the file appear atomically.
+// count is fixed up front (a contiguous dataset cannot grow), tokens (and
+// their loss mask) are appended in blocks, each document's end is marked,
+// and commit() makes the file appear atomically.
 #pragma once
 
 #include <cstdint>
@@ -17,19 +18,28 @@ namespace nss::data {
 class TokenFileWriter {
  public:
   /// Creates a temporary file next to `path` with a contiguous /tokens of
-  /// `num_tokens` elements of `dtype` (one of token_dtype_names()).
-  TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens);
+  /// `num_tokens` elements of `dtype` (one of token_dtype_names()), and a
+  /// /loss_mask of as many bytes when `with_loss_mask`.
+  TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens,
+                  bool with_loss_mask = false);
   /// Removes the temporary file unless commit() succeeded.
   ~TokenFileWriter();
   TokenFileWriter(const TokenFileWriter&) = delete;
   TokenFileWriter& operator=(const TokenFileWriter&) = delete;
 
   /// Appends `count` token ids; throws DataError when an id does not fit the
-  /// element type or more than `num_tokens` ids arrive.
-  void append(const std::int64_t* tokens, std::int64_t count);
+  /// element type or more than `num_tokens` ids arrive. `loss_mask` (1 = a
+  /// target) is required with a loss mask and ignored without.
+  void append(const std::int64_t* tokens, std::int64_t count,
+              const std::uint8_t* loss_mask = nullptr);
+
+  /// Marks the end of a document at the tokens appended so far; with marks,
+  /// commit() writes /document_offsets and the documents attribute.
+  void end_document();
 
   /// Writes the attributes (max_token_id is the largest id appended), closes,
-  /// fsyncs and renames the file over `path`. Needs exactly `num_tokens` ids.
+  /// fsyncs and renames the file over `path`. Needs exactly `num_tokens` ids
+  /// and, with document marks, the last one at the end.
   void commit(TokenFileMetadata metadata);
 
   /// Largest id appended so far (-1 before the first).
@@ -37,6 +47,7 @@ class TokenFileWriter {
 
  private:
   void flush_buffer();
+  void write_document_offsets();
 
   std::string path_;
   std::string temporary_path_;
@@ -45,8 +56,11 @@ class TokenFileWriter {
   std::int64_t written_ = 0;
   std::int64_t max_token_id_ = -1;
   std::vector<std::int64_t> buffer_;
+  std::vector<std::uint8_t> mask_buffer_;
+  std::vector<std::int64_t> document_offsets_{0};
   h5::Id file_;
   h5::Id dataset_;
+  h5::Id mask_dataset_;  // open only with a loss mask
   bool committed_ = false;
 };
 

@@ -22,10 +22,16 @@ EvalResult evaluate(const model::LlamaModel& model, const data::SequentialBatchR
         torch::from_blob(batch.tokens.data(), {batch.rows, batch.row_length()}, torch::kInt64);
     const torch::Tensor inputs = windows.narrow(1, 0, batch.seq_len);
     const torch::Tensor targets = windows.narrow(1, 1, batch.seq_len);
-    const double mean = model.loss(inputs, targets).item<double>();
-    loss_sum += mean * static_cast<double>(targets.numel());
-    tokens += targets.numel();
+    const torch::Tensor mask =
+        torch::from_blob(batch.target_mask.data(), {batch.rows, batch.seq_len}, torch::kUInt8)
+            .to(torch::kFloat32);
+    loss_sum += model.weighted_loss(inputs, targets, mask).item<double>();
+    tokens += batch.target_tokens();
   }
+  if (tokens == 0)
+    throw DataError("eval",
+                    "the batches evaluated hold no target token (their /loss_mask is all 0)",
+                    "evaluate a dataset with answers, or more --batches");
   return {loss_sum / static_cast<double>(tokens), tokens};
 }
 

@@ -143,13 +143,13 @@ torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tens
 
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                 const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
-                                const config::ModelConfig& model, double scale) {
+                                const torch::Tensor& weights, const config::ModelConfig& model) {
   const torch::Tensor logits =
       head_logits_forward(hidden, norm_weight, lm_head_weight, model).to(torch::kFloat32);
-  const torch::Tensor loss = torch::nn::functional::cross_entropy(
+  const torch::Tensor per_token = torch::nn::functional::cross_entropy(
       logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
-      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
-  return loss * scale;
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+  return (per_token * weights.reshape({-1}).to(torch::kFloat32)).sum();
 }
 
 }  // namespace nss::model

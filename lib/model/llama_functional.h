@@ -35,12 +35,13 @@ torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tens
                                   const torch::Tensor& lm_head_weight,
                                   const config::ModelConfig& model);
 
-/// Unit L + 1: the sum over every token of the next-token cross-entropy,
-/// computed in float32 from the logits, times `scale` (the trainer passes
-/// 1 / tokens in the global batch). targets int64 [B, S]. With tied
-/// embeddings `lm_head_weight` is the embedding weight.
+/// Unit L + 1: sum_t w_t * CE_t, the next-token cross-entropy computed in
+/// float32 from the logits, weighted per token by `weights` float32 [B, S]
+/// (the trainer passes mask_t / target tokens in the global batch; a weight
+/// of 0 takes the token out of the loss and its gradient). targets int64
+/// [B, S]. With tied embeddings `lm_head_weight` is the embedding weight.
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                 const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
-                                const config::ModelConfig& model, double scale);
+                                const torch::Tensor& weights, const config::ModelConfig& model);
 
 }  // namespace nss::model

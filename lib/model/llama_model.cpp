@@ -82,9 +82,17 @@ torch::Tensor LlamaModel::logits(const torch::Tensor& tokens) const {
 
 torch::Tensor LlamaModel::loss(const torch::Tensor& tokens, const torch::Tensor& targets,
                                const DropoutKey* dropout) const {
+  const torch::Tensor mean_weights =
+      torch::full(targets.sizes(), 1.0 / static_cast<double>(targets.numel()),
+                  torch::TensorOptions().dtype(torch::kFloat32).device(targets.device()));
+  return weighted_loss(tokens, targets, mean_weights, dropout);
+}
+
+torch::Tensor LlamaModel::weighted_loss(const torch::Tensor& tokens, const torch::Tensor& targets,
+                                        const torch::Tensor& weights,
+                                        const DropoutKey* dropout) const {
   return head_loss_forward(hidden_states(tokens, dropout), tensors_.back().front(),
-                           lm_head_weight(), targets, model_,
-                           1.0 / static_cast<double>(targets.numel()));
+                           lm_head_weight(), targets, weights, model_);
 }
 
 LlamaModel load_pretrained_model(const std::string& dir, const config::LoraConfig& lora,

@@ -46,6 +46,10 @@ class LlamaModel {
   /// enables LoRA dropout; nullptr evaluates without it.
   torch::Tensor loss(const torch::Tensor& tokens, const torch::Tensor& targets,
                      const DropoutKey* dropout = nullptr) const;
+  /// sum_t weights_t * CE_t with float32 `weights` [B, S] (head_loss_forward).
+  torch::Tensor weighted_loss(const torch::Tensor& tokens, const torch::Tensor& targets,
+                              const torch::Tensor& weights,
+                              const DropoutKey* dropout = nullptr) const;
 
  private:
   torch::Tensor hidden_states(const torch::Tensor& tokens, const DropoutKey* dropout) const;

@@ -41,7 +41,7 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
   // Head parameters: [model.norm.weight, lm_head.weight], or with tied
   // embeddings [model.norm.weight] followed by the embedding unit's weight.
   computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
-    return model::head_loss_forward(x, p[0], p[1], targets_, model_, scale_);
+    return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_);
   });
 }
 
@@ -67,9 +67,10 @@ void ShardedLlama::initialize(const fsdp::ParamFiller& filler) {
 }
 
 torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tensor& targets,
-                                 double scale, const MicroBatchRandomness* randomness) {
+                                 const torch::Tensor& weights,
+                                 const MicroBatchRandomness* randomness) {
   targets_ = targets;
-  scale_ = scale;
+  weights_ = weights;
   dropout_keys_.clear();
   if (randomness && lora_.enabled && lora_.dropout > 0) {
     for (std::int64_t layer = 0; layer < model_.num_hidden_layers; ++layer)

@@ -40,12 +40,13 @@ class ShardedLlama {
   /// Fills every shard from `filler` (the preflight's synthetic weights).
   void initialize(const fsdp::ParamFiller& filler);
 
-  /// Sum of the micro-batch's token losses times `scale`, connected through
-  /// autograd to the unit masters. `randomness` nullptr: no dropout (eval).
-  /// The unit recompute in backward reuses this micro-batch's targets and
-  /// randomness, so call backward before the next loss().
-  torch::Tensor loss(const torch::Tensor& inputs, const torch::Tensor& targets, double scale,
-                     const MicroBatchRandomness* randomness);
+  /// sum_t weights_t * CE_t over the micro-batch (float32 `weights` [B, S],
+  /// head_loss_forward), connected through autograd to the unit masters.
+  /// `randomness` nullptr: no dropout (eval). The unit recompute in backward
+  /// reuses this micro-batch's targets, weights and randomness, so call
+  /// backward before the next loss().
+  torch::Tensor loss(const torch::Tensor& inputs, const torch::Tensor& targets,
+                     const torch::Tensor& weights, const MicroBatchRandomness* randomness);
 
   std::vector<std::unique_ptr<fsdp::ShardedUnit>>& units() { return units_; }
   /// Frees gathers started early that no unit took (ShardOptions::prefetch)
@@ -63,7 +64,7 @@ class ShardedLlama {
 
   // The micro-batch in flight (read by the unit computes, also during recompute).
   torch::Tensor targets_;
-  double scale_ = 1.0;
+  torch::Tensor weights_;
   std::vector<model::DropoutKey> dropout_keys_;  // per decoder block; empty: no dropout
 };
 

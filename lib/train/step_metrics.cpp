@@ -41,6 +41,7 @@ nlohmann::json to_json(const StepRecord& r) {
           {"loss", r.outcome.loss},
           {"lr", r.outcome.lr},
           {"grad_norm", r.outcome.grad_norm},
+          {"target_tokens", r.outcome.target_tokens},
           {"tokens_per_s", r.tokens_per_s},
           {"step_time_s", r.step_time_s},
           {"mem_bytes", r.mem_bytes},
@@ -52,10 +53,11 @@ nlohmann::json to_json(const StepRecord& r) {
 
 std::string log_line(const StepRecord& r) {
   return fmt::format(
-      "step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {:.0f} tok/s | {:.3f} s/step | "
-      "mem {} (peak {}) | ETA {}",
-      r.step, r.max_steps, r.outcome.loss, r.outcome.lr, r.outcome.grad_norm, r.tokens_per_s,
-      r.step_time_s, bytes(r.mem_bytes), bytes(r.peak_mem_bytes), format_duration(r.eta_s));
+      "step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {} targets | {:.0f} tok/s | "
+      "{:.3f} s/step | mem {} (peak {}) | ETA {}",
+      r.step, r.max_steps, r.outcome.loss, r.outcome.lr, r.outcome.grad_norm,
+      r.outcome.target_tokens, r.tokens_per_s, r.step_time_s, bytes(r.mem_bytes),
+      bytes(r.peak_mem_bytes), format_duration(r.eta_s));
 }
 
 std::string format_duration(double seconds) {

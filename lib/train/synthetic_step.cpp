@@ -43,6 +43,7 @@ MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64
   MicroBatchTensors batch;
   batch.inputs = rows_tensor.narrow(1, 0, seq_len).clone();
   batch.targets = rows_tensor.narrow(1, 1, seq_len).clone();
+  batch.target_mask = torch::ones({rows, seq_len}, torch::kFloat32);
   batch.randomness.seed = static_cast<std::uint64_t>(config.run.seed);
   batch.randomness.step = step;
   for (std::int64_t r = 0; r < rows; ++r) batch.randomness.sample_ids.push_back(micro * rows + r);
@@ -154,7 +155,6 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   const auto start = std::chrono::steady_clock::now();
   const auto& t = config_.training;
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
-  const double loss_scale = 1.0 / static_cast<double>(t.global_batch_size * config_.data.seq_len);
   SyntheticStepResult result;
   const std::string doing =
       "the synthetic step at micro_batch_size " + std::to_string(request.micro_batch_size);
@@ -163,7 +163,7 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   limited(meter_, start_bytes_, request.limit_bytes, doing, [&] {
     for (std::int64_t step = 1; step <= request.steps; ++step) {
       meter_.reset_peak();
-      const StepSettings settings{step, request.micro_steps, loss_scale, t.lr, t.grad_clip, {}};
+      const StepSettings settings{step, request.micro_steps, t.lr, t.grad_clip, {}};
       run_training_step(
           parts_->model, parts_->state, adamw, settings,
           [&](std::int64_t micro) {

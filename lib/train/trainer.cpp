@@ -111,8 +111,9 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
     metrics_ = std::make_unique<MetricsLog>(context_.run_dir + "/metrics.jsonl");
     metrics_->append(to_json(memory));
   }
-  checkpoints_ = std::make_unique<TrainingCheckpoints>(config, comm, *state_,
-                                                       std::move(context_.checkpoint_writer_comm));
+  checkpoints_ = std::make_unique<TrainingCheckpoints>(
+      config, comm, *state_, std::move(context_.checkpoint_writer_comm),
+      data::describe_preparation(dataset_->metadata()));
   progress_ = checkpoints_->resume().value_or(TrainingProgress{});
   state_->applied_updates = progress_.applied_updates;
   loader_ = std::make_unique<data::DataLoader>(dataset_, loader_options(config, comm, progress_));
@@ -124,11 +125,7 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
 
 StepOutcome Trainer::train_step(std::int64_t step) {
   const auto& t = config_.training;
-  const StepSettings settings{step,
-                              micro_steps_,
-                              1.0 / static_cast<double>(tokens_per_step_),
-                              schedule_.at(step),
-                              t.grad_clip,
+  const StepSettings settings{step, micro_steps_, schedule_.at(step), t.grad_clip,
                               [this] { checkpoints_->before_update(); }};
   const auto seed = static_cast<std::uint64_t>(config_.run.seed);
   return run_training_step(
@@ -145,6 +142,14 @@ void Trainer::account(std::int64_t step, const StepOutcome& outcome) {
   progress_.tokens_seen += tokens_per_step_;
   progress_.data = loader_->resume_position();
   progress_.applied_updates = state_->applied_updates;
+  if (outcome.target_tokens == 0) {
+    ++progress_.skipped_steps;
+    spdlog::warn(
+        "[train] step {}: no label of the global batch is a target (the loss mask is 0 "
+        "everywhere); the step was skipped on every rank",
+        step);
+    return;
+  }
   if (!outcome.skipped) {
     skipped_in_a_row_ = 0;
     return;

@@ -37,14 +37,17 @@ TrainingState read_training_state(const nlohmann::json& saved, const std::string
 
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
                                          ShardedState& state,
-                                         std::unique_ptr<comm::Communicator> writer_comm)
+                                         std::unique_ptr<comm::Communicator> writer_comm,
+                                         nlohmann::json dataset)
     : config_(config), comm_(comm), state_(state) {
   const auto& buffers = state_.checkpoint_buffers();
+  inputs_.dataset = std::move(dataset);
   if (config.training.lora.enabled) {
-    comm::run_on_root(comm, 0, [&] { lora_base_ = lora_base_identity(config); });
-    std::string text = lora_base_.dump();
+    nlohmann::json& base = inputs_.lora_base;
+    comm::run_on_root(comm, 0, [&] { base = lora_base_identity(config); });
+    std::string text = base.dump();
     comm::broadcast_text(comm, text, 0);
-    lora_base_ = nlohmann::json::parse(text);
+    base = nlohmann::json::parse(text);
   }
   if (config.checkpoint.async) {
     NSS_ASSERT(writer_comm, "train", "checkpoint.async needs the writer's own communicator");
@@ -66,7 +69,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
   options.accept_state = [this](const nlohmann::json& saved,
                                 const std::string& step_dir) -> std::optional<checkpoint::Refusal> {
     const TrainingState state = read_training_state(saved, step_dir);
-    const TrainingState now = current_training_state(config_, {}, comm_.size(), lora_base_);
+    const TrainingState now = current_training_state(config_, {}, comm_.size(), inputs_);
     try {
       for (const std::string& difference : check_resume(state, now, step_dir))
         spdlog::warn("[checkpoint] {}", difference);
@@ -143,7 +146,7 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronou
   request.checkpoint_dir = k.dir;
   request.step = progress.step;
   request.tensors = state_.checkpoint_tensors();
-  request.state = current_training_state(config_, progress, comm_.size(), lora_base_);
+  request.state = current_training_state(config_, progress, comm_.size(), inputs_);
   request.keep_last = k.keep_last;
   request.file_locking = k.hdf5_file_locking;
   // The host copies of device state are overwritten below: a save still

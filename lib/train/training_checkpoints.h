@@ -31,9 +31,11 @@ class MetricsLog;
 class TrainingCheckpoints {
  public:
   /// `writer_comm`: the asynchronous writer's own communicator over the same
-  /// ranks (checkpoint.async; nullptr otherwise).
+  /// ranks (checkpoint.async; nullptr otherwise). `dataset`: the training
+  /// data's tokenizer and preparation (data::describe_preparation), recorded
+  /// in every step's state.
   TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state,
-                      std::unique_ptr<comm::Communicator> writer_comm);
+                      std::unique_ptr<comm::Communicator> writer_comm, nlohmann::json dataset);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;
@@ -74,7 +76,7 @@ class TrainingCheckpoints {
   const config::Config& config_;
   comm::Communicator& comm_;
   ShardedState& state_;
-  nlohmann::json lora_base_;  // identity of the frozen base under LoRA
+  RunInputs inputs_;
   std::unique_ptr<checkpoint::AsyncCheckpointer> async_;
   std::int64_t last_saved_step_ = 0;
 };

@@ -123,7 +123,7 @@ json lora_base_identity(const config::Config& config) {
 }
 
 TrainingState current_training_state(const config::Config& config, const TrainingProgress& progress,
-                                     int world_size, const json& lora_base) {
+                                     int world_size, const RunInputs& inputs) {
   const auto& t = config.training;
   TrainingState state;
   state.progress = progress;
@@ -132,7 +132,8 @@ TrainingState current_training_state(const config::Config& config, const Trainin
                      t.max_steps};
   state.model = config::section_json(config.model);
   state.lora = config::section_json(t.lora);
-  state.lora_base = lora_base;
+  state.lora_base = inputs.lora_base;
+  state.dataset = inputs.dataset;
   state.world_size = world_size;
   state.config = config::to_yaml(config, /*with_comments=*/false);
   state.config_sha256 = sha256_hex(state.config);
@@ -173,6 +174,7 @@ void to_json(json& out, const TrainingState& s) {
         {"libtorch", s.versions.libtorch}}},
   };
   if (!s.lora_base.is_null()) out["lora_base"] = s.lora_base;
+  if (!s.dataset.is_null()) out["dataset"] = s.dataset;
 }
 
 void from_json(const json& in, TrainingState& s) {
@@ -208,6 +210,7 @@ void from_json(const json& in, TrainingState& s) {
                 read<std::string>(versions, "git_revision", "versions.git_revision"),
                 read<std::string>(versions, "libtorch", "versions.libtorch")};
   s.lora_base = in.value("lora_base", json());
+  s.dataset = in.value("dataset", json());
   if (s.version >= 2) {
     s.model = read_object(in, "model", "model");
     s.lora = read_object(in, "lora", "lora");

@@ -46,6 +46,7 @@ struct TrainingState {
   nlohmann::json model;      // the model section of the configuration (shape)
   nlohmann::json lora;       // training.lora
   nlohmann::json lora_base;  // identity of the frozen base under LoRA (null otherwise)
+  nlohmann::json dataset;    // data.path's tokenizer and preparation (null: not recorded)
   int world_size = 0;
   std::string config;  // the resolved configuration (YAML)
   std::string config_sha256;
@@ -54,9 +55,16 @@ struct TrainingState {
   } versions;
 };
 
-/// This run's state at `progress`; `lora_base` as lora_base_identity() gives it.
+/// What a run records beside its configuration: the LoRA base
+/// (lora_base_identity) and its dataset (data::describe_preparation).
+struct RunInputs {
+  nlohmann::json lora_base;
+  nlohmann::json dataset;
+};
+
+/// This run's state at `progress`.
 TrainingState current_training_state(const config::Config& config, const TrainingProgress& progress,
-                                     int world_size, const nlohmann::json& lora_base);
+                                     int world_size, const RunInputs& inputs);
 
 /// The frozen base a LoRA run trains against: its config.json, index and
 /// safetensors files with their SHA-256, or the seed of a random base.

@@ -16,6 +16,9 @@ MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64
   // clone(): from_blob borrows the batch's vector, which dies with the batch.
   out.inputs = tokens.narrow(1, 0, batch.seq_len).clone();
   out.targets = tokens.narrow(1, 1, batch.seq_len).clone();
+  out.target_mask = torch::from_blob(const_cast<std::uint8_t*>(batch.target_mask.data()),
+                                     {batch.rows, batch.seq_len}, torch::kUInt8)
+                        .to(torch::kFloat32);
   out.randomness = {seed, step, batch.sample_ids};
   return out;
 }
@@ -24,6 +27,7 @@ MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device
   if (device.is_cpu()) return batch;
   batch.inputs = batch.inputs.to(device);
   batch.targets = batch.targets.to(device);
+  batch.target_mask = batch.target_mask.to(device);
   return batch;
 }
 
@@ -32,26 +36,42 @@ StepOutcome run_training_step(
     const StepSettings& settings,
     const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
     comm::Communicator& comm) {
+  std::vector<MicroBatchTensors> batches;
+  torch::Tensor local_targets = torch::zeros({}, torch::kInt64);
+  for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
+    batches.push_back(next_micro_batch(micro));
+    local_targets += batches.back().target_mask.ne(0).sum().cpu();
+  }
+  StepOutcome outcome;
+  outcome.lr = settings.lr;
+  outcome.target_tokens = local_targets.item<std::int64_t>();
+  {
+    comm::CollectiveLabel label(comm, "target tokens");
+    comm.all_reduce(&outcome.target_tokens, 1, comm::ReduceOp::kSum);
+  }
+  if (outcome.target_tokens == 0) {
+    outcome.skipped = true;
+    return outcome;
+  }
+  const double weight = 1.0 / static_cast<double>(outcome.target_tokens);
+
   // Summed on the device and read once: reading each micro-batch's loss
   // would make the host wait for the device every micro-step.
   torch::Tensor loss_sum;
-  for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
-    const MicroBatchTensors batch = next_micro_batch(micro);
+  for (MicroBatchTensors& batch : batches) {
     torch::Tensor loss =
-        model.loss(batch.inputs, batch.targets, settings.loss_scale, &batch.randomness);
+        model.loss(batch.inputs, batch.targets, batch.target_mask * weight, &batch.randomness);
     loss.backward();
     const torch::Tensor value = loss.detach().to(torch::kFloat64);
     loss_sum = loss_sum.defined() ? loss_sum + value : value;
   }
   model.finish_collectives();
   double local_loss = loss_sum.item<double>();
-  StepOutcome outcome;
-  outcome.lr = settings.lr;
   {
     comm::CollectiveLabel label(comm, "loss");
     comm.all_reduce(&local_loss, 1, comm::ReduceOp::kSum);
   }
-  outcome.loss = local_loss;  // the scale already divided by the global token count
+  outcome.loss = local_loss;  // the scale already divided by the global target count
 
   if (settings.before_update) settings.before_update();
   const std::vector<torch::Tensor*> masters = state.masters();

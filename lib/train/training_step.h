@@ -1,7 +1,10 @@
-// One optimizer step: forward/backward over this rank's micro-batches
-// (gradients accumulate in the masters' .grad), the global loss and gradient
-// norm (one all-reduce each), clipping, and AdamW — or, when the loss or the
-// norm is not finite, no update at all on any rank.
+// One optimizer step: the global batch's target tokens T (one all-reduce,
+// before the first backward), forward/backward over this rank's micro-batches
+// with per-token weights mask_t / T (gradients accumulate in the masters'
+// .grad), the global loss and gradient norm (one all-reduce each), clipping,
+// and AdamW — or, when the loss or the norm is not finite or T is 0, no
+// update at all on any rank. The loss is the mean over the global batch's
+// target tokens whatever the ranks and the micro-batch split.
 #pragma once
 
 #include <functional>
@@ -16,9 +19,10 @@
 
 namespace nss::train {
 
-/// One micro-batch as tensors: inputs/targets int64 [rows, seq_len].
+/// One micro-batch as tensors: inputs/targets int64 [rows, seq_len],
+/// target_mask float32 [rows, seq_len] (1 = the label is a target).
 struct MicroBatchTensors {
-  torch::Tensor inputs, targets;
+  torch::Tensor inputs, targets, target_mask;
   MicroBatchRandomness randomness;
 };
 
@@ -30,16 +34,16 @@ MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device);
 
 struct StepOutcome {
-  double loss = 0;       // mean token loss of the global batch
+  double loss = 0;       // mean loss over the global batch's target tokens
   double grad_norm = 0;  // before clipping
   double lr = 0;
-  bool skipped = false;  // loss or norm not finite: nothing was applied
+  bool skipped = false;            // loss or norm not finite, or no target: nothing was applied
+  std::int64_t target_tokens = 0;  // in the global batch
 };
 
 struct StepSettings {
   std::int64_t step = 1;         // 1-based training step (schedule, dropout keys)
   std::int64_t micro_steps = 1;  // gradient-accumulation steps on this rank
-  double loss_scale = 1.0;       // 1 / tokens in the global batch
   double lr = 0;
   double grad_clip = 0;  // 0: off
   /// Runs after the backward passes, before the masters and moments change
@@ -47,7 +51,8 @@ struct StepSettings {
   std::function<void()> before_update;
 };
 
-/// Runs one optimizer step; `next_micro_batch(i)` supplies micro-batch i.
+/// Runs one optimizer step; `next_micro_batch(i)` supplies micro-batch i
+/// (all are asked for before the first forward).
 StepOutcome run_training_step(
     ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
     const StepSettings& settings,

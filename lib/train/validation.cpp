@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "core/error.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"
 #include "train/training_step.h"
@@ -26,7 +27,20 @@ Validation::Validation(const config::Config& config, comm::Communicator& comm, t
       comm_(comm),
       device_(device),
       reader_(checked_eval_dataset(config), config.data.seq_len, config.training.global_batch_size,
-              config.eval.batches, comm.rank(), comm.size()) {}
+              config.eval.batches, comm.rank(), comm.size()) {
+  for (std::int64_t k = 0; k < reader_.num_batches(); ++k)
+    target_tokens_ += reader_.batch(k).target_tokens();
+  {
+    comm::CollectiveLabel label(comm_, "validation target tokens");
+    comm_.all_reduce(&target_tokens_, 1, comm::ReduceOp::kSum);
+  }
+  if (target_tokens_ == 0)
+    throw DataError("eval",
+                    "the " + std::to_string(config.eval.batches) +
+                        " held-out batches of eval.path " + config.eval.path +
+                        " hold no target token (their /loss_mask is all 0)",
+                    "prepare the held-out set with answers (docs/data.md), or raise eval.batches");
+}
 
 bool Validation::due(std::int64_t step) const {
   const std::int64_t interval = config_.eval.interval_steps;
@@ -36,8 +50,6 @@ bool Validation::due(std::int64_t step) const {
 double Validation::loss(ShardedLlama& model) {
   const std::int64_t seq_len = config_.data.seq_len;
   const std::int64_t micro = config_.training.micro_batch_size;
-  const double scale = 1.0 / static_cast<double>(config_.training.global_batch_size *
-                                                 config_.eval.batches * seq_len);
   torch::NoGradGuard no_grad;
   double total = 0;
   for (std::int64_t k = 0; k < reader_.num_batches(); ++k) {
@@ -50,16 +62,18 @@ double Validation::loss(ShardedLlama& model) {
       piece.seq_len = seq_len;
       piece.tokens.assign(batch.tokens.begin() + row * batch.row_length(),
                           batch.tokens.begin() + (row + rows) * batch.row_length());
+      piece.target_mask.assign(batch.target_mask.begin() + row * seq_len,
+                               batch.target_mask.begin() + (row + rows) * seq_len);
       piece.sample_ids.assign(batch.sample_ids.begin() + row,
                               batch.sample_ids.begin() + row + rows);
       const MicroBatchTensors t = on_device(micro_batch_tensors(piece, 0, 0), device_);
-      total += model.loss(t.inputs, t.targets, scale, nullptr).item<double>();
+      total += model.loss(t.inputs, t.targets, t.target_mask, nullptr).item<double>();
     }
   }
   model.finish_collectives();
   comm::CollectiveLabel label(comm_, "validation loss");
   comm_.all_reduce(&total, 1, comm::ReduceOp::kSum);
-  return total;
+  return total / static_cast<double>(target_tokens_);
 }
 
 }  // namespace nss::train

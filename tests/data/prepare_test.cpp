@@ -17,6 +17,15 @@
 namespace nss::data {
 namespace {
 
+PrepareOptions options_of(std::vector<std::string> inputs, std::string output,
+                          std::optional<InputFormat> format = std::nullopt) {
+  PrepareOptions options;
+  options.inputs = std::move(inputs);
+  options.output = std::move(output);
+  options.format = format;
+  return options;
+}
+
 class PrepareTest : public ::testing::Test {
  protected:
   std::string dir_ = nss::testing::scratch_dir("prepare");
@@ -30,7 +39,7 @@ class PrepareTest : public ::testing::Test {
   // Prepares `inputs` and decodes the documents back from the written file.
   std::vector<std::string> round_trip(const std::vector<std::string>& inputs,
                                       std::optional<InputFormat> format = std::nullopt) {
-    PrepareOptions options{inputs, dir_ + "/out/tokens.h5", format};
+    PrepareOptions options = options_of(inputs, dir_ + "/out/tokens.h5", format);
     const PrepareSummary summary = prepare_byte_level_dataset(options);
     const auto dataset = TokenDataset::open(options.output);
     EXPECT_EQ(dataset->num_tokens(), summary.tokens);
@@ -49,7 +58,7 @@ class PrepareTest : public ::testing::Test {
 
   void expect_data_error(const std::vector<std::string>& inputs,
                          const std::vector<std::string>& fragments) {
-    PrepareOptions options{inputs, dir_ + "/bad.h5", std::nullopt};
+    PrepareOptions options = options_of(inputs, dir_ + "/bad.h5");
     try {
       prepare_byte_level_dataset(options);
       ADD_FAILURE() << "no error";
@@ -129,8 +138,8 @@ TEST_F(PrepareTest, InputErrorsNameTheFileAndLine) {
 
 TEST_F(PrepareTest, UsageErrors) {
   const std::string in = input("in.txt", "text");
-  EXPECT_THROW(prepare_byte_level_dataset({{}, dir_ + "/x.h5", std::nullopt}), UsageError);
-  EXPECT_THROW(prepare_byte_level_dataset({{in}, in, std::nullopt}), UsageError);
+  EXPECT_THROW(prepare_byte_level_dataset(options_of({}, dir_ + "/x.h5")), UsageError);
+  EXPECT_THROW(prepare_byte_level_dataset(options_of({in}, in)), UsageError);
   EXPECT_THROW(parse_input_format("xml"), UsageError);
   EXPECT_THROW(input_format_for("data.json"), UsageError);
   EXPECT_EQ(input_format_for("a.JSONL"), InputFormat::kJsonl);

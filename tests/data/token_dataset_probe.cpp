@@ -25,7 +25,22 @@ int main(int argc, char** argv) {
     const auto optional = [](const std::optional<std::int64_t>& v) {
       return v ? nlohmann::json(*v) : nlohmann::json();
     };
+    std::vector<std::uint8_t> loss_mask(tokens.size());
+    dataset->read_loss_mask(0, dataset->num_tokens(), loss_mask.data());
+    std::vector<std::int64_t> offsets;
+    for (std::int64_t d = 0; dataset->has_document_offsets() && d <= dataset->num_documents(); ++d)
+      offsets.push_back(dataset->document_offset(d));
+    const auto& p = m.preparation;
     const nlohmann::json out = {{"dtype", nss::dtype_name(dataset->dtype())},
+                                {"has_loss_mask", dataset->has_loss_mask()},
+                                {"loss_mask", loss_mask},
+                                {"document_offsets", offsets},
+                                {"format", p.format},
+                                {"prompt_template", p.prompt_template},
+                                {"group_by", p.group_by},
+                                {"order_by", p.order_by},
+                                {"records_schema", p.records_schema},
+                                {"dropped_examples", optional(m.dropped_examples)},
                                 {"num_tokens", dataset->num_tokens()},
                                 {"tokenizer", m.tokenizer},
                                 {"vocab_size", optional(m.vocab_size)},

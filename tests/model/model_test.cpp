@@ -103,7 +103,8 @@ void expect_rope_closed_form(const config::ModelConfig& m) {
   const auto f = closed_form_frequencies(m);
   const auto inv = rope_inverse_frequencies(m);
   for (std::int64_t i = 0; i < half; ++i)
-    EXPECT_NEAR(inv[i].item<double>() / f[i], 1.0, 1e-6) << config::choice_name(m.rope_scaling.type) << " i=" << i;
+    EXPECT_NEAR(inv[i].item<double>() / f[i], 1.0, 1e-6)
+        << config::choice_name(m.rope_scaling.type) << " i=" << i;
   // apply() on the unit vector e_i at position s rotates the pair (i, i + half) by s * f_i.
   for (std::int64_t i = 0; i < half; ++i) {
     torch::Tensor x = torch::zeros({1, 1, positions, m.head_dim});
@@ -189,6 +190,46 @@ TEST(LlamaModel, AttentionIsCausal) {
   const torch::Tensor after = model.logits(tokens);
   EXPECT_TRUE(before.narrow(1, 0, 6).equal(after.narrow(1, 0, 6)));
   EXPECT_GT(max_difference(before.narrow(1, 6, 6), after.narrow(1, 6, 6)), 1e-4);
+}
+
+// w_t = mask_t / T: the weighted loss is the mean cross-entropy over the
+// targets, and a masked token's label has no effect on loss or gradients.
+TEST(LlamaModel, MaskedLabelsDoNotReachTheLossOrTheGradients) {
+  const auto m = preset("tiny");
+  const auto model = build(m, {}, 3);
+  const auto tokens = tokens_for(m, 2, 9);
+  const auto inputs = tokens.narrow(1, 0, 8);
+  const torch::Tensor targets = tokens.narrow(1, 1, 8).clone();
+  torch::Tensor mask = torch::ones({2, 8});
+  mask[0].narrow(0, 0, 5).zero_();  // a prompt
+  mask[1][7] = 0;
+  const torch::Tensor weights = mask / mask.sum();
+  const auto gradients_of = [&](const torch::Tensor& labels) {
+    for (int u = 0; u < model.num_units(); ++u)
+      for (auto& t : model.unit_tensors(u)) t.mutable_grad() = torch::Tensor();
+    const torch::Tensor loss = model.weighted_loss(inputs, labels, weights);
+    loss.backward();
+    std::vector<torch::Tensor> grads{loss.detach()};
+    for (int u = 0; u < model.num_units(); ++u)
+      for (auto& t : model.unit_tensors(u))
+        if (t.grad().defined()) grads.push_back(t.grad().clone());
+    return grads;
+  };
+  const auto reference = gradients_of(targets);
+  const torch::Tensor per_token = torch::nn::functional::cross_entropy(
+      model.logits(inputs).reshape({-1, m.vocab_size}), targets.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+  const torch::Tensor keep = mask.reshape({-1}).to(torch::kBool);
+  EXPECT_NEAR(reference[0].item<double>(), per_token.masked_select(keep).mean().item<double>(),
+              1e-6);
+  torch::Tensor relabelled = targets.clone();
+  relabelled[0].narrow(0, 0, 5).random_(m.vocab_size);
+  relabelled[1][7] = (targets[1][7].item<std::int64_t>() + 1) % m.vocab_size;
+  const auto changed = gradients_of(relabelled);
+  ASSERT_GT(reference.size(), 1u);
+  ASSERT_EQ(reference.size(), changed.size());
+  for (std::size_t i = 0; i < reference.size(); ++i)
+    EXPECT_TRUE(torch::equal(reference[i], changed[i])) << "tensor " << i;
 }
 
 TEST(LlamaModel, HeadLossIsScaledSumOfCrossEntropy) {

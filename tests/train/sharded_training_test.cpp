@@ -36,6 +36,7 @@ struct Case {
   bool tied = false;
   bool lora = false;
   bool checkpointing = true;
+  bool masked = false;  // instruction-style loss masks (target_mask_of)
 };
 
 config::Config make_config(const Case& c) {
@@ -69,8 +70,24 @@ std::vector<std::int64_t> sample_tokens(std::int64_t id, std::int64_t vocab) {
   return tokens;
 }
 
+// With masks, sample `id`'s first id % 5 labels are its prompt and every
+// seventh sample has no target at all, so ranks and micro-batches hold
+// different numbers of targets.
+torch::Tensor target_mask_of(const std::vector<std::int64_t>& ids, bool masked) {
+  torch::Tensor mask = torch::ones({static_cast<std::int64_t>(ids.size()), kSeqLen});
+  if (!masked) return mask;
+  for (std::size_t r = 0; r < ids.size(); ++r) {
+    const auto row = static_cast<std::int64_t>(r);
+    if (ids[r] % 7 == 3)
+      mask[row].zero_();
+    else
+      mask[row].narrow(0, 0, ids[r] % 5).zero_();
+  }
+  return mask;
+}
+
 MicroBatchTensors batch_of(const std::vector<std::int64_t>& ids, std::int64_t vocab,
-                           std::int64_t step, std::uint64_t seed) {
+                           std::int64_t step, std::uint64_t seed, bool masked = false) {
   torch::Tensor tokens =
       torch::empty({static_cast<std::int64_t>(ids.size()), kSeqLen + 1}, torch::kInt64);
   for (std::size_t r = 0; r < ids.size(); ++r) {
@@ -79,6 +96,7 @@ MicroBatchTensors batch_of(const std::vector<std::int64_t>& ids, std::int64_t vo
   }
   return {tokens.narrow(1, 0, kSeqLen).contiguous(),
           tokens.narrow(1, 1, kSeqLen).contiguous(),
+          target_mask_of(ids, masked),
           {seed, step, ids}};
 }
 
@@ -88,7 +106,7 @@ struct Result {
 };
 
 // The reference: whole tensors, the global batch at once, plain autograd.
-Result train_unsharded(const config::Config& config) {
+Result train_unsharded(const config::Config& config, bool masked) {
   const auto& t = config.training;
   model::LlamaModel model(config.model, t.lora, torch::TensorOptions().dtype(torch::kFloat32));
   model.load(
@@ -132,10 +150,13 @@ Result train_unsharded(const config::Config& config) {
     std::vector<std::int64_t> ids;
     for (std::int64_t i = 0; i < t.global_batch_size; ++i)
       ids.push_back((step - 1) * t.global_batch_size + i);
-    const auto batch =
-        batch_of(ids, config.model.vocab_size, step, static_cast<std::uint64_t>(config.run.seed));
+    const auto batch = batch_of(ids, config.model.vocab_size, step,
+                                static_cast<std::uint64_t>(config.run.seed), masked);
     model::DropoutKey key{batch.randomness.seed, step, ids, 0};
-    torch::Tensor loss = model.loss(batch.inputs, batch.targets, t.lora.enabled ? &key : nullptr);
+    // The mean over the whole batch's targets, computed here in one piece.
+    torch::Tensor loss = model.weighted_loss(batch.inputs, batch.targets,
+                                             batch.target_mask / batch.target_mask.sum(),
+                                             t.lora.enabled ? &key : nullptr);
     loss.backward();
     result.losses.push_back(loss.item<double>());
     const double norm = optim::global_grad_norm(single, pointers);
@@ -175,7 +196,8 @@ struct Placement {
 };
 
 Result train_sharded(const config::Config& config, comm::Communicator& comm,
-                     std::int64_t micro_batch, const Placement& placement = {}) {
+                     std::int64_t micro_batch, const Placement& placement = {},
+                     bool masked = false) {
   const auto& t = config.training;
   fsdp::ShardOptions options;
   options.activation_checkpointing = t.activation_checkpointing;
@@ -191,12 +213,7 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
   const std::int64_t per_rank = t.global_batch_size / comm.size();
   Result result;
   for (int step = 1; step <= kSteps; ++step) {
-    StepSettings settings{step,
-                          per_rank / micro_batch,
-                          1.0 / static_cast<double>(t.global_batch_size * kSeqLen),
-                          schedule.at(step),
-                          t.grad_clip,
-                          nullptr};
+    StepSettings settings{step, per_rank / micro_batch, schedule.at(step), t.grad_clip, nullptr};
     const auto outcome = run_training_step(
         model, state, adamw, settings,
         [&](std::int64_t micro) {
@@ -205,7 +222,7 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
               (step - 1) * t.global_batch_size + comm.rank() * per_rank + micro * micro_batch;
           for (std::int64_t i = 0; i < micro_batch; ++i) ids.push_back(first + i);
           return on_device(batch_of(ids, config.model.vocab_size, step,
-                                    static_cast<std::uint64_t>(config.run.seed)),
+                                    static_cast<std::uint64_t>(config.run.seed), masked),
                            placement.device);
         },
         comm);
@@ -226,8 +243,8 @@ void expect_equivalent(const Case& c, comm::Communicator& comm, const Placement&
                        const Tolerance& tolerance = {}) {
   const config::Config config = make_config(c);
   const std::int64_t micro = c.micro_batch > 0 ? c.micro_batch : c.global_batch / comm.size();
-  const Result sharded = train_sharded(config, comm, micro, placement);
-  const Result reference = train_unsharded(config);
+  const Result sharded = train_sharded(config, comm, micro, placement, c.masked);
+  const Result reference = train_unsharded(config, c.masked);
   for (int s = 0; s < kSteps; ++s)
     EXPECT_NEAR(sharded.losses[s], reference.losses[s],
                 tolerance.loss * std::abs(reference.losses[s]))
@@ -273,6 +290,12 @@ TEST(ShardedTraining, MatchesUnshardedLoraWithDropout) {
 }
 TEST(ShardedTraining, MatchesUnshardedWithoutActivationCheckpointing) {
   expect_equivalent({8, 2, true, false, false});
+}
+// The loss is the mean over the global batch's targets at any split: ranks
+// and micro-batches hold different target counts, one sample none.
+TEST(ShardedTraining, MatchesUnshardedWithLossMasks) {
+  expect_equivalent({8, 1, false, false, true, true});
+  expect_equivalent({8, 0, true, true, false, true});
 }
 
 // On GPUs (one rank per GPU, shard collectives over NCCL): fp32 compute
@@ -340,11 +363,16 @@ TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   std::vector<torch::Tensor> before;
   for (auto* master : state.masters()) before.push_back(master->detach().clone());
-  // An infinite loss scale makes the loss and every gradient non-finite.
-  StepSettings settings{1, 1, std::numeric_limits<double>::infinity(), 0.01, 1.0, nullptr};
+  // An infinite loss weight makes the loss and every gradient non-finite.
+  StepSettings settings{1, 1, 0.01, 1.0, nullptr};
   const auto outcome = run_training_step(
       model, state, adamw, settings,
-      [&](std::int64_t) { return batch_of({comm->rank()}, config.model.vocab_size, 1, 1); }, *comm);
+      [&](std::int64_t) {
+        auto batch = batch_of({comm->rank()}, config.model.vocab_size, 1, 1);
+        batch.target_mask.fill_(std::numeric_limits<float>::infinity());
+        return batch;
+      },
+      *comm);
   EXPECT_TRUE(outcome.skipped);
   EXPECT_EQ(state.applied_updates, 0);
   const auto masters = state.masters();
@@ -355,6 +383,32 @@ TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
   }
 }
 
+// A global batch without a target token (each rank's only sample masked out)
+// teaches nothing: skipped on every rank, nothing applied, counted.
+TEST(ShardedTraining, StepWithoutTargetsIsSkippedEverywhere) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const config::Config config = make_config({});
+  const auto& t = config.training;
+  ShardedLlama model(config.model, t.lora, false, *comm, {}, kSeqLen);
+  model.initialize(model::InitialWeights(config.model, t.lora, 1));
+  ShardedState state(model);
+  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
+  std::vector<torch::Tensor> before;
+  for (auto* master : state.masters()) before.push_back(master->detach().clone());
+  const auto outcome = run_training_step(
+      model, state, adamw, {1, 2, 0.01, 1.0, nullptr},
+      [&](std::int64_t micro) {
+        return batch_of({7 * (2 * comm->rank() + micro) + 3}, config.model.vocab_size, 1, 1, true);
+      },
+      *comm);
+  EXPECT_TRUE(outcome.skipped);
+  EXPECT_EQ(outcome.target_tokens, 0);
+  EXPECT_EQ(state.applied_updates, 0);
+  const auto masters = state.masters();
+  for (std::size_t i = 0; i < masters.size(); ++i)
+    EXPECT_TRUE(torch::equal(masters[i]->detach(), before[i]));
+}
+
 TEST(ShardedTraining, TrafficMatchesTheFormula) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   for (const bool tied : {false, true}) {
@@ -363,7 +417,7 @@ TEST(ShardedTraining, TrafficMatchesTheFormula) {
     model.initialize(model::InitialWeights(config.model, config.training.lora, 1));
     comm->reset_stats();
     const auto batch = batch_of({0}, config.model.vocab_size, 1, 1);
-    model.loss(batch.inputs, batch.targets, 1.0, nullptr).backward();
+    model.loss(batch.inputs, batch.targets, batch.target_mask, nullptr).backward();
     double psi_all = 0, psi_trainable = 0;
     for (auto& unit : model.units()) {
       psi_all += static_cast<double>(unit->layout().padded(true) + unit->layout().padded(false));

@@ -49,15 +49,6 @@ std::shared_ptr<const data::TokenDataset> dataset() {
   return data::TokenDataset::open(path);
 }
 
-MicroBatchTensors tensors_of(const data::MicroBatch& batch, std::int64_t step) {
-  std::vector<std::int64_t> tokens(batch.tokens.begin(), batch.tokens.end());
-  const auto rows = torch::tensor(tokens).view({batch.rows, batch.row_length()});
-  const std::int64_t seq = batch.row_length() - 1;
-  return {rows.narrow(1, 0, seq).contiguous(),
-          rows.narrow(1, 1, seq).contiguous(),
-          {1, step, batch.sample_ids}};
-}
-
 std::vector<torch::Tensor> copies(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> out;
   for (const auto& t : tensors) out.push_back(t.clone());
@@ -84,8 +75,8 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
   // One real step first, so the moments and gradients are not zero.
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   run_training_step(
-      model, state, adamw, {1, 2, 1.0 / 128, t.lr, t.grad_clip, {}},
-      [&](std::int64_t) { return tensors_of(loader.next(), 1); }, comm);
+      model, state, adamw, {1, 2, t.lr, t.grad_clip, {}},
+      [&](std::int64_t) { return micro_batch_tensors(loader.next(), 1, 1); }, comm);
 
   std::vector<torch::Tensor> masters, grads;
   for (torch::Tensor* m : state.masters()) {

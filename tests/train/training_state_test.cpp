@@ -19,7 +19,12 @@ config::Config lora_config() {
 
 TrainingState state_of(const config::Config& config, int world_size = 2) {
   TrainingProgress progress{12, 3072, {1, 40}, 11, 1};
-  return current_training_state(config, progress, world_size, lora_base_identity(config));
+  const nlohmann::json dataset = {{"tokenizer", "byte-level"},
+                                  {"format", "records"},
+                                  {"prompt_template", "Generate {columns}\n"},
+                                  {"records_schema", {{"columns", nlohmann::json::array()}}}};
+  return current_training_state(config, progress, world_size,
+                                {lora_base_identity(config), dataset});
 }
 
 std::string error_of(const nlohmann::json& json) {
@@ -46,6 +51,7 @@ TEST(TrainingState, RoundTripsThroughJson) {
   EXPECT_EQ(read.model, written.model);
   EXPECT_EQ(read.lora.at("rank"), 4);
   EXPECT_EQ(read.lora_base, written.lora_base);
+  EXPECT_EQ(read.dataset.at("prompt_template"), "Generate {columns}\n");
   EXPECT_EQ(read.config, written.config);
   EXPECT_EQ(nlohmann::json(read), json);
 }

@@ -1,0 +1,192 @@
+#include "data/example_source.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "data/csv_records.h"
+#include "data/input_file.h"
+
+namespace nss::data {
+
+const char* const kRecordsTemplate =
+    "Generate one record of the table as a JSON object with the fields {columns}.\n";
+const char* const kGroupedRecordsTemplate =
+    "Generate the records of one {group_by} group as JSON objects, one per line, with the "
+    "fields {columns}.\n";
+
+namespace {
+
+struct Column {
+  std::string name;
+  bool number = true;  // every non-empty cell is a JSON number literal
+  bool any_value = false;
+  bool empty_cells = false;
+};
+
+std::string schema_json(const std::vector<Column>& columns) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Column& c : columns)
+    list.push_back({{"name", c.name},
+                    {"type", c.number && c.any_value ? "number" : "string"},
+                    {"empty_cells", c.empty_cells}});
+  return nlohmann::ordered_json{{"columns", list}}.dump();
+}
+
+std::size_t column_index(const std::vector<std::string>& header, const std::string& name,
+                         const char* flag, const std::string& path) {
+  const auto found = std::find(header.begin(), header.end(), name);
+  if (found != header.end()) return static_cast<std::size_t>(found - header.begin());
+  std::string names;
+  for (const auto& column : header) names += (names.empty() ? "" : ", ") + column;
+  throw UsageError("data", std::string(flag) + " " + name + ": " + path + " has no such column",
+                   "choose one of: " + names);
+}
+
+// Rows of a group in order_by order: numbers numerically when the column is
+// numeric, text byte-wise otherwise; empty cells last; ties keep file order.
+void order_rows(std::vector<const std::vector<std::string>*>& rows, std::size_t column,
+                bool numeric) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto* a, const auto* b) {
+    const std::string& x = (*a)[column];
+    const std::string& y = (*b)[column];
+    if (x.empty() || y.empty()) return !x.empty() && y.empty();
+    if (numeric) return std::strtod(x.c_str(), nullptr) < std::strtod(y.c_str(), nullptr);
+    return x < y;
+  });
+}
+
+}  // namespace
+
+std::string render_prompt_template(const std::string& prompt_template,
+                                   const std::vector<std::string>& columns,
+                                   const RecordsOptions& options) {
+  std::string names;
+  for (const auto& column : columns) names += (names.empty() ? "" : ", ") + column;
+  const std::map<std::string, std::string> values = {
+      {"columns", names}, {"group_by", options.group_by}, {"order_by", options.order_by}};
+  std::string out;
+  for (std::size_t i = 0; i < prompt_template.size(); ++i) {
+    const char c = prompt_template[i];
+    const bool doubled = i + 1 < prompt_template.size() && prompt_template[i + 1] == c;
+    if ((c == '{' || c == '}') && doubled) {
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '}')
+      throw UsageError("data", "the prompt template has an unmatched '}'",
+                       "write a literal brace as }} (or {{)");
+    if (c != '{') {
+      out += c;
+      continue;
+    }
+    const std::size_t close = prompt_template.find('}', i);
+    const std::string name =
+        close == std::string::npos ? "" : prompt_template.substr(i + 1, close - i - 1);
+    const auto value = values.find(name);
+    if (value == values.end())
+      throw UsageError("data",
+                       "the prompt template has an unknown placeholder '{" + name +
+                           (close == std::string::npos ? "" : "}") + "'",
+                       "use {columns}, {group_by} or {order_by}; write literal braces as {{ }}");
+    out += value->second;
+    i = close;
+  }
+  return out;
+}
+
+ExampleSet read_sft_examples(const std::string& path) {
+  ExampleSet set;
+  set.preparation.format = "sft";
+  const std::int64_t records =
+      for_each_jsonl_record(path, [&](const nlohmann::ordered_json& record, std::int64_t line) {
+        const auto text = [&](const char* key) -> const std::string& {
+          const auto field = record.is_object() ? record.find(key) : record.end();
+          if (field == record.end() || !field->is_string())
+            throw DataError("data",
+                            where(path, line) + ": an sft record needs a string \"" + key + "\"",
+                            "write one {\"prompt\": \"...\", \"completion\": \"...\"} per line");
+          return field->get_ref<const std::string&>();
+        };
+        set.examples.push_back({text("prompt"), text("completion")});
+      });
+  if (records == 0)
+    throw DataError("data", "input " + path + " holds no sft records",
+                    "remove it from the --input list");
+  return set;
+}
+
+ExampleSet read_record_examples(const std::string& path, const RecordsOptions& options) {
+  if (!options.order_by.empty() && options.group_by.empty())
+    throw UsageError("data", "--order-by " + options.order_by + " without --group-by",
+                     "order_by orders the rows inside each group: give --group-by COLUMN");
+  std::ifstream in = open_input(path);
+  skip_bom(in);
+  CsvReader reader(in, path);
+  const std::vector<std::string> header = read_csv_header(reader, path);
+  const bool grouped = !options.group_by.empty();
+  const std::size_t group_column =
+      grouped ? column_index(header, options.group_by, "--group-by", path) : 0;
+  const std::size_t order_column =
+      options.order_by.empty() ? 0 : column_index(header, options.order_by, "--order-by", path);
+
+  std::vector<Column> columns(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) columns[c].name = header[c];
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  while (next_csv_row(reader, header, row, path)) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      Column& column = columns[c];
+      if (row[c].empty()) {
+        column.empty_cells = true;
+        continue;
+      }
+      column.any_value = true;
+      column.number = column.number && is_json_number(row[c]);
+    }
+    rows.push_back(row);
+  }
+  check_read(in, path);
+  if (rows.empty())
+    throw DataError("data", "input " + path + " has a CSV header but no rows",
+                    "remove it from the --input list");
+
+  ExampleSet set;
+  DatasetPreparation& preparation = set.preparation;
+  preparation.format = "records";
+  preparation.prompt_template = !options.prompt_template.empty() ? options.prompt_template
+                                : grouped                        ? kGroupedRecordsTemplate
+                                                                 : kRecordsTemplate;
+  preparation.group_by = options.group_by;
+  preparation.order_by = options.order_by;
+  preparation.records_schema = schema_json(columns);
+  const std::string prompt = render_prompt_template(preparation.prompt_template, header, options);
+
+  if (!grouped) {
+    for (const auto& r : rows) set.examples.push_back({prompt, csv_row_to_json(header, r)});
+    return set;
+  }
+  std::vector<std::string> keys;  // in order of first appearance
+  std::map<std::string, std::vector<const std::vector<std::string>*>> groups;
+  for (const auto& r : rows) {
+    auto& members = groups[r[group_column]];
+    if (members.empty()) keys.push_back(r[group_column]);
+    members.push_back(&r);
+  }
+  const bool numeric = columns[order_column].number && columns[order_column].any_value;
+  for (const auto& key : keys) {
+    auto& members = groups[key];
+    if (!options.order_by.empty()) order_rows(members, order_column, numeric);
+    std::string completion;
+    for (const auto* member : members)
+      completion += (completion.empty() ? "" : "\n") + csv_row_to_json(header, *member);
+    set.examples.push_back({prompt, completion});
+  }
+  return set;
+}
+
+}  // namespace nss::data
