@@ -1,4 +1,5 @@
 // nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len 128] [--batches 4] [--batch-size 2]
+//          [--packing windows|documents|none] [--long-documents truncate|split]
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -23,11 +24,23 @@ int main(int argc, char** argv) {
     cli.add_option("--seq-len", options.seq_len, "Tokens per window, plus one target")
         ->capture_default_str();
     cli.add_option("--batches", options.batches, "Batches to score")->capture_default_str();
-    cli.add_option("--batch-size", options.batch_size, "Windows per batch")->capture_default_str();
+    cli.add_option("--batch-size", options.batch_size, "Windows (or packed rows) per batch")
+        ->capture_default_str();
+    std::string packing = "windows", long_documents = "truncate";
+    cli.add_option("--packing", packing,
+                   "windows, documents or none: how samples are made, as data.packing")
+        ->capture_default_str();
+    cli.add_option("--long-documents", long_documents,
+                   "truncate or split: a document longer than a row, as data.long_documents")
+        ->capture_default_str();
     if (!nss::parse_tool_arguments(cli, argc, argv, "nss_eval",
                                    "nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len "
-                                   "128] [--batches 4] [--batch-size 2]"))
+                                   "128] [--batches 4] [--batch-size 2] [--packing "
+                                   "windows|documents|none] [--long-documents truncate|split]"))
       return nss::ExitCode::kOk;
+    options.packing = nss::tool_choice<nss::config::Packing>("--packing", packing);
+    options.long_documents =
+        nss::tool_choice<nss::config::LongDocuments>("--long-documents", long_documents);
     const auto result = nss::eval::run_evaluation(options);
     std::printf("%s\n", nss::eval::eval_result_json(result).c_str());
     return nss::ExitCode::kOk;

@@ -69,6 +69,24 @@ struct ChoiceNames<LrSchedule> {
        {LrSchedule::kConstant, "constant"}}};
 };
 
+/// data.packing: how documents become training rows (docs/data.md).
+enum class Packing { kWindows, kDocuments, kNone };
+template <>
+struct ChoiceNames<Packing> {
+  static constexpr std::array<std::pair<Packing, const char*>, 3> names{
+      {{Packing::kWindows, "windows"},
+       {Packing::kDocuments, "documents"},
+       {Packing::kNone, "none"}}};
+};
+
+/// data.long_documents: a document longer than a row, with packing.
+enum class LongDocuments { kTruncate, kSplit };
+template <>
+struct ChoiceNames<LongDocuments> {
+  static constexpr std::array<std::pair<LongDocuments, const char*>, 2> names{
+      {{LongDocuments::kTruncate, "truncate"}, {LongDocuments::kSplit, "split"}}};
+};
+
 /// model.rope_scaling.type: Hugging Face's rope_type.
 enum class RopeScaling { kNone, kLinear, kLlama3 };
 template <>

@@ -90,6 +90,8 @@ struct ModelConfig {
 struct DataConfig {
   std::string path = "data/default/train.h5";
   std::int64_t seq_len = 128;
+  Packing packing = Packing::kWindows;
+  LongDocuments long_documents = LongDocuments::kTruncate;
   std::int64_t num_workers = 1;
   std::int64_t prefetch_factor = 2;
 
@@ -98,6 +100,12 @@ struct DataConfig {
     v.field("path", path, "Token dataset (HDF5 with a contiguous /tokens, see docs/data.md).");
     v.field("seq_len", seq_len,
             "Tokens per training sequence (samples are windows of seq_len + 1 tokens).");
+    v.field("packing", packing,
+            "windows: fixed windows across documents; documents: whole documents packed into "
+            "rows, each attending only to itself; none: one document per row, padded.");
+    v.field("long_documents", long_documents,
+            "With packing documents or none, a document longer than seq_len + 1 tokens: "
+            "truncate keeps its start, split cuts it into pieces (positions restart).");
     v.field("num_workers", num_workers, "Dataloader threads per rank (0: load on the caller).");
     v.field("prefetch_factor", prefetch_factor,
             "Micro-batches queued per worker (the queue holds num_workers x prefetch_factor).");

@@ -3,15 +3,16 @@
 #include <string>
 
 #include "core/error.h"
-#include "data/dataset_checks.h"
 
 namespace nss::data {
 
 DataLoader::DataLoader(std::shared_ptr<const TokenDataset> dataset,
                        const DataLoaderOptions& options)
-    : dataset_(std::move(dataset)),
-      options_(options),
-      plan_(num_windows(dataset_->num_tokens(), options.sampling.seq_len), options.sampling) {
+    : options_(options),
+      source_(make_sample_source(std::move(dataset),
+                                 {options.sampling.seq_len, options.packing, options.long_documents,
+                                  /*shuffle=*/true, options.sampling.seed})),
+      plan_(source_, options.sampling) {
   if (options.num_workers < 0)
     throw UsageError("data", "data.num_workers is " + std::to_string(options.num_workers),
                      "use 0 (load on the training thread) or more");
@@ -36,9 +37,9 @@ MicroBatch DataLoader::produce(std::int64_t index) const {
   micro.micro_steps = steps;
   micro.position = plan_.advance(options_.start, batch);
   micro.next_position = plan_.advance(options_.start, batch + 1);
-  std::vector<std::int64_t> windows(static_cast<std::size_t>(options_.sampling.micro_batch_size));
-  plan_.micro_batch(micro.position, micro.micro_step, windows.data());
-  read_windows(*dataset_, options_.sampling.seq_len, std::move(windows), micro);
+  std::vector<std::int64_t> samples(static_cast<std::size_t>(options_.sampling.micro_batch_size));
+  plan_.micro_batch(micro.position, micro.micro_step, samples.data());
+  source_->read(std::move(samples), micro);
   return micro;
 }
 

@@ -16,6 +16,8 @@ namespace nss::data {
 
 struct DataLoaderOptions {
   SamplingConfig sampling;
+  config::Packing packing = config::Packing::kWindows;  // data.packing
+  config::LongDocuments long_documents = config::LongDocuments::kTruncate;
   std::int64_t num_workers = 1;      // data.num_workers; 0 loads on the caller's thread
   std::int64_t prefetch_factor = 2;  // data.prefetch_factor: micro-batches queued per worker
   LoaderPosition start;              // {0, 0}, or state.data of the checkpoint resumed
@@ -36,8 +38,8 @@ struct MicroBatch : TokenBatch {
 
 class DataLoader {
  public:
-  /// Validates the batch arithmetic (UsageError) and the dataset length
-  /// (DataError), then starts the workers.
+  /// Validates the batch arithmetic (UsageError), the dataset length and
+  /// what packing needs (DataError), then starts the workers.
   DataLoader(std::shared_ptr<const TokenDataset> dataset, const DataLoaderOptions& options);
   /// Stops and joins the workers.
   ~DataLoader();
@@ -56,8 +58,8 @@ class DataLoader {
  private:
   MicroBatch produce(std::int64_t index) const;
 
-  std::shared_ptr<const TokenDataset> dataset_;
   DataLoaderOptions options_;
+  std::shared_ptr<const SampleSource> source_;
   SamplePlan plan_;
   LoaderPosition resume_;
   std::unique_ptr<OrderedPrefetcher<MicroBatch>> prefetcher_;

@@ -2,9 +2,9 @@
 
 namespace nss::data {
 
-std::int64_t sample_bytes(std::int64_t seq_len) {
-  return (seq_len + 1) * static_cast<std::int64_t>(sizeof(std::int64_t)) +
-         static_cast<std::int64_t>(sizeof(std::int64_t));
+std::int64_t sample_bytes(std::int64_t seq_len, bool packed) {
+  constexpr auto kInt64 = static_cast<std::int64_t>(sizeof(std::int64_t));
+  return (seq_len + 1) * kInt64 + kInt64 + seq_len + (packed ? 2 * seq_len * kInt64 : 0);
 }
 
 std::int64_t queued_micro_batches(std::int64_t num_workers, std::int64_t prefetch_factor) {
@@ -12,9 +12,10 @@ std::int64_t queued_micro_batches(std::int64_t num_workers, std::int64_t prefetc
 }
 
 std::int64_t loader_host_memory_bytes(std::int64_t num_workers, std::int64_t prefetch_factor,
-                                      std::int64_t micro_batch_size, std::int64_t seq_len) {
+                                      std::int64_t micro_batch_size, std::int64_t seq_len,
+                                      bool packed) {
   return queued_micro_batches(num_workers, prefetch_factor) * micro_batch_size *
-         sample_bytes(seq_len) * 2;
+         sample_bytes(seq_len, packed) * 2;
 }
 
 }  // namespace nss::data

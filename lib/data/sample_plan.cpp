@@ -3,10 +3,11 @@
 #include <string>
 
 #include "core/error.h"
-#include "data/sample_permutation.h"
 
 namespace nss::data {
 namespace {
+
+constexpr int kMaxEpochsWithoutABatch = 100;
 
 std::string text(std::int64_t value) {
   return std::to_string(value);
@@ -15,7 +16,10 @@ std::string text(std::int64_t value) {
 }  // namespace
 
 SamplePlan::SamplePlan(std::int64_t num_windows, const SamplingConfig& config)
-    : config_(config), num_windows_(num_windows) {
+    : SamplePlan(std::make_shared<ShuffledOrder>(num_windows, true, config.seed), config) {}
+
+SamplePlan::SamplePlan(std::shared_ptr<const SampleOrder> order, const SamplingConfig& config)
+    : config_(config), order_(std::move(order)) {
   const auto& c = config;
   if (c.seq_len <= 0 || c.global_batch_size <= 0 || c.micro_batch_size <= 0 || c.world_size <= 0 ||
       c.rank < 0 || c.rank >= c.world_size)
@@ -32,13 +36,16 @@ SamplePlan::SamplePlan(std::int64_t num_windows, const SamplingConfig& config)
                      "choose a global batch that micro_batch_size x ranks divides");
   rank_batch_size_ = c.global_batch_size / c.world_size;
   accumulation_steps_ = rank_batch_size_ / c.micro_batch_size;
-  batches_per_epoch_ = num_windows / c.global_batch_size;
-  if (batches_per_epoch_ < 1)
+  if (batches_per_epoch(0) < 1)
     throw DataError("data",
-                    "the dataset holds " + text(num_windows) + " windows of " +
+                    "the dataset holds " + text(order_->samples_in_epoch(0)) + " samples of " +
                         text(c.seq_len + 1) + " tokens, fewer than one global batch of " +
                         text(c.global_batch_size),
                     "prepare more text, or lower training.global_batch_size or data.seq_len");
+}
+
+std::int64_t SamplePlan::batches_per_epoch(std::int64_t epoch) const {
+  return order_->samples_in_epoch(epoch) / config_.global_batch_size;
 }
 
 LoaderPosition SamplePlan::normalise(LoaderPosition position) const {
@@ -47,7 +54,15 @@ LoaderPosition SamplePlan::normalise(LoaderPosition position) const {
                     "invalid dataloader position: epoch " + text(position.epoch) + ", cursor " +
                         text(position.cursor),
                     "the checkpoint's state.data is corrupt; resume from another step");
-  if (position.cursor + config_.global_batch_size > num_windows_) {
+  // Packed epochs differ in size: one may hold no full batch at all.
+  for (int skipped = 0;
+       position.cursor + config_.global_batch_size > order_->samples_in_epoch(position.epoch);
+       ++skipped) {
+    if (skipped == kMaxEpochsWithoutABatch)
+      throw DataError("data",
+                      text(skipped) + " epochs in a row from epoch " +
+                          text(position.epoch - skipped) + " pack fewer rows than one global batch",
+                      "prepare more examples, or lower training.global_batch_size");
     ++position.epoch;
     position.cursor = 0;
   }
@@ -57,31 +72,34 @@ LoaderPosition SamplePlan::normalise(LoaderPosition position) const {
 LoaderPosition SamplePlan::advance(LoaderPosition start, std::int64_t batches) const {
   start = normalise(start);
   const std::int64_t global = config_.global_batch_size;
-  const std::int64_t left_in_epoch = (num_windows_ - start.cursor) / global;
-  if (batches < left_in_epoch) return {start.epoch, start.cursor + batches * global};
-  const std::int64_t later = batches - left_in_epoch;
-  return {start.epoch + 1 + later / batches_per_epoch_, (later % batches_per_epoch_) * global};
+  for (;;) {
+    const std::int64_t left_in_epoch =
+        (order_->samples_in_epoch(start.epoch) - start.cursor) / global;
+    if (batches < left_in_epoch) return {start.epoch, start.cursor + batches * global};
+    batches -= left_in_epoch;
+    start = normalise({start.epoch + 1, 0});
+    if (order_->same_size_every_epoch()) {
+      const std::int64_t per_epoch = batches_per_epoch(0);
+      return {start.epoch + batches / per_epoch, (batches % per_epoch) * global};
+    }
+  }
 }
 
 std::vector<std::int64_t> SamplePlan::global_batch(LoaderPosition position) const {
   position = normalise(position);
-  const SamplePermutation order(static_cast<std::uint64_t>(num_windows_), config_.seed,
-                                static_cast<std::uint64_t>(position.epoch));
   std::vector<std::int64_t> samples(static_cast<std::size_t>(config_.global_batch_size));
   for (std::int64_t i = 0; i < config_.global_batch_size; ++i)
-    samples[i] = static_cast<std::int64_t>(order(static_cast<std::uint64_t>(position.cursor + i)));
+    samples[i] = order_->sample_at(position.epoch, position.cursor + i);
   return samples;
 }
 
 void SamplePlan::micro_batch(LoaderPosition position, std::int64_t micro, std::int64_t* out) const {
   NSS_ASSERT(micro >= 0 && micro < accumulation_steps_, "data", "micro-step out of range");
   position = normalise(position);
-  const SamplePermutation order(static_cast<std::uint64_t>(num_windows_), config_.seed,
-                                static_cast<std::uint64_t>(position.epoch));
   const std::int64_t first =
       position.cursor + config_.rank * rank_batch_size_ + micro * config_.micro_batch_size;
   for (std::int64_t i = 0; i < config_.micro_batch_size; ++i)
-    out[i] = static_cast<std::int64_t>(order(static_cast<std::uint64_t>(first + i)));
+    out[i] = order_->sample_at(position.epoch, first + i);
 }
 
 }  // namespace nss::data

@@ -11,7 +11,8 @@ namespace nss::data {
 SequentialBatchReader::SequentialBatchReader(std::shared_ptr<const TokenDataset> dataset,
                                              std::int64_t seq_len, std::int64_t batch_size,
                                              std::int64_t num_batches, std::int64_t rank,
-                                             std::int64_t world_size)
+                                             std::int64_t world_size, config::Packing packing,
+                                             config::LongDocuments long_documents)
     : dataset_(std::move(dataset)),
       seq_len_(seq_len),
       batch_size_(batch_size),
@@ -30,6 +31,19 @@ SequentialBatchReader::SequentialBatchReader(std::shared_ptr<const TokenDataset>
                          " is not a multiple of the world size " + std::to_string(world_size),
                      "choose a batch size that the number of ranks divides");
   rows_per_rank_ = batch_size / world_size;
+  source_ = make_sample_source(dataset_, {seq_len, packing, long_documents, /*shuffle=*/false, 0});
+  if (packing != config::Packing::kWindows) {
+    const std::int64_t rows = source_->samples_in_epoch(0);
+    if (rows < batch_size * num_batches)
+      throw DataError("data",
+                      "token dataset " + dataset_->path() + " packs into " + std::to_string(rows) +
+                          " rows of " + std::to_string(seq_len + 1) + " tokens (data.packing " +
+                          config::choice_name(packing) + "), fewer than " +
+                          std::to_string(num_batches) + " batches x " + std::to_string(batch_size),
+                      "evaluate fewer batches (--batches, eval.batches), a smaller batch, or a "
+                      "longer dataset");
+    return;
+  }
   const std::int64_t windows = num_windows(dataset_->num_tokens(), seq_len);
   if (windows < batch_size * num_batches)
     throw DataError("data",
@@ -45,11 +59,11 @@ SequentialBatchReader::SequentialBatchReader(std::shared_ptr<const TokenDataset>
 
 TokenBatch SequentialBatchReader::batch(std::int64_t k) const {
   NSS_ASSERT(k >= 0 && k < num_batches_, "data", "evaluation batch out of range");
-  std::vector<std::int64_t> windows(static_cast<std::size_t>(rows_per_rank_));
+  std::vector<std::int64_t> samples(static_cast<std::size_t>(rows_per_rank_));
   const std::int64_t first = k * batch_size_ + rank_ * rows_per_rank_;
-  for (std::int64_t i = 0; i < rows_per_rank_; ++i) windows[i] = first + i;
+  for (std::int64_t i = 0; i < rows_per_rank_; ++i) samples[i] = source_->sample_at(0, first + i);
   TokenBatch result;
-  read_windows(*dataset_, seq_len_, std::move(windows), result);
+  source_->read(std::move(samples), result);
   return result;
 }
 

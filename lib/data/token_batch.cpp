@@ -1,6 +1,7 @@
 #include "data/token_batch.h"
 
 #include <numeric>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -8,6 +9,24 @@ namespace nss::data {
 
 std::int64_t TokenBatch::target_tokens() const {
   return std::accumulate(target_mask.begin(), target_mask.end(), std::int64_t{0});
+}
+
+TokenBatch TokenBatch::slice(std::int64_t first, std::int64_t count) const {
+  NSS_ASSERT(first >= 0 && count >= 0 && first + count <= rows, "data", "rows outside the batch");
+  const auto part = [&](const auto& values, std::int64_t per_row) {
+    using Values = std::decay_t<decltype(values)>;
+    if (values.empty()) return Values();
+    return Values(values.begin() + first * per_row, values.begin() + (first + count) * per_row);
+  };
+  TokenBatch out;
+  out.rows = count;
+  out.seq_len = seq_len;
+  out.tokens = part(tokens, row_length());
+  out.target_mask = part(target_mask, seq_len);
+  out.positions = part(positions, seq_len);
+  out.segments = part(segments, seq_len);
+  out.sample_ids = part(sample_ids, 1);
+  return out;
 }
 
 void read_windows(const TokenDataset& dataset, std::int64_t seq_len,

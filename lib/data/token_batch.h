@@ -18,6 +18,12 @@ struct TokenBatch {
   /// rows x seq_len: 1 where the row's label (token t + 1) is a prediction
   /// target, from the file's /loss_mask (all 1 without one).
   std::vector<std::uint8_t> target_mask;
+  /// Packed rows only (empty for windows), rows x seq_len: each input's
+  /// position inside its document piece (RoPE restarts at 0), and the piece
+  /// it belongs to (-1: padding); a token attends to earlier tokens of its
+  /// own piece only.
+  std::vector<std::int64_t> positions;
+  std::vector<std::int64_t> segments;
   /// The window index of each row (window i = tokens[i*seq_len, i*seq_len +
   /// seq_len + 1)): a sample's identity at any world size.
   std::vector<std::int64_t> sample_ids;
@@ -26,6 +32,8 @@ struct TokenBatch {
   std::int64_t row_length() const { return seq_len + 1; }
   /// Labels that are prediction targets.
   std::int64_t target_tokens() const;
+  /// Rows [first, first + count) of this batch, every field.
+  TokenBatch slice(std::int64_t first, std::int64_t count) const;
 };
 
 /// Fills `batch` with the windows `window_ids` of `dataset`.

@@ -1,5 +1,7 @@
 #include "eval/model_evaluation.h"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
@@ -25,7 +27,16 @@ EvalResult evaluate(const model::LlamaModel& model, const data::SequentialBatchR
     const torch::Tensor mask =
         torch::from_blob(batch.target_mask.data(), {batch.rows, batch.seq_len}, torch::kUInt8)
             .to(torch::kFloat32);
-    loss_sum += model.weighted_loss(inputs, targets, mask).item<double>();
+    std::optional<model::DocumentMask> documents;
+    if (!batch.positions.empty()) {
+      const auto rows_of = [&](std::vector<std::int64_t>& values) {
+        return torch::from_blob(values.data(), {batch.rows, batch.seq_len}, torch::kInt64);
+      };
+      documents = model::document_mask(rows_of(batch.positions), rows_of(batch.segments));
+    }
+    loss_sum +=
+        model.weighted_loss(inputs, targets, mask, nullptr, documents ? &*documents : nullptr)
+            .item<double>();
     tokens += batch.target_tokens();
   }
   if (tokens == 0)
@@ -55,7 +66,8 @@ EvalResult run_evaluation(const EvalOptions& options) {
 
   const auto dataset = data::TokenDataset::open(options.data_path);
   const data::SequentialBatchReader reader(dataset, options.seq_len, options.batch_size,
-                                           options.batches);
+                                           options.batches, 0, 1, options.packing,
+                                           options.long_documents);
   // A step directory's tokenizer is its pretrained base's.
   data::check_dataset_vocabulary(
       *dataset,

@@ -1,6 +1,7 @@
 // Scoring a model on a token dataset (nss_eval): the mean next-token
-// cross-entropy over the dataset's first batches x batch_size windows, in
-// order (window i = tokens[i*seq_len, i*seq_len + seq_len + 1)), in float32.
+// cross-entropy over the target tokens of the dataset's first batches x
+// batch_size samples, in order — windows (window i = tokens[i*seq_len,
+// i*seq_len + seq_len + 1)) or packed rows of documents — in float32.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,8 @@ struct EvalOptions {
   std::int64_t seq_len = 128;
   std::int64_t batches = 4;
   std::int64_t batch_size = 2;
+  config::Packing packing = config::Packing::kWindows;  // as data.packing
+  config::LongDocuments long_documents = config::LongDocuments::kTruncate;
 };
 
 struct EvalResult {

@@ -82,24 +82,79 @@ torch::Tensor repeat_kv(const torch::Tensor& x, std::int64_t groups) {
   return x.unsqueeze(2).expand({b, heads, groups, s, d}).reshape({b, heads * groups, s, d});
 }
 
-// Causal scaled-dot-product attention on [B, heads, S, D]; softmax in float32 like HF's eager path.
-torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v) {
+// Scaled-dot-product attention on [B, heads, S, D], causal, or restricted to
+// `allowed` [B, 1, S, S]; softmax in float32 like HF's eager path.
+torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& allowed) {
 #if TORCH_VERSION_MAJOR >= 2
+  if (allowed.defined()) return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false);
   return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
 #else
   const std::int64_t s = q.size(2);
   const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling;
-  const torch::Tensor future =
-      torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1);
-  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  const torch::Tensor hidden =
+      allowed.defined()
+          ? allowed.logical_not()
+          : torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
+                .triu(1);
+  scores = scores.masked_fill(hidden, -std::numeric_limits<float>::infinity());
   const torch::Tensor weights = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
   return torch::matmul(weights, v);
 #endif
 }
 
+// Causal attention, or inside each document of packed rows.
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        const DocumentMask* documents) {
+  if (!documents) return masked_attention(q, k, v, {});
+  if (documents->allowed.defined()) return masked_attention(q, k, v, documents->allowed);
+  std::vector<torch::Tensor> rows;
+  for (std::size_t b = 0; b < documents->spans.size(); ++b) {
+    const auto row = static_cast<std::int64_t>(b);
+    std::vector<torch::Tensor> pieces;
+    for (const auto& [first, end] : documents->spans[b]) {
+      const auto slice = [&](const torch::Tensor& t) {
+        return t.narrow(0, row, 1).narrow(2, first, end - first);
+      };
+      pieces.push_back(masked_attention(slice(q), slice(k), slice(v), {}));
+    }
+    rows.push_back(pieces.size() == 1 ? pieces.front() : torch::cat(pieces, 2));
+  }
+  return rows.size() == 1 ? rows.front() : torch::cat(rows, 0);
+}
+
 }  // namespace
+
+DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments,
+                           DocumentAttention how) {
+  if (how == DocumentAttention::kAuto)
+    how = segments.is_cuda() ? DocumentAttention::kMask : DocumentAttention::kPerDocument;
+  DocumentMask documents;
+  documents.positions = positions;
+  if (how == DocumentAttention::kMask) {
+    const std::int64_t s = segments.size(1);
+    const torch::Tensor causal =
+        torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(segments.device()))
+            .tril();
+    const torch::Tensor same = segments.unsqueeze(2).eq(segments.unsqueeze(1));  // [B, S, S]
+    documents.allowed = same.logical_and(causal).unsqueeze(1);
+    return documents;
+  }
+  const torch::Tensor host = segments.to(torch::kCPU, torch::kInt64).contiguous();
+  const std::int64_t rows = host.size(0), s = host.size(1);
+  const std::int64_t* ids = host.data_ptr<std::int64_t>();
+  documents.spans.resize(static_cast<std::size_t>(rows));
+  for (std::int64_t b = 0; b < rows; ++b) {
+    const std::int64_t* row = ids + b * s;
+    for (std::int64_t first = 0, i = 1; i <= s; ++i)
+      if (i == s || row[i] != row[first]) {
+        documents.spans[static_cast<std::size_t>(b)].emplace_back(first, i);
+        first = i;
+      }
+  }
+  return documents;
+}
 
 torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight) {
   return torch::embedding(weight, tokens);
@@ -115,18 +170,21 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
                                     const config::LoraConfig& lora, const RotaryEmbedding& rope,
-                                    const DropoutKey* dropout) {
+                                    const DropoutKey* dropout, const DocumentMask* documents) {
   const BlockProjections proj(params, lora, dropout);
   const std::int64_t b = hidden.size(0), s = hidden.size(1);
   const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;
   const std::int64_t d = model.head_dim;
 
   const torch::Tensor x = rms_norm(hidden, proj.input_norm(), model.rms_norm_eps);
-  const torch::Tensor q = rope.apply(proj(kQ, x).view({b, s, heads, d}).transpose(1, 2));
-  const torch::Tensor k = rope.apply(proj(kK, x).view({b, s, kv_heads, d}).transpose(1, 2));
+  const auto rotate = [&](const torch::Tensor& t) {
+    return documents ? rope.apply(t, documents->positions) : rope.apply(t);
+  };
+  const torch::Tensor q = rotate(proj(kQ, x).view({b, s, heads, d}).transpose(1, 2));
+  const torch::Tensor k = rotate(proj(kK, x).view({b, s, kv_heads, d}).transpose(1, 2));
   const torch::Tensor v = proj(kV, x).view({b, s, kv_heads, d}).transpose(1, 2);
   const std::int64_t groups = heads / kv_heads;
-  const torch::Tensor attended = causal_attention(q, repeat_kv(k, groups), repeat_kv(v, groups))
+  const torch::Tensor attended = attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents)
                                      .transpose(1, 2)
                                      .reshape({b, s, heads * d});
   const torch::Tensor h = hidden + proj(kO, attended);

@@ -59,8 +59,8 @@ torch::Tensor LlamaModel::lm_head_weight() const {
   return model_.tie_word_embeddings ? tensors_.front().front() : tensors_.back().at(1);
 }
 
-torch::Tensor LlamaModel::hidden_states(const torch::Tensor& tokens,
-                                        const DropoutKey* dropout) const {
+torch::Tensor LlamaModel::hidden_states(const torch::Tensor& tokens, const DropoutKey* dropout,
+                                        const DocumentMask* documents) const {
   const RotaryEmbedding rope(model_, tokens.size(1), tensors_.front().front().device());
   torch::Tensor hidden = embedding_forward(tokens, tensors_.front().front());
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
@@ -70,13 +70,13 @@ torch::Tensor LlamaModel::hidden_states(const torch::Tensor& tokens,
       key.layer = layer;
     }
     hidden = decoder_block_forward(hidden, tensors_[layer + 1], model_, lora_, rope,
-                                   dropout ? &key : nullptr);
+                                   dropout ? &key : nullptr, documents);
   }
   return hidden;
 }
 
-torch::Tensor LlamaModel::logits(const torch::Tensor& tokens) const {
-  return head_logits_forward(hidden_states(tokens, nullptr), tensors_.back().front(),
+torch::Tensor LlamaModel::logits(const torch::Tensor& tokens, const DocumentMask* documents) const {
+  return head_logits_forward(hidden_states(tokens, nullptr, documents), tensors_.back().front(),
                              lm_head_weight(), model_);
 }
 
@@ -89,9 +89,9 @@ torch::Tensor LlamaModel::loss(const torch::Tensor& tokens, const torch::Tensor&
 }
 
 torch::Tensor LlamaModel::weighted_loss(const torch::Tensor& tokens, const torch::Tensor& targets,
-                                        const torch::Tensor& weights,
-                                        const DropoutKey* dropout) const {
-  return head_loss_forward(hidden_states(tokens, dropout), tensors_.back().front(),
+                                        const torch::Tensor& weights, const DropoutKey* dropout,
+                                        const DocumentMask* documents) const {
+  return head_loss_forward(hidden_states(tokens, dropout, documents), tensors_.back().front(),
                            lm_head_weight(), targets, weights, model_);
 }
 

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "model/initial_weights.h"
+#include "model/llama_functional.h"
 #include "model/lora_dropout.h"
 #include "model/param_spec.h"
 
@@ -38,8 +39,9 @@ class LlamaModel {
   /// The weight the LM head multiplies by (the embedding when tied).
   torch::Tensor lm_head_weight() const;
 
-  /// Logits [B, S, V] for int64 tokens [B, S], in the parameters' dtype.
-  torch::Tensor logits(const torch::Tensor& tokens) const;
+  /// Logits [B, S, V] for int64 tokens [B, S], in the parameters' dtype;
+  /// `documents` for packed rows (document_mask).
+  torch::Tensor logits(const torch::Tensor& tokens, const DocumentMask* documents = nullptr) const;
 
   /// Mean next-token cross-entropy (float32 scalar) of `targets` [B, S].
   /// `dropout` (its seed, step and sample ids; the layer is set per block)
@@ -48,11 +50,12 @@ class LlamaModel {
                      const DropoutKey* dropout = nullptr) const;
   /// sum_t weights_t * CE_t with float32 `weights` [B, S] (head_loss_forward).
   torch::Tensor weighted_loss(const torch::Tensor& tokens, const torch::Tensor& targets,
-                              const torch::Tensor& weights,
-                              const DropoutKey* dropout = nullptr) const;
+                              const torch::Tensor& weights, const DropoutKey* dropout = nullptr,
+                              const DocumentMask* documents = nullptr) const;
 
  private:
-  torch::Tensor hidden_states(const torch::Tensor& tokens, const DropoutKey* dropout) const;
+  torch::Tensor hidden_states(const torch::Tensor& tokens, const DropoutKey* dropout,
+                              const DocumentMask* documents) const;
 
   config::ModelConfig model_;
   config::LoraConfig lora_;

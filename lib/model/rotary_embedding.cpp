@@ -72,4 +72,11 @@ torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x) const {
   return x * cos + rotate_half(x) * sin;
 }
 
+torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x, const torch::Tensor& positions) const {
+  // [B, S] positions pick [B, 1, S, head_dim] rows of the tables.
+  const torch::Tensor cos = cos_.index({positions}).unsqueeze(1).to(x.scalar_type());
+  const torch::Tensor sin = sin_.index({positions}).unsqueeze(1).to(x.scalar_type());
+  return x * cos + rotate_half(x) * sin;
+}
+
 }  // namespace nss::model

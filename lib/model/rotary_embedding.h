@@ -23,6 +23,9 @@ class RotaryEmbedding {
   /// Applies the rotation to q [B, heads, S, head_dim] or k in their dtype,
   /// for positions 0..S-1.
   torch::Tensor apply(const torch::Tensor& x) const;
+  /// The same for the positions of each token, int64 [B, S] (packed rows:
+  /// they restart at 0 in every document).
+  torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& positions) const;
 
   /// The float32 cos and sin tables, [max_positions, head_dim].
   const torch::Tensor& cos() const { return cos_; }

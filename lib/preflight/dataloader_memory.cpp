@@ -21,11 +21,16 @@ std::uint64_t times(std::uint64_t a, std::uint64_t b) {
   return a * b;
 }
 
-// One queued micro-batch: its samples (seq_len + 1 int64 tokens and an int64
-// sample id each), as read and as copied into the trainer's tensors.
+std::uint64_t sample_bytes(const config::Config& config) {
+  return static_cast<std::uint64_t>(
+      data::sample_bytes(config.data.seq_len, config.data.packing != config::Packing::kWindows));
+}
+
+// One queued micro-batch: its samples, as read and as copied into the
+// trainer's tensors.
 std::uint64_t slot_bytes(const config::Config& config) {
   return times(static_cast<std::uint64_t>(config.training.micro_batch_size),
-               static_cast<std::uint64_t>(data::sample_bytes(config.data.seq_len)) * 2);
+               sample_bytes(config) * 2);
 }
 
 std::uint64_t slots(const config::Config& config) {
@@ -132,8 +137,10 @@ Check check_dataloader_host_memory(const PreflightContext& context, PreflightRep
   const std::string formula =
       std::to_string(std::max<std::int64_t>(1, config.data.num_workers)) + " workers x " +
       std::to_string(config.data.prefetch_factor) + " prefetch x " +
-      std::to_string(config.training.micro_batch_size) + " sequences x (" +
-      std::to_string(config.data.seq_len + 1) + " tokens + 1 sample id) x 8 B x 2" +
+      std::to_string(config.training.micro_batch_size) + " sequences x " +
+      format_bytes(double(sample_bytes(config))) + " (" + std::to_string(config.data.seq_len + 1) +
+      " tokens, sample id, target mask" +
+      (config.data.packing != config::Packing::kWindows ? ", positions, segments" : "") + ") x 2" +
       (host_copy > 0
            ? " + " + format_bytes(double(host_copy)) + " pinned host copy of the checkpointed state"
            : std::string()) +

@@ -13,9 +13,9 @@
 namespace nss::preflight {
 
 /// Bytes one rank's dataloader queue holds: max(1, num_workers) x
-/// prefetch_factor x micro_batch_size x ((seq_len + 1) tokens + 1 sample id)
-/// x 8 B x 2 (the batch as read and as handed over) — data::loader_host_memory_bytes,
-/// saturating. Also a component of the memory model.
+/// prefetch_factor x micro_batch_size x data::sample_bytes x 2 (the batch as
+/// read and as handed over) — data::loader_host_memory_bytes, saturating.
+/// Also a component of the memory model.
 std::uint64_t dataloader_bytes_per_rank(const config::Config& config);
 
 /// Bytes of one GPU rank's pinned host copy of its checkpointed state (its

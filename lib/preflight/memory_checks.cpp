@@ -156,9 +156,10 @@ std::vector<MemoryComponent> memory_extras(const PreflightContext& context,
     return extras;  // the queue and the staging buffers are host memory there
   }
   extras.push_back({"fixed_overhead", context.baseline_resident_bytes});
-  extras.push_back({"dataloader_queue", static_cast<std::uint64_t>(data::loader_host_memory_bytes(
-                                            config.data.num_workers, config.data.prefetch_factor,
-                                            micro_batch_size, config.data.seq_len))});
+  extras.push_back({"dataloader_queue",
+                    static_cast<std::uint64_t>(data::loader_host_memory_bytes(
+                        config.data.num_workers, config.data.prefetch_factor, micro_batch_size,
+                        config.data.seq_len, config.data.packing != config::Packing::kWindows))});
   std::uint64_t staging = 0;
   if (config.checkpoint.async)  // a snapshot of what a checkpoint saves
     staging = static_cast<std::uint64_t>(

@@ -43,6 +43,8 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
   s.lora_targets = lora.targets;
   s.lora_rank = lora.rank;
   s.lora_dropout = lora.dropout > 0;
+  s.packed = config.data.packing != config::Packing::kWindows;
+  s.rows_apart = s.packed && device != DeviceKind::kCuda;  // model::DocumentAttention::kAuto
   return s;
 }
 
@@ -64,9 +66,20 @@ class StepReplay {
     allocate_state();
     const std::int64_t micro_steps =
         config::accumulation_steps(config_, static_cast<int>(world_), s_.batch);
+    // The step reads all its micro-batches before the first forward (the
+    // loss weight needs the global target count): inputs, targets, target
+    // mask, and for packed rows positions and segments.
+    t_.set_phase("forward");
+    t_.allocate("step.batches",
+                u64(micro_steps) * u64(s_.tokens()) * (8 + 8 + 4 + (s_.packed ? 16 : 0)),
+                Part::kBatchTokens);
     // Every later micro-batch is like the second: the gradients already exist.
     for (std::int64_t micro = 0; micro < std::min<std::int64_t>(micro_steps, 2); ++micro)
       micro_step();
+    t_.free("step.batches");
+    t_.free("weights.prev");
+    t_.free_if_live("documents.prev");
+    hold_last_batch();
     optimizer_step();
     StepMemory result;
     result.peak_bytes = t_.peak();
@@ -101,8 +114,7 @@ class StepReplay {
     // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
     t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
     state_bytes_ = t_.now();
-    // ShardedLlama keeps the previous micro-batch's targets until the next one.
-    t_.allocate("targets.prev", u64(s_.tokens()) * 8, Part::kBatchTokens);
+    hold_last_batch();
   }
 
   // FSDP all-gather of a unit's trainable and frozen buffers in the compute dtype.
@@ -167,13 +179,27 @@ class StepReplay {
 
   void micro_step() {
     t_.set_phase("forward");
-    t_.allocate("inputs", u64(s_.tokens()) * 8, Part::kBatchTokens);
-    t_.allocate("targets", u64(s_.tokens()) * 8, Part::kBatchTokens);
-    t_.free("targets.prev");
+    // The loss weights (mask / T), and for packed rows the [B, 1, S, S] bool
+    // mask built once per micro-batch; the model keeps them until the next.
+    t_.allocate("weights", u64(s_.tokens()) * 4, Part::kBatchTokens);
+    if (s_.packed && !s_.rows_apart)
+      t_.allocate("documents", u64(s_.tokens() * s_.seq), Part::kBatchTokens);
+    t_.free_if_live("last_batch");
+    t_.free_if_live("weights.prev");
+    t_.free_if_live("documents.prev");
     forward();
     backward();
-    t_.free("inputs");
-    t_.rename("targets", "targets.prev");
+    t_.rename("weights", "weights.prev");
+    if (t_.live("documents")) t_.rename("documents", "documents.prev");
+  }
+
+  // Between steps the model still holds the last micro-batch's targets,
+  // target mask, weights and (packed) attention mask.
+  void hold_last_batch() {
+    t_.allocate("last_batch",
+                u64(s_.tokens()) * (8 + 4 + 4) +
+                    (s_.packed && !s_.rows_apart ? u64(s_.tokens() * s_.seq) : 0),
+                Part::kBatchTokens);
   }
 
   UnitCall call(int unit, bool grad_mode) const {

@@ -1,5 +1,6 @@
 #include "preflight/token_data_checks.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -7,6 +8,8 @@
 #include "core/units.h"
 #include "data/data_loader.h"
 #include "data/dataset_checks.h"
+#include "data/packed_source.h"
+#include "data/sequential_reader.h"
 #include "data/token_dataset.h"
 
 namespace nss::preflight {
@@ -24,6 +27,79 @@ std::string check_id(const DatasetRef& dataset, const char* what) {
   return (dataset.role == "train" ? std::string("data") : dataset.role) + "." + what;
 }
 
+std::string percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * share);
+  return text;
+}
+
+// A file with /loss_mask must leave something to learn: the training file
+// any target at all, the held-out batches validation scores some.
+Check targets_check(const std::string& id, const DatasetRef& dataset,
+                    std::shared_ptr<const data::TokenDataset> tokens, const config::Config& config,
+                    std::int64_t eval_batches) {
+  std::int64_t targets = 0, labels = 0;
+  if (dataset.role == "train") {
+    constexpr std::int64_t kBlock = std::int64_t{1} << 20;
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(kBlock));
+    for (std::int64_t first = 1; first < tokens->num_tokens(); first += kBlock) {
+      const std::int64_t count = std::min(kBlock, tokens->num_tokens() - first);
+      tokens->read_loss_mask(first, count, mask.data());
+      for (std::int64_t i = 0; i < count; ++i) targets += mask[static_cast<std::size_t>(i)];
+      labels += count;
+    }
+  } else {
+    const data::SequentialBatchReader reader(tokens, config.data.seq_len,
+                                             config.training.global_batch_size, eval_batches, 0, 1,
+                                             config.data.packing, config.data.long_documents);
+    for (std::int64_t k = 0; k < reader.num_batches(); ++k) {
+      const data::TokenBatch batch = reader.batch(k);
+      targets += batch.target_tokens();
+      labels += batch.rows * batch.seq_len;
+    }
+  }
+  const std::string where = dataset.role == "train" ? dataset.key + " " + dataset.path
+                                                    : "the " + std::to_string(eval_batches) +
+                                                          " held-out batches of " + dataset.path;
+  const std::string text = where + ": " + std::to_string(targets) + " of " +
+                           std::to_string(labels) + " labels are targets (" +
+                           percent(labels > 0 ? static_cast<double>(targets) / labels : 0.0) +
+                           ", /loss_mask)";
+  if (targets == 0)
+    return Check::fail(id, ExitCode::kData, text + ": nothing to learn or score",
+                       "prepare the data with answers (docs/data.md, Instruction and record data)");
+  return Check::pass(id, ExitCode::kData, text);
+}
+
+// What packing makes of the file: rows against the need, documents cut, padding.
+Check packing_check(const std::string& id, const data::TokenDataset& tokens,
+                    const config::Config& config, std::int64_t needed) {
+  const data::PackedSource source(
+      std::shared_ptr<const data::TokenDataset>(&tokens, [](const data::TokenDataset*) {}),
+      {config.data.seq_len, config.data.packing, config.data.long_documents, true,
+       static_cast<std::uint64_t>(config.run.seed)});
+  const data::PackingStats stats = source.stats();
+  std::string text = std::to_string(stats.documents) + " documents";
+  if (stats.split_documents > 0)
+    text += " (" + std::to_string(stats.split_documents) + " split into pieces)";
+  text += " pack into " + std::to_string(stats.rows) +
+          " rows of seq_len+1 = " + std::to_string(config.data.seq_len + 1) + " (data.packing " +
+          config::choice_name(config.data.packing) + ", " + std::to_string(needed) +
+          " needed); padding " + percent(stats.padding_share) + " of the row tokens";
+  if (stats.truncated_documents > 0)
+    text += "; " + std::to_string(stats.truncated_documents) + " documents longer than a row " +
+            "lose " + std::to_string(stats.truncated_tokens) + " tokens to truncation";
+  if (stats.rows < needed)
+    return Check::fail(id, ExitCode::kData, text + ": fewer rows than needed",
+                       "prepare more examples, lower training.global_batch_size (or "
+                       "eval.batches), or use data.packing: documents");
+  if (stats.truncated_documents > 0)
+    return Check::warn(id, ExitCode::kData, text,
+                       "raise data.seq_len, or set data.long_documents: split to train on every "
+                       "token");
+  return Check::pass(id, ExitCode::kData, text);
+}
+
 }  // namespace
 
 DatasetValidator token_dataset_validator(const config::Config& config) {
@@ -33,7 +109,9 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
   const std::int64_t eval_batches = config.eval.batches;
   const std::int64_t eval_windows = config.training.global_batch_size * eval_batches;
   const data::ModelTokenizer tokenizer = data::model_tokenizer(config.model.from_pretrained);
+  const auto shared_config = std::make_shared<const config::Config>(config);
   return [=](const DatasetRef& dataset, const PathProbe&) -> std::vector<Check> {
+    const config::Config& config = *shared_config;
     const std::string format_id = check_id(dataset, "format");
     const std::string vocabulary_id = check_id(dataset, "vocabulary");
     data::DatasetRequirements needs{seq_len, train_windows, vocab, tokenizer};
@@ -62,6 +140,24 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
             dtype_name(tokens->dtype()) + " tokens in a contiguous /tokens, " +
             std::to_string(windows) + " windows of seq_len+1 = " + std::to_string(seq_len + 1) +
             " (" + std::to_string(needs.min_windows) + " needed)"));
+    if (config.data.packing != config::Packing::kWindows) {
+      try {
+        checks.push_back(
+            packing_check(check_id(dataset, "packing"), *tokens, config, needs.min_windows));
+      } catch (const DataError& e) {
+        checks.push_back(
+            Check::fail(check_id(dataset, "packing"), ExitCode::kData, e.message(), e.hint()));
+      }
+    }
+    if (tokens->has_loss_mask()) {
+      try {
+        checks.push_back(
+            targets_check(check_id(dataset, "targets"), dataset, tokens, config, eval_batches));
+      } catch (const DataError& e) {
+        checks.push_back(
+            Check::fail(check_id(dataset, "targets"), ExitCode::kData, e.message(), e.hint()));
+      }
+    }
     try {
       const data::MaxTokenId max_id = data::check_dataset_vocabulary(*tokens, needs);
       checks.push_back(Check::pass(
@@ -89,6 +185,8 @@ double fetch_first_batch(const config::Config& config, int world_size) {
                       0,
                       world_size,
                       static_cast<std::uint64_t>(config.run.seed)};
+  options.packing = config.data.packing;
+  options.long_documents = config.data.long_documents;
   options.num_workers = config.data.num_workers;
   options.prefetch_factor = config.data.prefetch_factor;
   options.first_step = 1;

@@ -18,9 +18,12 @@ std::uint64_t when(bool condition, std::uint64_t bytes) {
 
 // Bytes of one micro-batch's tensors: `c` per element of the compute dtype,
 // `n` tokens; nh, nq, nkv, ni are n x hidden, heads x head_dim,
-// kv_heads x head_dim, intermediate; `scores` is B x heads x S x S.
+// kv_heads x head_dim, intermediate; `scores` is B x heads x S x S; `mask`
+// the hidden keys (bool S x S, or B x S x S for packed rows); `rope` the
+// cos/sin rows packed rows gather per q or k (B x S x head_dim each).
 struct Bytes {
-  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask;
+  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, rope;
+  std::uint64_t rows;  // attention computed for this many rows at once apart (1: all at once)
   explicit Bytes(const UnitShapes& s)
       : c(u64(s.compute_bytes)),
         n(u64(s.tokens())),
@@ -29,7 +32,11 @@ struct Bytes {
         nkv(n * u64(s.kv_heads * s.head_dim)),
         ni(n * u64(s.intermediate)),
         scores(u64(s.batch * s.heads * s.seq * s.seq)),
-        mask(u64(s.seq * s.seq)) {}
+        mask(u64((s.packed ? s.batch : 1) * s.seq * s.seq)),
+        rope(s.packed ? 2 * n * u64(s.head_dim) * c : 0),
+        rows(s.rows_apart ? u64(s.batch) : 1) {}
+  // The scores one attention call holds: a row's, or the whole batch's.
+  std::uint64_t call_scores() const { return scores / rows; }
   bool fp32() const { return c == kF32; }
 };
 
@@ -116,13 +123,21 @@ struct Block {
   bool y2_saved() const { return (h || base) && (saves_input(4) || saves_input(5)); }
   bool w_saved() const { return v || (b.fp32() && scores); }
 
+  // What the attention weights keep: the mask and the softmax's saved weights.
+  std::uint64_t kept_scores() const {
+    return when(scores, b.mask) + (b.fp32()
+                                       ? when(w_saved(), kF32 * b.scores)
+                                       : when(scores, kF32 * b.scores) + when(v, b.c * b.scores));
+  }
+
   // The graph's first half, freed last in backward: norm 1, q/k/v and the
   // attention weights.
   std::uint64_t attention_graph() const {
     return norm_graph(b, x, base) + when(y1_saved(), b.c * b.nh) + adapter_graph(0, y1) +
            adapter_graph(1, y1) + adapter_graph(2, y1) + when(k, b.c * b.nq) /* q copy */ +
            when(q, b.c * b.nq) /* k, repeated or copied */ +
-           when(scores, b.c * b.nq + b.mask) /* v copy, causal mask */ +
+           when(scores, b.c * b.nq + b.mask) /* v copy, causal mask */ + when(q, b.rope) +
+           when(k, b.rope) /* gathered cos and sin, saved by the products */ +
            (b.fp32() ? when(w_saved(), kF32 * b.scores)
                      : when(scores, kF32 * b.scores) + when(v, b.c * b.scores));
   }
@@ -146,17 +161,24 @@ struct Block {
         grad_mode ? adapter_graph(0, y1) + adapter_graph(1, y1) + adapter_graph(2, y1) : 0;
     const std::uint64_t locals = b.c * (b.nh + b.nq + 2 * b.nkv);  // n1.y, q, k, v
     // q's projection and RoPE's three temporaries.
-    const std::uint64_t rope = norm1 + b.c * b.nh + 5 * b.c * b.nq;
+    const std::uint64_t rope = norm1 + b.c * b.nh + 5 * b.c * b.nq + 2 * b.rope;
+    // Rows attended apart: the last row's work comes on top of what the
+    // earlier rows' graphs keep, and the rows' outputs are cat'ed at the end.
+    const std::uint64_t earlier_rows = grad_mode ? kept_scores() / b.rows * (b.rows - 1) : 0;
+    const std::uint64_t call = b.call_scores();
     // matmul(q, k^T): the q copy, k's (and grouped v's) copies, scores and scaled scores.
-    const std::uint64_t products =
-        norm1 + adapters_qkv + locals + b.c * b.nq * (grouped ? 3 : 2) + 2 * b.c * b.scores;
+    const std::uint64_t products = norm1 + adapters_qkv + locals + earlier_rows +
+                                   b.c * b.nq * (grouped ? 3 : 2) + 2 * b.c * call;
     const std::uint64_t before_softmax =
-        norm1 + adapters_qkv + locals + when(grad_mode && k, b.c * b.nq) +
-        (grouped ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.mask;
+        norm1 + adapters_qkv + locals + earlier_rows + when(grad_mode && k, b.c * b.nq) +
+        (grouped ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.mask / b.rows;
     const std::uint64_t softmax =
-        before_softmax + (b.fp32() ? std::max(2 * b.c * b.scores + b.mask,
-                                              2 * kF32 * b.scores + b.c * b.nq * (grouped ? 1 : 2))
-                                   : (b.c + 2 * kF32) * b.scores);
+        before_softmax + (b.fp32() ? std::max(2 * b.c * call + b.mask / b.rows,
+                                              2 * kF32 * call + b.c * b.nq * (grouped ? 1 : 2))
+                                   : (b.c + 2 * kF32) * call);
+    const std::uint64_t cat = b.rows == 1 ? 0
+                                          : norm1 + adapters_qkv + locals + kept_scores() +
+                                                (grouped ? 2 * b.c * b.nq : 0) + 2 * b.c * b.nq;
     // The MLP's four intermediates with down_proj's output and the block's.
     const std::uint64_t attention_kept =
         grad_mode ? attention_graph() - when(y1_saved(), b.c * b.nh) : 0;
@@ -169,7 +191,7 @@ struct Block {
         attention_kept + locals + b.c * b.nq /* att */ + b.c * b.nh /* h */ + norm2 + mlp_adapters;
     const std::uint64_t norm2_peak = through_mlp + norm_peak(b);
     const std::uint64_t mlp = through_mlp + b.c * b.nh /* n2.y */ + 4 * b.c * b.ni + 2 * b.c * b.nh;
-    return std::max({norm_peak(b), rope, products, softmax, norm2_peak, mlp});
+    return std::max({norm_peak(b), rope, products, softmax, cat, norm2_peak, mlp});
   }
 
   // down_proj's backward with the product still held, then the two gradients
@@ -185,9 +207,10 @@ struct Block {
   // compute-dtype weights are already gone.
   std::uint64_t attention_backward_peak() const {
     const bool weights_grad = q || k;
-    const std::uint64_t grads = when(v, b.c * b.nq) + when(weights_grad, 2 * kF32 * b.scores);
+    const std::uint64_t call = b.call_scores();
+    const std::uint64_t grads = when(v, b.c * b.nq) + when(weights_grad, 2 * kF32 * call);
     const std::uint64_t released =
-        when(scores, b.c * b.nq) + when(!b.fp32() && weights_grad && w_saved(), b.c * b.scores);
+        when(scores, b.c * b.nq) + when(!b.fp32() && weights_grad && w_saved(), b.c * call);
     return grads > released ? grads - released : 0;
   }
   std::uint64_t mlp_weight_grads() const {

@@ -27,6 +27,11 @@ struct UnitShapes {
   std::vector<std::string> lora_targets;
   std::int64_t lora_rank = 8;
   bool lora_dropout = false;
+  bool packed = false;  // data.packing documents/none: gathered RoPE, per-row masks
+  // Packed rows on the CPU attend document by document, one row at a time
+  // (model::DocumentAttention): each row's scores are computed apart and
+  // cat'ed; worst case one document filling the row.
+  bool rows_apart = false;
 
   std::int64_t tokens() const { return batch * seq; }
   bool adapted(const std::string& projection) const;

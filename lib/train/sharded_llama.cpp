@@ -35,7 +35,8 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
     computes_.push_back([this, layer](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
       const model::DropoutKey* key =
           dropout_keys_.empty() ? nullptr : &dropout_keys_[static_cast<std::size_t>(layer)];
-      return model::decoder_block_forward(x, p, model_, lora_, rope_, key);
+      return model::decoder_block_forward(x, p, model_, lora_, rope_, key,
+                                          documents_ ? &*documents_ : nullptr);
     });
   }
   // Head parameters: [model.norm.weight, lm_head.weight], or with tied
@@ -68,9 +69,12 @@ void ShardedLlama::initialize(const fsdp::ParamFiller& filler) {
 
 torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tensor& targets,
                                  const torch::Tensor& weights,
-                                 const MicroBatchRandomness* randomness) {
+                                 const MicroBatchRandomness* randomness,
+                                 const model::DocumentMask* documents) {
   targets_ = targets;
   weights_ = weights;
+  documents_.reset();
+  if (documents) documents_ = *documents;
   dropout_keys_.clear();
   if (randomness && lora_.enabled && lora_.dropout > 0) {
     for (std::int64_t layer = 0; layer < model_.num_hidden_layers; ++layer)

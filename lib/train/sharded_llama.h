@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <torch/types.h>
@@ -12,6 +13,7 @@
 #include "comm/communicator.h"
 #include "config/config.h"
 #include "fsdp/sharded_unit.h"
+#include "model/llama_functional.h"
 #include "model/lora_dropout.h"
 #include "model/rotary_embedding.h"
 
@@ -45,8 +47,10 @@ class ShardedLlama {
   /// `randomness` nullptr: no dropout (eval). The unit recompute in backward
   /// reuses this micro-batch's targets, weights and randomness, so call
   /// backward before the next loss().
+  /// `documents`: packed rows (model::document_mask), nullptr for windows.
   torch::Tensor loss(const torch::Tensor& inputs, const torch::Tensor& targets,
-                     const torch::Tensor& weights, const MicroBatchRandomness* randomness);
+                     const torch::Tensor& weights, const MicroBatchRandomness* randomness,
+                     const model::DocumentMask* documents = nullptr);
 
   std::vector<std::unique_ptr<fsdp::ShardedUnit>>& units() { return units_; }
   /// Frees gathers started early that no unit took (ShardOptions::prefetch)
@@ -65,6 +69,7 @@ class ShardedLlama {
   // The micro-batch in flight (read by the unit computes, also during recompute).
   torch::Tensor targets_;
   torch::Tensor weights_;
+  std::optional<model::DocumentMask> documents_;
   std::vector<model::DropoutKey> dropout_keys_;  // per decoder block; empty: no dropout
 };
 

@@ -44,6 +44,13 @@ MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64
   batch.inputs = rows_tensor.narrow(1, 0, seq_len).clone();
   batch.targets = rows_tensor.narrow(1, 1, seq_len).clone();
   batch.target_mask = torch::ones({rows, seq_len}, torch::kFloat32);
+  if (config.data.packing != config::Packing::kWindows) {
+    // Packed rows pay for gathered positions and document-aware attention;
+    // one document filling each row is the costliest layout.
+    batch.positions =
+        torch::arange(seq_len, torch::kInt64).unsqueeze(0).expand({rows, seq_len}).contiguous();
+    batch.segments = torch::zeros({rows, seq_len}, torch::kInt64);
+  }
   batch.randomness.seed = static_cast<std::uint64_t>(config.run.seed);
   batch.randomness.step = step;
   for (std::int64_t r = 0; r < rows; ++r) batch.randomness.sample_ids.push_back(micro * rows + r);

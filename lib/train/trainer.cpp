@@ -43,6 +43,8 @@ data::DataLoaderOptions loader_options(const config::Config& config, const comm:
   options.sampling = {config.data.seq_len, t.global_batch_size,
                       t.micro_batch_size,  comm.rank(),
                       comm.size(),         static_cast<std::uint64_t>(config.run.seed)};
+  options.packing = config.data.packing;
+  options.long_documents = config.data.long_documents;
   options.num_workers = config.data.num_workers;
   options.prefetch_factor = config.data.prefetch_factor;
   options.start = progress.data;

@@ -1,9 +1,11 @@
 #include "train/training_step.h"
 
 #include <cmath>
+#include <optional>
 
 #include <torch/torch.h>
 
+#include "model/llama_functional.h"
 #include "optim/grad_clip.h"
 
 namespace nss::train {
@@ -19,8 +21,22 @@ MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64
   out.target_mask = torch::from_blob(const_cast<std::uint8_t*>(batch.target_mask.data()),
                                      {batch.rows, batch.seq_len}, torch::kUInt8)
                         .to(torch::kFloat32);
+  if (!batch.positions.empty()) {
+    const auto rows_of = [&](const std::vector<std::int64_t>& values) {
+      return torch::from_blob(const_cast<std::int64_t*>(values.data()), {batch.rows, batch.seq_len},
+                              torch::kInt64)
+          .clone();
+    };
+    out.positions = rows_of(batch.positions);
+    out.segments = rows_of(batch.segments);
+  }
   out.randomness = {seed, step, batch.sample_ids};
   return out;
+}
+
+std::optional<model::DocumentMask> document_mask_of(const MicroBatchTensors& batch) {
+  if (!batch.positions.defined()) return std::nullopt;
+  return model::document_mask(batch.positions, batch.segments);
 }
 
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device) {
@@ -28,6 +44,10 @@ MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device
   batch.inputs = batch.inputs.to(device);
   batch.targets = batch.targets.to(device);
   batch.target_mask = batch.target_mask.to(device);
+  if (batch.positions.defined()) {
+    batch.positions = batch.positions.to(device);
+    batch.segments = batch.segments.to(device);
+  }
   return batch;
 }
 
@@ -59,8 +79,9 @@ StepOutcome run_training_step(
   // would make the host wait for the device every micro-step.
   torch::Tensor loss_sum;
   for (MicroBatchTensors& batch : batches) {
-    torch::Tensor loss =
-        model.loss(batch.inputs, batch.targets, batch.target_mask * weight, &batch.randomness);
+    const auto documents = document_mask_of(batch);
+    torch::Tensor loss = model.loss(batch.inputs, batch.targets, batch.target_mask * weight,
+                                    &batch.randomness, documents ? &*documents : nullptr);
     loss.backward();
     const torch::Tensor value = loss.detach().to(torch::kFloat64);
     loss_sum = loss_sum.defined() ? loss_sum + value : value;

@@ -8,11 +8,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include <torch/types.h>
 
 #include "data/token_batch.h"
+#include "model/llama_functional.h"
 #include "optim/adamw.h"
 #include "train/sharded_llama.h"
 #include "train/sharded_state.h"
@@ -20,15 +22,21 @@
 namespace nss::train {
 
 /// One micro-batch as tensors: inputs/targets int64 [rows, seq_len],
-/// target_mask float32 [rows, seq_len] (1 = the label is a target).
+/// target_mask float32 [rows, seq_len] (1 = the label is a target); packed
+/// rows also positions and segments int64 [rows, seq_len] (undefined for
+/// windows).
 struct MicroBatchTensors {
   torch::Tensor inputs, targets, target_mask;
+  torch::Tensor positions, segments;
   MicroBatchRandomness randomness;
 };
 
 /// A dataloader batch as tensors, its dropout keyed by (seed, step, sample).
 MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64_t seed,
                                       std::int64_t step);
+
+/// The attention mask of packed rows (positions and segments defined), else nullopt.
+std::optional<model::DocumentMask> document_mask_of(const MicroBatchTensors& batch);
 
 /// The micro-batch with its token tensors moved to `device` (as is on CPU).
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device);

@@ -27,7 +27,8 @@ Validation::Validation(const config::Config& config, comm::Communicator& comm, t
       comm_(comm),
       device_(device),
       reader_(checked_eval_dataset(config), config.data.seq_len, config.training.global_batch_size,
-              config.eval.batches, comm.rank(), comm.size()) {
+              config.eval.batches, comm.rank(), comm.size(), config.data.packing,
+              config.data.long_documents) {
   for (std::int64_t k = 0; k < reader_.num_batches(); ++k)
     target_tokens_ += reader_.batch(k).target_tokens();
   {
@@ -48,7 +49,6 @@ bool Validation::due(std::int64_t step) const {
 }
 
 double Validation::loss(ShardedLlama& model) {
-  const std::int64_t seq_len = config_.data.seq_len;
   const std::int64_t micro = config_.training.micro_batch_size;
   torch::NoGradGuard no_grad;
   double total = 0;
@@ -56,18 +56,12 @@ double Validation::loss(ShardedLlama& model) {
     const data::TokenBatch batch = reader_.batch(k);
     // Micro-batch sized pieces keep evaluation within the training footprint.
     for (std::int64_t row = 0; row < batch.rows; row += micro) {
-      const std::int64_t rows = std::min(micro, batch.rows - row);
-      data::TokenBatch piece;
-      piece.rows = rows;
-      piece.seq_len = seq_len;
-      piece.tokens.assign(batch.tokens.begin() + row * batch.row_length(),
-                          batch.tokens.begin() + (row + rows) * batch.row_length());
-      piece.target_mask.assign(batch.target_mask.begin() + row * seq_len,
-                               batch.target_mask.begin() + (row + rows) * seq_len);
-      piece.sample_ids.assign(batch.sample_ids.begin() + row,
-                              batch.sample_ids.begin() + row + rows);
+      const data::TokenBatch piece = batch.slice(row, std::min(micro, batch.rows - row));
       const MicroBatchTensors t = on_device(micro_batch_tensors(piece, 0, 0), device_);
-      total += model.loss(t.inputs, t.targets, t.target_mask, nullptr).item<double>();
+      const auto documents = document_mask_of(t);
+      total +=
+          model.loss(t.inputs, t.targets, t.target_mask, nullptr, documents ? &*documents : nullptr)
+              .item<double>();
     }
   }
   model.finish_collectives();

@@ -85,7 +85,7 @@ TEST(SamplePlan, RanksAndMicroStepsCoverEachGlobalBatchExactlyOnce) {
 
 TEST(SamplePlan, EpochsSkipTheIncompleteLastBatchAndReshuffle) {
   const SamplePlan plan(10, config_for(0, 1));  // 10 windows, global batch 8
-  EXPECT_EQ(plan.batches_per_epoch(), 1);
+  EXPECT_EQ(plan.batches_per_epoch(0), 1);
   LoaderPosition p;
   std::set<std::vector<std::int64_t>> batches;
   for (int e = 0; e < 5; ++e) {
@@ -146,12 +146,15 @@ TEST(SamplePlan, RejectsBadArithmeticAndTooFewWindows) {
 }
 
 TEST(LoaderMemory, FollowsThePreflightFormula) {
-  EXPECT_EQ(sample_bytes(128), 129 * 8 + 8);
+  EXPECT_EQ(sample_bytes(128, false), 129 * 8 + 8 + 128);
+  EXPECT_EQ(sample_bytes(128, true), 129 * 8 + 8 + 128 + 2 * 128 * 8);
   EXPECT_EQ(queued_micro_batches(4, 2), 8);
   EXPECT_EQ(queued_micro_batches(0, 2), 1);
   // workers x prefetch x micro_batch x sample_bytes x 2
-  EXPECT_EQ(loader_host_memory_bytes(4, 2, 16, 2048), 4 * 2 * 16 * (2049 * 8 + 8) * 2);
-  EXPECT_EQ(loader_host_memory_bytes(0, 2, 16, 2048), 16 * (2049 * 8 + 8) * 2);
+  EXPECT_EQ(loader_host_memory_bytes(4, 2, 16, 2048, false),
+            4 * 2 * 16 * (2049 * 8 + 8 + 2048) * 2);
+  EXPECT_EQ(loader_host_memory_bytes(0, 2, 16, 2048, true),
+            16 * (2049 * 8 + 8 + 2048 + 2 * 2048 * 8) * 2);
 }
 
 }  // namespace

@@ -192,6 +192,48 @@ TEST(LlamaModel, AttentionIsCausal) {
   EXPECT_GT(max_difference(before.narrow(1, 6, 6), after.narrow(1, 6, 6)), 1e-4);
 }
 
+// Packed rows: a document's logits are those it has alone (attention kept
+// inside it, RoPE restarted at 0), whatever else shares its row; padding
+// never reaches a document.
+TEST(LlamaModel, PackedDocumentsSeeOnlyThemselves) {
+  const auto m = preset("tiny");
+  const auto model = build(m, lora_on(), 5);
+  const torch::Tensor a = tokens_for(m, 1, 5, 1), b = tokens_for(m, 1, 7, 2);
+  const auto row_of = [&](const torch::Tensor& first, const torch::Tensor& second) {
+    return torch::cat({first, second, torch::zeros({1, 4}, torch::kInt64)}, 1);
+  };
+  const torch::Tensor positions =
+      torch::cat({torch::arange(5), torch::arange(7), torch::arange(4)}).unsqueeze(0);
+  const torch::Tensor segments = torch::cat({torch::zeros(5), torch::ones(7), torch::full({4}, -1)})
+                                     .to(torch::kInt64)
+                                     .unsqueeze(0);
+  for (const auto how : {DocumentAttention::kMask, DocumentAttention::kPerDocument}) {
+    const DocumentMask documents = document_mask(positions, segments, how);
+    const torch::Tensor packed = model.logits(row_of(a, b), &documents);
+    EXPECT_LT(max_difference(packed.narrow(1, 0, 5), model.logits(a)), 1e-5);
+    EXPECT_LT(max_difference(packed.narrow(1, 5, 7), model.logits(b)), 1e-5);
+    // Another first document: the second's logits do not move.
+    const torch::Tensor other = model.logits(row_of(tokens_for(m, 1, 5, 9), b), &documents);
+    EXPECT_LT(max_difference(other.narrow(1, 5, 7), packed.narrow(1, 5, 7)), 1e-6);
+    EXPECT_GT(max_difference(other.narrow(1, 0, 5), packed.narrow(1, 0, 5)), 1e-4);
+  }
+  // Without the layout the second document would see the first.
+  EXPECT_GT(max_difference(model.logits(row_of(a, b)).narrow(1, 5, 7), model.logits(b)), 1e-4);
+  // The mask: causal inside each document, nothing across, padding to padding;
+  // the slices: the same documents.
+  const torch::Tensor allowed =
+      document_mask(positions, segments, DocumentAttention::kMask).allowed[0][0];
+  EXPECT_TRUE(allowed[6][5].item<bool>());
+  EXPECT_FALSE(allowed[6][4].item<bool>());
+  EXPECT_FALSE(allowed[5][6].item<bool>());
+  EXPECT_TRUE(allowed[13][12].item<bool>());
+  EXPECT_FALSE(allowed[12][11].item<bool>());
+  const auto spans = document_mask(positions, segments).spans;
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0],
+            (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 5}, {5, 12}, {12, 16}}));
+}
+
 // w_t = mask_t / T: the weighted loss is the mean cross-entropy over the
 // targets, and a masked token's label has no effect on loss or gradients.
 TEST(LlamaModel, MaskedLabelsDoNotReachTheLossOrTheGradients) {

@@ -360,9 +360,13 @@ TEST_F(ChecksTest, DataloaderBytesFollowTheFormula) {
   config.data.prefetch_factor = 4;
   config.training.micro_batch_size = 2;
   config.data.seq_len = 127;
-  EXPECT_EQ(dataloader_bytes_per_rank(config), 3u * 4 * 2 * (128 + 1) * 8 * 2);
+  // (128 tokens + 1 sample id) x 8 B + 127 target-mask bytes per sample
+  EXPECT_EQ(dataloader_bytes_per_rank(config), 3u * 4 * 2 * ((128 + 1) * 8 + 127) * 2);
   config.data.num_workers = 0;  // the caller loads: counted as one worker
-  EXPECT_EQ(dataloader_bytes_per_rank(config), 1u * 4 * 2 * (128 + 1) * 8 * 2);
+  EXPECT_EQ(dataloader_bytes_per_rank(config), 1u * 4 * 2 * ((128 + 1) * 8 + 127) * 2);
+  config.data.packing = config::Packing::kDocuments;  // + positions and segments
+  EXPECT_EQ(dataloader_bytes_per_rank(config),
+            1u * 4 * 2 * ((128 + 1) * 8 + 127 + 2 * 127 * 8) * 2);
 }
 
 TEST_F(ChecksTest, DataloaderWellWithinMemoryPasses) {
@@ -374,10 +378,11 @@ TEST_F(ChecksTest, DataloaderWellWithinMemoryPasses) {
 }
 
 TEST_F(ChecksTest, DataloaderDecidesFromTheTightestNodeNotNodeZero) {
-  // 1 MiB per rank (8 workers x 32 prefetch x 2 x (127 tokens + 1 id) x 16 B), 4 ranks per node.
+  // 1 MiB per rank (8 workers x 32 prefetch x 2 sequences x 2 x 1 KiB: 113 tokens and
+  // 1 id x 8 B + 112 mask bytes), 4 ranks per node.
   config.data.num_workers = 8;
   config.data.prefetch_factor = 32;
-  config.data.seq_len = 126;
+  config.data.seq_len = 112;
   const std::uint64_t per_rank = dataloader_bytes_per_rank(config);
   ASSERT_EQ(per_rank, std::uint64_t{1} << 20);
   auto ranks = cluster(2, 4);

@@ -70,7 +70,7 @@ TEST_F(MemoryChecksTest, ExtrasAreTheBaselineTheQueueAndTheCheckpointStaging) {
   EXPECT_EQ(extras[0].name, "fixed_overhead");
   EXPECT_EQ(extras[0].bytes, 100 * kMiB);
   EXPECT_EQ(extras[1].name, "dataloader_queue");
-  EXPECT_EQ(extras[1].bytes, 1u * 2 * 4 * (65 + 1) * 8 * 2);
+  EXPECT_EQ(extras[1].bytes, 1u * 2 * 4 * ((65 + 1) * 8 + 64) * 2);  // + the target mask
   EXPECT_EQ(extras[2].bytes, 0u);  // synchronous checkpoints stage nothing
 
   config.checkpoint.async = true;  // masters and both moments of this rank's shards

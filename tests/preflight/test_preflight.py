@@ -136,14 +136,14 @@ class PreflightTest(unittest.TestCase):
         self.assertIn("set global_batch_size to 8", output)
 
     def test_dataloader_beyond_the_memory_limit_is_exit_3(self):
-        # Slurm says 1 GiB per node; 4 ranks x 64 x 1000 x 2 x (129 + 1) x 16 B = 1.06 GB.
+        # Slurm says 1 GiB per node; 4 ranks x 64 x 1000 x 2 x ((129 + 1) x 8 + 128) B x 2 = 1.20 GB.
         proc, _, output = self.run_nss("data.num_workers=64", "data.prefetch_factor=1000",
                                        env={"SLURM_MEM_PER_NODE": "1024"})
         report = self.expect_no_go(proc, output, 3, "dataloader.host_memory")
         self.assertIn("bound by SLURM_MEM_PER_NODE", output)
         self.assertIn("hint: keep data.num_workers x data.prefetch_factor <=", output)
         self.assertEqual(report["dataloader"]["available_bytes"], 1 << 30)
-        self.assertEqual(report["dataloader"]["estimated_bytes"], 4 * 64 * 1000 * 2 * 130 * 16)
+        self.assertEqual(report["dataloader"]["estimated_bytes"], 4 * 64 * 1000 * 2 * (130 * 8 + 128) * 2)
 
     def test_tokens_beyond_the_vocabulary_is_exit_4(self):
         # The dataset's ids go up to 257; a 200-token vocabulary cannot embed them.

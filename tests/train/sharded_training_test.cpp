@@ -37,6 +37,7 @@ struct Case {
   bool lora = false;
   bool checkpointing = true;
   bool masked = false;  // instruction-style loss masks (target_mask_of)
+  bool packed = false;  // rows of several documents (pack)
 };
 
 config::Config make_config(const Case& c) {
@@ -86,18 +87,40 @@ torch::Tensor target_mask_of(const std::vector<std::int64_t>& ids, bool masked) 
   return mask;
 }
 
+// Packed, sample `id`'s row holds documents of 3 + id % 4 tokens, the rest
+// padding from slot 10: positions restart per document, labels that cross a
+// document or reach padding are not targets.
+void pack(MicroBatchTensors& batch, const std::vector<std::int64_t>& ids) {
+  const auto rows = static_cast<std::int64_t>(ids.size());
+  batch.positions = torch::zeros({rows, kSeqLen}, torch::kInt64);
+  batch.segments = torch::full({rows, kSeqLen}, -1, torch::kInt64);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t length = 3 + ids[static_cast<std::size_t>(r)] % 4;
+    for (std::int64_t i = 0; i < 10; ++i) {
+      batch.positions[r][i] = i % length;
+      batch.segments[r][i] = i / length;
+      if (i % length == length - 1 || i == 9) batch.target_mask[r][i] = 0;
+    }
+    for (std::int64_t i = 10; i < kSeqLen; ++i) batch.target_mask[r][i] = 0;
+  }
+}
+
 MicroBatchTensors batch_of(const std::vector<std::int64_t>& ids, std::int64_t vocab,
-                           std::int64_t step, std::uint64_t seed, bool masked = false) {
+                           std::int64_t step, std::uint64_t seed, bool masked = false,
+                           bool packed = false) {
   torch::Tensor tokens =
       torch::empty({static_cast<std::int64_t>(ids.size()), kSeqLen + 1}, torch::kInt64);
   for (std::size_t r = 0; r < ids.size(); ++r) {
     const auto row = sample_tokens(ids[r], vocab);
     for (std::int64_t j = 0; j <= kSeqLen; ++j) tokens[static_cast<std::int64_t>(r)][j] = row[j];
   }
-  return {tokens.narrow(1, 0, kSeqLen).contiguous(),
-          tokens.narrow(1, 1, kSeqLen).contiguous(),
-          target_mask_of(ids, masked),
-          {seed, step, ids}};
+  MicroBatchTensors batch;
+  batch.inputs = tokens.narrow(1, 0, kSeqLen).contiguous();
+  batch.targets = tokens.narrow(1, 1, kSeqLen).contiguous();
+  batch.target_mask = target_mask_of(ids, masked);
+  batch.randomness = {seed, step, ids};
+  if (packed) pack(batch, ids);
+  return batch;
 }
 
 struct Result {
@@ -106,7 +129,7 @@ struct Result {
 };
 
 // The reference: whole tensors, the global batch at once, plain autograd.
-Result train_unsharded(const config::Config& config, bool masked) {
+Result train_unsharded(const config::Config& config, bool masked, bool packed) {
   const auto& t = config.training;
   model::LlamaModel model(config.model, t.lora, torch::TensorOptions().dtype(torch::kFloat32));
   model.load(
@@ -151,12 +174,13 @@ Result train_unsharded(const config::Config& config, bool masked) {
     for (std::int64_t i = 0; i < t.global_batch_size; ++i)
       ids.push_back((step - 1) * t.global_batch_size + i);
     const auto batch = batch_of(ids, config.model.vocab_size, step,
-                                static_cast<std::uint64_t>(config.run.seed), masked);
+                                static_cast<std::uint64_t>(config.run.seed), masked, packed);
     model::DropoutKey key{batch.randomness.seed, step, ids, 0};
+    const auto documents = document_mask_of(batch);
     // The mean over the whole batch's targets, computed here in one piece.
-    torch::Tensor loss = model.weighted_loss(batch.inputs, batch.targets,
-                                             batch.target_mask / batch.target_mask.sum(),
-                                             t.lora.enabled ? &key : nullptr);
+    torch::Tensor loss = model.weighted_loss(
+        batch.inputs, batch.targets, batch.target_mask / batch.target_mask.sum(),
+        t.lora.enabled ? &key : nullptr, documents ? &*documents : nullptr);
     loss.backward();
     result.losses.push_back(loss.item<double>());
     const double norm = optim::global_grad_norm(single, pointers);
@@ -196,8 +220,8 @@ struct Placement {
 };
 
 Result train_sharded(const config::Config& config, comm::Communicator& comm,
-                     std::int64_t micro_batch, const Placement& placement = {},
-                     bool masked = false) {
+                     std::int64_t micro_batch, const Placement& placement = {}, bool masked = false,
+                     bool packed = false) {
   const auto& t = config.training;
   fsdp::ShardOptions options;
   options.activation_checkpointing = t.activation_checkpointing;
@@ -222,7 +246,7 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
               (step - 1) * t.global_batch_size + comm.rank() * per_rank + micro * micro_batch;
           for (std::int64_t i = 0; i < micro_batch; ++i) ids.push_back(first + i);
           return on_device(batch_of(ids, config.model.vocab_size, step,
-                                    static_cast<std::uint64_t>(config.run.seed), masked),
+                                    static_cast<std::uint64_t>(config.run.seed), masked, packed),
                            placement.device);
         },
         comm);
@@ -243,8 +267,8 @@ void expect_equivalent(const Case& c, comm::Communicator& comm, const Placement&
                        const Tolerance& tolerance = {}) {
   const config::Config config = make_config(c);
   const std::int64_t micro = c.micro_batch > 0 ? c.micro_batch : c.global_batch / comm.size();
-  const Result sharded = train_sharded(config, comm, micro, placement, c.masked);
-  const Result reference = train_unsharded(config, c.masked);
+  const Result sharded = train_sharded(config, comm, micro, placement, c.masked, c.packed);
+  const Result reference = train_unsharded(config, c.masked, c.packed);
   for (int s = 0; s < kSteps; ++s)
     EXPECT_NEAR(sharded.losses[s], reference.losses[s],
                 tolerance.loss * std::abs(reference.losses[s]))
@@ -296,6 +320,12 @@ TEST(ShardedTraining, MatchesUnshardedWithoutActivationCheckpointing) {
 TEST(ShardedTraining, MatchesUnshardedWithLossMasks) {
   expect_equivalent({8, 1, false, false, true, true});
   expect_equivalent({8, 0, true, true, false, true});
+}
+// Packed rows: document-aware attention and restarted positions, recomputed
+// in backward under activation checkpointing, with and without masks.
+TEST(ShardedTraining, MatchesUnshardedWithPackedDocuments) {
+  expect_equivalent({8, 1, false, false, true, false, true});
+  expect_equivalent({8, 2, true, true, true, true, true});
 }
 
 // On GPUs (one rank per GPU, shard collectives over NCCL): fp32 compute

@@ -3,7 +3,10 @@ docs/architecture.md "One optimizer step"): on an sft dataset made by
 nss_prepare_data the loss is the mean over the target tokens, the same at 1, 2
 and 4 ranks; metrics.jsonl reports target_tokens; validation and nss_eval
 score the answers; the checkpoint records the dataset's preparation; a held-out
-set without a target is exit 4 on every rank."""
+set without a target is exit 4 on every rank. With data.packing documents
+(whole examples packed into rows, attention kept inside each) the same holds,
+and a run saved by 4 ranks in the middle of a packed epoch resumes on 2 with
+the uninterrupted run's losses."""
 import json
 import os
 import random
@@ -103,6 +106,54 @@ class SftTrainingTest(unittest.TestCase):
         self.assertEqual(result["tokens"], expected_targets)
         self.assertAlmostEqual(result["loss"], evals[0]["val_loss"], delta=1e-5 * evals[0]["val_loss"])
 
+    def test_packed_rows_same_at_any_world_size_and_resume_mid_epoch(self):
+        packed = ["data.packing=documents", "data.long_documents=split", "data.seq_len=128",
+                  "eval.interval_steps=10", "eval.batches=2", "checkpoint.interval_steps=4"]
+        losses = {}
+        for ranks in (1, 2, 4):
+            proc, run_dir = self.run_nss(ranks, "packed_%d" % ranks, "training.max_steps=10",
+                                         "training.micro_batch_size=%d" % (8 // ranks // 2 or 1), *packed)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            self.assertIn("data.packing", proc.stdout + proc.stderr)
+            steps, _ = step_records(run_dir)
+            losses[ranks] = [(r["loss"], r["target_tokens"]) for r in steps]
+        for ranks in (2, 4):
+            for (a, ta), (b, tb) in zip(losses[1], losses[ranks]):
+                self.assertEqual(ta, tb)
+                self.assertAlmostEqual(a, b, delta=1e-5 * abs(a))
+        # ~3 examples a row: far more targets per step than one example a row.
+        self.assertGreater(sum(t for _, t in losses[1]) / 10, 60)
+        # 1500 examples in ~500 rows: 10 steps of 8 rows stay inside epoch 0.
+        step4 = os.path.join(self.tmp, "packed_4", "checkpoints", "step_00000004")
+        with open(os.path.join(step4, "metadata.json")) as f:
+            state = json.load(f)["state"]
+        self.assertEqual((state["data"]["epoch"], state["data"]["cursor"]), (0, 32))
+        proc, run_dir = self.run_nss(2, "packed_resumed", "training.max_steps=10", "training.micro_batch_size=2",
+                                     "checkpoint.resume=" + step4, *packed)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn("saved by 4 ranks, now 2", proc.stdout + proc.stderr)
+        resumed = [(r["loss"], r["target_tokens"]) for r in step_records(run_dir)[0]]
+        self.assertEqual([t for _, t in resumed], [t for _, t in losses[4][4:]])
+        for (a, _), (b, _) in zip(resumed, losses[4][4:]):
+            self.assertAlmostEqual(a, b, delta=1e-5 * abs(a))
+
+        # nss_eval --packing documents scores the rows validation scored.
+        with open(os.path.join(self.tmp, "packed_2", "metrics.jsonl")) as f:
+            val_loss = [r for r in map(json.loads, f) if r.get("event") == "eval"][-1]["val_loss"]
+        step = os.path.join(self.tmp, "packed_2", "checkpoints", "step_00000010")
+        scored = subprocess.run([binary("nss_eval"), "--model", step, "--data", self.val, "--seq-len", "128",
+                                 "--batches", "2", "--batch-size", "8", "--packing", "documents",
+                                 "--long-documents", "split"], capture_output=True, text=True)
+        self.assertEqual(scored.returncode, 0, scored.stderr)
+        self.assertAlmostEqual(json.loads(scored.stdout)["loss"], val_loss, delta=1e-5 * val_loss)
+        windows = subprocess.run([binary("nss_eval"), "--model", step, "--data", self.val, "--seq-len", "128",
+                                  "--batches", "2", "--batch-size", "8"], capture_output=True, text=True)
+        self.assertNotAlmostEqual(json.loads(windows.stdout)["loss"], val_loss, delta=1e-3)
+        bad = subprocess.run([binary("nss_eval"), "--model", step, "--data", self.val, "--packing", "rows"],
+                             capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn("use one of: windows, documents, none", bad.stderr)
+
     def test_held_out_set_without_targets_is_exit_4_everywhere(self):
         silent = os.path.join(self.tmp, "silent.h5")
         with h5py.File(self.val, "r") as f, h5py.File(silent, "w") as g:
@@ -112,6 +163,12 @@ class SftTrainingTest(unittest.TestCase):
                                "preflight.enabled=false")
         self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
         self.assertIn("hold no target token", proc.stdout + proc.stderr)
+        # The preflight says so before training, naming the check.
+        proc, _ = self.run_nss(2, "silent_preflight", "training.max_steps=2", "eval.interval_steps=1",
+                               "eval.path=" + silent)
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertIn("eval.targets", proc.stdout + proc.stderr)
+        self.assertIn("0 of 2048 labels are targets", proc.stdout + proc.stderr)
 
     def test_malformed_masks_and_offsets_are_exit_4(self):
         cases = {
