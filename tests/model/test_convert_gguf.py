@@ -1,0 +1,146 @@
+"""scripts/convert_gguf_llama.py: a llama GGUF file as llama.cpp writes it
+(tests/model/gguf_files.py) becomes the Hugging Face directory it came from —
+float32 weights bit for bit with the q/k permutation undone, quantised ones
+within their quantisation step, the shape in config.json, the byte-level BPE
+tokenizer encoding as the original does (transformers' AutoTokenizer, the chat
+template) — and what it cannot convert is exit 4 naming what (architecture,
+tensor type, tokenizer model, pre-tokenizer, a non-finite weight) with no
+output left behind; an existing output is exit 2. Runs the venv of
+scripts/setup.sh (gguf, tokenizers, transformers)."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from nss_e2e import SOURCE, remove, scratch  # noqa: E402
+from hf_files import llama_config, random_llama_weights, read_model_dir, read_safetensors, write_model_dir  # noqa: E402
+
+VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(SOURCE, "build", "venv", "bin", "python"))
+CONVERTER = os.path.join(SOURCE, "scripts", "convert_gguf_llama.py")
+GGUF_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gguf_files.py")
+TEXTS = ["Hello world, 2024! caf\u00e9 3.14159 isn't it?", "<|im_start|>user\nthe 12 cats<|im_end|>\n  def f(x):"]
+
+
+def venv(*args):
+    return subprocess.run([VENV_PYTHON] + [str(a) for a in args], capture_output=True, text=True, timeout=240)
+
+
+class ConvertGgufTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(VENV_PYTHON):
+            raise AssertionError("no venv at %s: run scripts/setup.sh (it installs gguf into it)" % VENV_PYTHON)
+        cls.tmp = scratch("convert_gguf")
+        cls.config = llama_config(hidden=64, intermediate=96, layers=2, heads=4, kv_heads=2, vocab=300, tied=True,
+                                  rope_theta=100000.0, eps=9.999999747378752e-06)
+        cls.weights = random_llama_weights(cls.config, seed=3, scale=0.05)
+        cls.hf = os.path.join(cls.tmp, "hf")
+        write_model_dir(cls.hf, cls.config, cls.weights)
+        corpus = os.path.join(cls.tmp, "corpus.txt")
+        with open(corpus, "w") as out:
+            for name in ("README.md", "docs/model.md", "docs/data.md"):
+                with open(os.path.join(SOURCE, name)) as f:
+                    out.write(f.read())
+        cls.tokenizer = os.path.join(cls.tmp, "tokenizer.json")
+        proc = venv(GGUF_FILES, "tokenizer", cls.tokenizer, corpus)
+        assert proc.returncode == 0, proc.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        remove(cls.tmp)
+
+    def gguf(self, name, *options, weights=None):
+        source = self.hf
+        if weights is not None:
+            source = os.path.join(self.tmp, name + "_source")
+            write_model_dir(source, self.config, weights)
+        path = os.path.join(self.tmp, name + ".gguf")
+        proc = venv(GGUF_FILES, "model", source, self.tokenizer, path, *options)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return path
+
+    def convert(self, source, name, *options, expect=0):
+        out = os.path.join(self.tmp, name)
+        existed = os.path.exists(out)
+        proc = venv(CONVERTER, source, out, *options)
+        self.assertEqual(proc.returncode, expect, proc.stdout + proc.stderr)
+        if expect != 0:
+            self.assertEqual(os.path.exists(out), existed)
+            self.assertEqual([n for n in os.listdir(self.tmp) if ".tmp." in n], [])
+        return out, proc.stderr
+
+    def test_float32_weights_come_back_bit_for_bit(self):
+        out, _ = self.convert(self.gguf("f32"), "f32_hf")
+        self.assertEqual(sorted(os.listdir(out)), ["config.json", "generation_config.json", "model.safetensors",
+                                                   "special_tokens_map.json", "tokenizer.json",
+                                                   "tokenizer_config.json"])
+        config, tensors = read_model_dir(out)
+        for key, value in self.config.items():
+            self.assertEqual(config[key], value, key)
+        self.assertEqual((config["bos_token_id"], config["eos_token_id"]), (1, 2))
+        self.assertEqual(sorted(tensors), sorted(self.weights))
+        for name, value in self.weights.items():
+            self.assertTrue(np.array_equal(tensors[name].astype(np.float32), value), name)
+
+    def test_quantised_weights_within_their_step_at_each_dtype(self):
+        source = self.gguf("q8", "--type", "Q8_0")
+        for dtype, stored in (("float32", "F32"), ("float16", "F16"), ("bfloat16", "BF16")):
+            with self.subTest(dtype):
+                out, _ = self.convert(source, "q8_" + dtype, "--dtype", dtype)
+                with open(os.path.join(out, "config.json")) as f:
+                    self.assertEqual(json.load(f)["torch_dtype"], dtype)
+                tensors, _ = read_safetensors(os.path.join(out, "model.safetensors"))
+                for name, value in self.weights.items():
+                    # Q8_0: 32 values share a scale max|w|/127; bfloat16 adds 2^-8 relative.
+                    step = np.abs(value).max() / 127 + np.abs(value).max() * 2 ** -8
+                    self.assertLess(np.abs(tensors[name] - value).max(), step, name)
+
+    def test_tokenizer_encodes_like_the_original(self):
+        out, _ = self.convert(self.gguf("tok"), "tok_hf")
+        proc = venv(GGUF_FILES, "encode", self.tokenizer, out, *TEXTS)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        result = json.loads(proc.stdout)
+        self.assertEqual(result["converted"], result["source"])
+        self.assertEqual(result["decoded"], TEXTS)
+        self.assertEqual((result["bos_token"], result["eos_token"]), ("<|im_start|>", "<|im_end|>"))
+        self.assertEqual(result["chat"], "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n" % TEXTS[0])
+
+        with_bos, _ = self.convert(self.gguf("bos", "--add-bos"), "bos_hf")
+        proc = venv(GGUF_FILES, "encode", self.tokenizer, with_bos, *TEXTS)
+        result = json.loads(proc.stdout)
+        self.assertEqual(result["converted"], [[1] + ids for ids in result["source"]])
+
+    def test_what_it_cannot_convert_is_exit_4_by_name(self):
+        nan = dict(self.weights)
+        nan["model.layers.1.mlp.up_proj.weight"] = nan["model.layers.1.mlp.up_proj.weight"].copy()
+        nan["model.layers.1.mlp.up_proj.weight"][3, 5] = np.nan
+        not_gguf = os.path.join(self.tmp, "not.gguf")
+        with open(not_gguf, "wb") as f:
+            f.write(b"GGML" + bytes(60))
+        cases = {
+            "qwen2": (self.gguf("qwen2", "--architecture", "qwen2"), "'qwen2' model"),
+            "i32": (self.gguf("i32", "--type", "I32"), "is of type I32"),
+            "spm": (self.gguf("spm", "--tokenizer-model", "llama"), "tokenizer model 'llama'"),
+            "pre": (self.gguf("pre", "--pre", "deepseek-llm"), "pre-tokenizer 'deepseek-llm'"),
+            "nan": (self.gguf("nan", weights=nan), "blk.1.ffn_up.weight holds non-finite values"),
+            "not_gguf": (not_gguf, "not a readable GGUF file"),
+            "missing": (os.path.join(self.tmp, "absent.gguf"), "no such file"),
+        }
+        for name, (source, message) in cases.items():
+            with self.subTest(name):
+                _, stderr = self.convert(source, name + "_hf", expect=4)
+                self.assertIn(message, stderr)
+
+    def test_an_existing_output_is_exit_2(self):
+        out = os.path.join(self.tmp, "taken")
+        os.makedirs(out)
+        _, stderr = self.convert(self.gguf("taken"), "taken", expect=2)
+        self.assertIn("exists", stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
