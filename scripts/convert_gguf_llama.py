@@ -30,6 +30,15 @@ import numpy as np
 EXIT_USAGE = 2
 EXIT_DATA = 4
 
+try:
+    import gguf
+    from gguf.quants import dequantize
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
+except ImportError as missing:
+    print("convert_gguf_llama: error: %s; run it with build/venv/bin/python (scripts/setup.sh installs gguf and "
+          "tokenizers there)" % missing, file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
 # Tensor types whose dequantisation gguf 0.19 implements and llama.cpp's
 # usual quantisations produce.
 SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
@@ -63,7 +72,6 @@ class GgufModel:
     """The metadata and tensors of an open GGUF file."""
 
     def __init__(self, path):
-        import gguf
         if not os.path.isfile(path):
             raise DataError("cannot read %s: no such file" % path)
         try:
@@ -181,7 +189,7 @@ def check_tensors(model, weights):
     wanted = {gguf_name: shape for gguf_name, shape in weights.values()}
     for name, tensor in model.tensors.items():
         if name not in wanted:
-            raise DataError("%s holds the tensor %s, which a llama model of this config.json does not have"
+            raise DataError("%s holds the tensor %s, which a llama model of this shape does not have"
                             % (model.path, name))
         if tensor.tensor_type.name not in SUPPORTED_TYPES:
             raise DataError("%s: tensor %s is of type %s, which this converter does not dequantise (supported: %s)"
@@ -205,7 +213,6 @@ def to_dtype(values, dtype):
 
 def write_safetensors(path, model, config, weights, dtype):
     """Streams the weights tensor by tensor into one safetensors file."""
-    from gguf.quants import dequantize
     element_bytes = 2 if dtype != "float32" else 4
     header = {"__metadata__": {"format": "pt"}}
     offset = 0
@@ -234,8 +241,7 @@ def write_safetensors(path, model, config, weights, dtype):
 
 
 def byte_level_tokenizer(model):
-    """The tokenizers.Tokenizer llama.cpp's "gpt2" tokenizer model runs, and the ids of its special tokens."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors
+    """The tokenizers.Tokenizer llama.cpp's "gpt2" tokenizer model runs, and its control tokens."""
     kind = model.require("tokenizer.ggml.model")
     if kind != "gpt2":
         raise DataError("%s has the tokenizer model %r; this converter handles byte-level BPE (gpt2) only"
