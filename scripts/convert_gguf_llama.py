@@ -247,14 +247,15 @@ def byte_level_tokenizer(model):
         raise DataError("%s has the tokenizer model %r; this converter handles byte-level BPE (gpt2) only"
                         % (model.path, kind))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    # llama.cpp's pre-tokenizer names -> Hugging Face's equivalent (llama-vocab.cpp's regexes).
+    # llama.cpp's pre-tokenizer names -> Hugging Face's equivalent (llama-vocab.cpp's regexes). Without a
+    # name llama.cpp falls back to a split of its own, which has no such equivalent.
+    pre_name = model.require("tokenizer.ggml.pre")
     pre_tokenizer = {
         "gpt-2": byte_level,
         "smollm": pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level]),
-    }.get(model.get("tokenizer.ggml.pre", "gpt-2"))
+    }.get(pre_name)
     if pre_tokenizer is None:
-        raise DataError("%s has the pre-tokenizer %r; this converter handles gpt-2 and smollm"
-                        % (model.path, model.get("tokenizer.ggml.pre")))
+        raise DataError("%s has the pre-tokenizer %r; this converter handles gpt-2 and smollm" % (model.path, pre_name))
     tokens = model.require("tokenizer.ggml.tokens")
     merges = [tuple(m.split(" ")) for m in model.require("tokenizer.ggml.merges")]
     if any(len(m) != 2 for m in merges):
