@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -210,26 +211,13 @@ void require_length(const Extent& extent, std::int64_t expected, const std::stri
 
 TokenFileMetadata read_metadata(hid_t root, const std::string& path) {
   TokenFileMetadata metadata;
-  const auto read_optional = [&](const char* name, std::optional<std::int64_t>& value) {
-    if (has_attribute(root, name, path)) value = read_int_attribute(root, name, path);
-  };
-  const auto read_string = [&](const char* name, std::string& value) {
-    if (has_attribute(root, name, path)) value = read_string_attribute(root, name, path);
-  };
-  read_string(kTokenizerAttribute, metadata.tokenizer);
-  read_string(kTokenizerSha256Attribute, metadata.tokenizer_sha256);
-  read_optional(kVocabSizeAttribute, metadata.vocab_size);
-  read_optional(kMaxTokenIdAttribute, metadata.max_token_id);
-  read_optional(kDocumentsAttribute, metadata.documents);
-  read_optional(kBosTokenIdAttribute, metadata.bos_token_id);
-  read_optional(kEosTokenIdAttribute, metadata.eos_token_id);
-  read_optional(kDroppedExamplesAttribute, metadata.dropped_examples);
-  DatasetPreparation& preparation = metadata.preparation;
-  read_string(kFormatAttribute, preparation.format);
-  read_string(kPromptTemplateAttribute, preparation.prompt_template);
-  read_string(kGroupByAttribute, preparation.group_by);
-  read_string(kOrderByAttribute, preparation.order_by);
-  read_string(kRecordsSchemaAttribute, preparation.records_schema);
+  visit_attributes(metadata, [&](const char* name, auto& value) {
+    if (!has_attribute(root, name, path)) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+      value = read_string_attribute(root, name, path);
+    else
+      value = read_int_attribute(root, name, path);
+  });
   return metadata;
 }
 

@@ -1,5 +1,7 @@
 #include "data/token_file_format.h"
 
+#include <type_traits>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -8,21 +10,16 @@ namespace nss::data {
 
 nlohmann::json describe_preparation(const TokenFileMetadata& metadata) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  const auto add = [&](const char* key, const std::string& value) {
-    if (!value.empty()) out[key] = value;
-  };
-  const DatasetPreparation& p = metadata.preparation;
-  add(kTokenizerAttribute, metadata.tokenizer);
-  add(kTokenizerSha256Attribute, metadata.tokenizer_sha256);
-  add(kFormatAttribute, p.format);
-  add(kPromptTemplateAttribute, p.prompt_template);
-  add(kGroupByAttribute, p.group_by);
-  add(kOrderByAttribute, p.order_by);
-  if (!p.records_schema.empty())
-    out[kRecordsSchemaAttribute] = nlohmann::ordered_json::accept(p.records_schema)
-                                       ? nlohmann::ordered_json::parse(p.records_schema)
-                                       : nlohmann::ordered_json(p.records_schema);
-  if (metadata.dropped_examples) out[kDroppedExamplesAttribute] = *metadata.dropped_examples;
+  visit_attributes(metadata, [&](const std::string& name, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+      if (value.empty()) return;
+      const bool json_text =
+          name == kRecordsSchemaAttribute && nlohmann::ordered_json::accept(value);
+      out[name] = json_text ? nlohmann::ordered_json::parse(value) : nlohmann::ordered_json(value);
+    } else if (name == kDroppedExamplesAttribute && value) {
+      out[name] = *value;
+    }
+  });
   return nlohmann::json::parse(out.dump());
 }
 

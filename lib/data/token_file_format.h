@@ -63,8 +63,29 @@ struct TokenFileMetadata {
   DatasetPreparation preparation;
 };
 
-/// The tokenizer and preparation attributes as one JSON object, absent ones
-/// left out, records_schema parsed: what a checkpoint records of its data.
+/// Every root attribute of `metadata` (const or not) with its name, one list
+/// for the reader, the writer and the checkpoint's record:
+/// visit(name, std::string&) and visit(name, std::optional<std::int64_t>&).
+template <class Metadata, class Visit>
+void visit_attributes(Metadata& metadata, Visit&& visit) {
+  visit(kTokenizerAttribute, metadata.tokenizer);
+  visit(kTokenizerSha256Attribute, metadata.tokenizer_sha256);
+  visit(kVocabSizeAttribute, metadata.vocab_size);
+  visit(kMaxTokenIdAttribute, metadata.max_token_id);
+  visit(kDocumentsAttribute, metadata.documents);
+  visit(kBosTokenIdAttribute, metadata.bos_token_id);
+  visit(kEosTokenIdAttribute, metadata.eos_token_id);
+  visit(kDroppedExamplesAttribute, metadata.dropped_examples);
+  visit(kFormatAttribute, metadata.preparation.format);
+  visit(kPromptTemplateAttribute, metadata.preparation.prompt_template);
+  visit(kGroupByAttribute, metadata.preparation.group_by);
+  visit(kOrderByAttribute, metadata.preparation.order_by);
+  visit(kRecordsSchemaAttribute, metadata.preparation.records_schema);
+}
+
+/// The tokenizer and preparation attributes (every string attribute, and
+/// dropped_examples) as one JSON object, absent ones left out, records_schema
+/// parsed: what a checkpoint records of its data.
 nlohmann::json describe_preparation(const TokenFileMetadata& metadata);
 
 /// True for the element types /tokens may have: uint16, int32, uint32, int64.

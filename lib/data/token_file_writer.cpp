@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <type_traits>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -181,26 +182,13 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
     metadata.documents = static_cast<std::int64_t>(document_offsets_.size()) - 1;
   }
   const hid_t root = file_.get();
-  write_string_attribute(root, kTokenizerAttribute, metadata.tokenizer, temporary_path_);
-  const auto write_optional = [&](const char* name, const std::optional<std::int64_t>& value) {
-    if (value) write_int_attribute(root, name, *value, temporary_path_);
-  };
-  write_optional(kVocabSizeAttribute, metadata.vocab_size);
-  write_optional(kMaxTokenIdAttribute, metadata.max_token_id);
-  write_optional(kDocumentsAttribute, metadata.documents);
-  write_optional(kBosTokenIdAttribute, metadata.bos_token_id);
-  write_optional(kEosTokenIdAttribute, metadata.eos_token_id);
-  write_optional(kDroppedExamplesAttribute, metadata.dropped_examples);
-  const auto write_nonempty = [&](const char* name, const std::string& value) {
-    if (!value.empty()) write_string_attribute(root, name, value, temporary_path_);
-  };
-  write_nonempty(kTokenizerSha256Attribute, metadata.tokenizer_sha256);
-  const DatasetPreparation& preparation = metadata.preparation;
-  write_nonempty(kFormatAttribute, preparation.format);
-  write_nonempty(kPromptTemplateAttribute, preparation.prompt_template);
-  write_nonempty(kGroupByAttribute, preparation.group_by);
-  write_nonempty(kOrderByAttribute, preparation.order_by);
-  write_nonempty(kRecordsSchemaAttribute, preparation.records_schema);
+  visit_attributes(metadata, [&](const char* name, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+      if (!value.empty()) write_string_attribute(root, name, value, temporary_path_);
+    } else if (value) {
+      write_int_attribute(root, name, *value, temporary_path_);
+    }
+  });
   if (mask_dataset_.valid()) NSS_H5_CHECK(mask_dataset_.close(), temporary_path_);
   NSS_H5_CHECK(dataset_.close(), temporary_path_);
   NSS_H5_CHECK(file_.close(), temporary_path_);

@@ -10,32 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BUILD_DIR:-build}/bin
-REPEATS=${NSS_BENCH_REPEATS:-3}
-STEPS=${NSS_BENCH_STEPS:-12}
-export OMP_NUM_THREADS=1
-MPI=(mpirun --oversubscribe)
-[ "$(id -u)" -eq 0 ] && MPI+=(--allow-run-as-root)
-[ -f data/default/train.h5 ] || scripts/prepare_default_data.sh >/dev/null
+source scripts/bench/throughput_common.sh
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-
-SHAPE=(--set model.preset=tiny --set model.hidden_size=256 --set model.intermediate_size=688
-       --set model.num_hidden_layers=4 --set model.num_attention_heads=8
-       --set model.num_key_value_heads=4 --set model.head_dim=32 --set data.seq_len=256
-       --set training.micro_batch_size=4 --set training.dtype=fp32
-       --set training.max_steps="$STEPS" --set training.warmup_steps=2
-       --set logging.interval_steps=1 --set eval.interval_steps=0 --set checkpoint.interval_steps=0
-       --set preflight.enabled=false --set data.num_workers=1)
-
-# Median tokens/s of a run's steps after the first two (start-up, warm caches).
-median_tokens_per_s() {
-  /usr/bin/python3 - "$1" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-steps = [r["tokens_per_s"] for r in rows if "event" not in r and r["step"] > 2]
-print(statistics.median(steps))
-PY
-}
 
 model_state_bytes() {
   /usr/bin/python3 -c "import json,sys; print(next(json.loads(l)['model_state_bytes'] for l in open(sys.argv[1]) if '\"memory\"' in l))" "$1"

@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+import bpe_tokenizer  # noqa: E402
 import nss_e2e  # noqa: E402
 
 VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(nss_e2e.SOURCE, "build", "venv", "bin", "python"))
@@ -26,25 +27,6 @@ CHATML_TEMPLATE = (
     "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}"
     "{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}")
-
-TRAINER = r"""
-import sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-tokenizer = Tokenizer(models.BPE())
-tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-tokenizer.decoder = decoders.ByteLevel()
-trainer = trainers.BpeTrainer(vocab_size=700, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-tokenizer.train(sys.argv[2:], trainer)
-tokenizer.save(sys.argv[1])
-"""
-
-DECODER = r"""
-import json, sys
-from tokenizers import Tokenizer
-tokenizer = Tokenizer.from_file(sys.argv[1])
-print(json.dumps([tokenizer.decode(ids, skip_special_tokens=False) for ids in json.load(open(sys.argv[2]))]))
-"""
 
 TRANSFORMERS_CHAT = r"""
 import json, sys
@@ -211,21 +193,16 @@ class HfInstructionDataTest(nss_e2e.ScratchDirTest):
         return subprocess.run([VENV_PYTHON] + list(args), capture_output=True, timeout=240)
 
     def tokenizer(self):
-        corpus = [os.path.join("/usr/share/common-licenses", n) for n in ("GPL-3", "Apache-2.0")]
         os.makedirs(self.path("tok"))
-        result = self.venv("-c", TRAINER, self.path("tok/tokenizer.json"), *corpus)
-        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        bpe_tokenizer.train(VENV_PYTHON, self.path("tok/tokenizer.json"), 700,
+                            ["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
         config = {"bos_token": None, "eos_token": "<|im_end|>", "chat_template": CHATML_TEMPLATE,
                   "tokenizer_class": "PreTrainedTokenizerFast"}
         self.write("tok/tokenizer_config.json", json.dumps(config).encode())
         return self.path("tok")
 
     def decode(self, documents):
-        with open(self.path("ids.json"), "w") as f:
-            json.dump(documents, f)
-        result = self.venv("-c", DECODER, self.path("tok/tokenizer.json"), self.path("ids.json"))
-        self.assertEqual(result.returncode, 0, result.stderr.decode())
-        return json.loads(result.stdout)
+        return bpe_tokenizer.decode(VENV_PYTHON, self.path("tok/tokenizer.json"), documents, self.path("ids.json"))
 
     def prompts_and_completions(self, path, hf):
         """(prompt text, completion text) per document, cut where the mask turns on."""

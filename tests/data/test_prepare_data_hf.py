@@ -14,31 +14,11 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+import bpe_tokenizer  # noqa: E402
 import nss_e2e  # noqa: E402
 
 VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(nss_e2e.SOURCE, "build", "venv", "bin", "python"))
 SCRIPT = os.path.join(nss_e2e.SOURCE, "scripts", "prepare_data_hf.py")
-
-TRAINER = r"""
-import sys
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-tokenizer = Tokenizer(models.BPE())
-tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-tokenizer.decoder = decoders.ByteLevel()
-trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<s>", "</s>"],
-                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-tokenizer.train(sys.argv[2:], trainer)
-tokenizer.save(sys.argv[1])
-"""
-
-DECODER = r"""
-import json, sys
-from tokenizers import Tokenizer
-tokenizer = Tokenizer.from_file(sys.argv[1])
-documents = json.load(open(sys.argv[2]))
-print(json.dumps([tokenizer.decode(ids, skip_special_tokens=False) for ids in documents]))
-"""
-
 
 def split_documents(tokens, bos, eos):
     documents, current = [], []
@@ -64,10 +44,8 @@ class PrepareDataHfTest(nss_e2e.ScratchDirTest):
         return subprocess.run([VENV_PYTHON] + list(args), capture_output=True, timeout=240)
 
     def train_tokenizer(self):
-        corpus = [os.path.join("/usr/share/common-licenses", n) for n in ("GPL-3", "Apache-2.0")]
         os.makedirs(self.path("tok"))
-        result = self.venv("-c", TRAINER, self.path("tok/tokenizer.json"), *corpus)
-        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        bpe_tokenizer.train(VENV_PYTHON, self.path("tok/tokenizer.json"), 600, ["<s>", "</s>"])
         return self.path("tok")
 
     def test_round_trip_matches_nss_prepare_data_documents(self):
@@ -97,15 +75,12 @@ class PrepareDataHfTest(nss_e2e.ScratchDirTest):
         documents = split_documents(ids, attrs["bos_token_id"], attrs["eos_token_id"])
         self.assertEqual(len(documents), 5)
 
-        with open(self.path("ids.json"), "w") as f:
-            json.dump(documents, f)
-        decoded = self.venv("-c", DECODER, self.path("tok/tokenizer.json"), self.path("ids.json"))
-        self.assertEqual(decoded.returncode, 0, decoded.stderr.decode())
+        decoded = bpe_tokenizer.decode(VENV_PYTHON, self.path("tok/tokenizer.json"), documents, self.path("ids.json"))
         with h5py.File(self.path("bytes.h5"), "r") as f:
             byte_tokens = f["tokens"][...]
         byte_documents = [bytes(d).decode() for d in split_documents(byte_tokens, 256, 257)]
         self.assertLess(len(ids), 0.8 * len(byte_tokens), "BPE should need fewer tokens than bytes")
-        self.assertEqual(json.loads(decoded.stdout), byte_documents)
+        self.assertEqual(decoded, byte_documents)
         self.assertEqual(byte_documents[4], '{"name":"Bob","score":"010","comment":""}')
 
         probe = subprocess.run([nss_e2e.binary("token_dataset_probe"), self.path("hf.h5"), "8", "1", str(attrs["vocab_size"])],

@@ -383,7 +383,17 @@ TEST(ShardedTraining, PrefetchChangesNothing) {
   }
 }
 
-TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
+// One step of a fresh model whose micro-batches `batch(micro)` makes, and
+// whether it left every master as it was.
+struct SkippedStep {
+  StepOutcome outcome;
+  bool masters_unchanged = true;
+  bool gradients_dropped = true;
+  std::int64_t applied_updates = 0;
+};
+
+SkippedStep one_step(std::int64_t micro_steps,
+                     const std::function<MicroBatchTensors(std::int64_t)>& batch) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const config::Config config = make_config({});
   const auto& t = config.training;
@@ -393,50 +403,45 @@ TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   std::vector<torch::Tensor> before;
   for (auto* master : state.masters()) before.push_back(master->detach().clone());
-  // An infinite loss weight makes the loss and every gradient non-finite.
-  StepSettings settings{1, 1, 0.01, 1.0, nullptr};
-  const auto outcome = run_training_step(
-      model, state, adamw, settings,
-      [&](std::int64_t) {
-        auto batch = batch_of({comm->rank()}, config.model.vocab_size, 1, 1);
-        batch.target_mask.fill_(std::numeric_limits<float>::infinity());
-        return batch;
-      },
-      *comm);
-  EXPECT_TRUE(outcome.skipped);
-  EXPECT_EQ(state.applied_updates, 0);
+  SkippedStep result;
+  result.outcome =
+      run_training_step(model, state, adamw, {1, micro_steps, 0.01, 1.0, nullptr}, batch, *comm);
+  result.applied_updates = state.applied_updates;
   const auto masters = state.masters();
   for (std::size_t i = 0; i < masters.size(); ++i) {
-    EXPECT_TRUE(torch::equal(masters[i]->detach(), before[i]));
-    EXPECT_FALSE(masters[i]->grad().defined());
-    EXPECT_EQ(state.tensor(i, fsdp::StateTensor::kExpAvg).abs().sum().item<float>(), 0.0f);
+    result.masters_unchanged =
+        result.masters_unchanged && torch::equal(masters[i]->detach(), before[i]) &&
+        state.tensor(i, fsdp::StateTensor::kExpAvg).abs().sum().item<float>() == 0;
+    result.gradients_dropped = result.gradients_dropped && !masters[i]->grad().defined();
   }
+  return result;
 }
 
-// A global batch without a target token (each rank's only sample masked out)
+TEST(ShardedTraining, NonFiniteStepIsSkippedEverywhere) {
+  const int rank = comm::MpiCommunicator::create(MPI_COMM_WORLD)->rank();
+  // An infinite loss weight makes the loss and every gradient non-finite.
+  const SkippedStep step = one_step(1, [&](std::int64_t) {
+    auto batch = batch_of({rank}, make_config({}).model.vocab_size, 1, 1);
+    batch.target_mask.fill_(std::numeric_limits<float>::infinity());
+    return batch;
+  });
+  EXPECT_TRUE(step.outcome.skipped);
+  EXPECT_EQ(step.applied_updates, 0);
+  EXPECT_TRUE(step.masters_unchanged);
+  EXPECT_TRUE(step.gradients_dropped);
+}
+
+// A global batch without a target token (each rank's samples masked out)
 // teaches nothing: skipped on every rank, nothing applied, counted.
 TEST(ShardedTraining, StepWithoutTargetsIsSkippedEverywhere) {
-  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const config::Config config = make_config({});
-  const auto& t = config.training;
-  ShardedLlama model(config.model, t.lora, false, *comm, {}, kSeqLen);
-  model.initialize(model::InitialWeights(config.model, t.lora, 1));
-  ShardedState state(model);
-  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
-  std::vector<torch::Tensor> before;
-  for (auto* master : state.masters()) before.push_back(master->detach().clone());
-  const auto outcome = run_training_step(
-      model, state, adamw, {1, 2, 0.01, 1.0, nullptr},
-      [&](std::int64_t micro) {
-        return batch_of({7 * (2 * comm->rank() + micro) + 3}, config.model.vocab_size, 1, 1, true);
-      },
-      *comm);
-  EXPECT_TRUE(outcome.skipped);
-  EXPECT_EQ(outcome.target_tokens, 0);
-  EXPECT_EQ(state.applied_updates, 0);
-  const auto masters = state.masters();
-  for (std::size_t i = 0; i < masters.size(); ++i)
-    EXPECT_TRUE(torch::equal(masters[i]->detach(), before[i]));
+  const int rank = comm::MpiCommunicator::create(MPI_COMM_WORLD)->rank();
+  const SkippedStep step = one_step(2, [&](std::int64_t micro) {
+    return batch_of({7 * (2 * rank + micro) + 3}, make_config({}).model.vocab_size, 1, 1, true);
+  });
+  EXPECT_TRUE(step.outcome.skipped);
+  EXPECT_EQ(step.outcome.target_tokens, 0);
+  EXPECT_EQ(step.applied_updates, 0);
+  EXPECT_TRUE(step.masters_unchanged);
 }
 
 TEST(ShardedTraining, TrafficMatchesTheFormula) {
