@@ -342,10 +342,12 @@ void TokenDataset::read(std::int64_t first, std::int64_t count, std::int64_t* ou
 void TokenDataset::read_loss_mask(std::int64_t first, std::int64_t count, std::uint8_t* out) const {
   NSS_ASSERT(first >= 0 && count >= 0 && first + count <= num_tokens_, "data",
              "loss-mask range outside " + path_);
-  if (loss_mask_)
-    std::memcpy(out, loss_mask_ + first, static_cast<std::size_t>(count));
-  else
+  if (!loss_mask_) {
     std::memset(out, 1, static_cast<std::size_t>(count));
+    return;
+  }
+  // Any non-zero byte is a target, weighted 1 like every other.
+  for (std::int64_t i = 0; i < count; ++i) out[i] = loss_mask_[first + i] != 0 ? 1 : 0;
 }
 
 std::int64_t TokenDataset::document_offset(std::int64_t d) const {

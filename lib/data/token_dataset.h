@@ -50,8 +50,8 @@ class TokenDataset {
 
   /// True when the file has /loss_mask.
   bool has_loss_mask() const { return loss_mask_ != nullptr; }
-  /// Copies loss_mask[first, first + count) (1 = a target) into `out`; all 1
-  /// without /loss_mask. Thread-safe like read().
+  /// Copies loss_mask[first, first + count) into `out` as 0/1 (any non-zero
+  /// byte is a target); all 1 without /loss_mask. Thread-safe like read().
   void read_loss_mask(std::int64_t first, std::int64_t count, std::uint8_t* out) const;
 
   /// True when the file has /document_offsets.

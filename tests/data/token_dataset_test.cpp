@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/sha256.h"
@@ -227,6 +228,44 @@ TEST_F(TokenDatasetTest, TooShortNamesWhatTheWindowsAreFor) {
 
 // A model that brings its tokenizer accepts only tokens made with it: the
 // tokenizer_sha256 attribute (written and read back) against its tokenizer.json.
+// /loss_mask and /document_offsets round-trip through the writer and the
+// mapped reader with every preparation attribute; a mask byte other than 0
+// reads as a target of weight 1.
+TEST_F(TokenDatasetTest, LossMaskOffsetsAndPreparationRoundTrip) {
+  const std::string path = file("examples.h5");
+  TokenFileWriter writer(path, DType::kUInt16, 7, /*with_loss_mask=*/true);
+  const std::vector<std::int64_t> tokens = {256, 10, 11, 257, 256, 12, 257};
+  const std::vector<std::uint8_t> mask = {0, 0, 1, 1, 0, 7, 1};
+  writer.append(tokens.data(), 4, mask.data());
+  writer.end_document();
+  writer.append(tokens.data() + 4, 3, mask.data() + 4);
+  writer.end_document();
+  TokenFileMetadata metadata;
+  metadata.tokenizer = "byte-level";
+  metadata.dropped_examples = 2;
+  metadata.preparation = {"records", "Generate {columns}\n", "patient", "visit",
+                          R"({"columns":[{"name":"visit","type":"number","empty_cells":false}]})"};
+  writer.commit(metadata);
+
+  const auto dataset = TokenDataset::open(path);
+  EXPECT_TRUE(dataset->has_loss_mask());
+  std::vector<std::uint8_t> read(7);
+  dataset->read_loss_mask(0, 7, read.data());
+  EXPECT_EQ(read, (std::vector<std::uint8_t>{0, 0, 1, 1, 0, 1, 1}));
+  ASSERT_EQ(dataset->num_documents(), 2);
+  EXPECT_EQ(dataset->document_offset(1), 4);
+  EXPECT_EQ(dataset->document_offset(2), 7);
+  const TokenFileMetadata& m = dataset->metadata();
+  EXPECT_EQ(m.documents, 2);
+  EXPECT_EQ(m.dropped_examples, 2);
+  EXPECT_EQ(m.preparation.prompt_template, "Generate {columns}\n");
+  EXPECT_EQ(m.preparation.order_by, "visit");
+  const nlohmann::json described = describe_preparation(m);
+  EXPECT_EQ(described.at("records_schema").at("columns").at(0).at("type"), "number");
+  EXPECT_EQ(described.at("group_by"), "patient");
+  EXPECT_FALSE(described.contains("vocab_size"));
+}
+
 TEST_F(TokenDatasetTest, TokensMustComeFromTheModelsTokenizer) {
   const std::string model_dir = dir_ + "/model";
   std::filesystem::create_directories(model_dir);

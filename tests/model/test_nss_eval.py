@@ -17,7 +17,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 from nss_e2e import binary  # noqa: E402
 from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
-from llama_reference import eval_loss  # noqa: E402
+from hf_files import read_model_dir  # noqa: E402
+from llama_reference import Llama, eval_loss  # noqa: E402
 
 NSS_EVAL = binary("nss_eval")
 
@@ -70,6 +71,56 @@ class NssEvalTest(unittest.TestCase):
         untied = self.expect_same_loss(self.model_dir("untied", llama_config(tied=False)))
         tied = self.expect_same_loss(self.model_dir("tied", llama_config(tied=True)))
         self.assertGreater(abs(untied - tied), 1e-3)  # the two heads really differ
+
+    def test_packed_documents_score_as_each_document_alone(self):
+        # Documents of 3..13 tokens with a loss mask (the first two labels of
+        # each are prompt); nss_eval --packing documents packs them next-fit
+        # in file order into rows of seq_len + 1 = 17. The independent NumPy
+        # Llama scores every document by itself (its own positions 0..L-1, no
+        # other document in sight): the losses and target counts must agree.
+        rng = np.random.default_rng(9)
+        lengths = [int(n) for n in rng.integers(3, 14, 40)]
+        documents = [rng.integers(0, 61, n) for n in lengths]
+        masks = [np.array([0, 0] + [1] * (n - 2), dtype=np.uint8) for n in lengths]
+        path = os.path.join(self.dir, "packed.h5")
+        with h5py.File(path, "w") as f:
+            f.create_dataset("tokens", data=np.concatenate(documents).astype(np.uint16))
+            f.create_dataset("loss_mask", data=np.concatenate(masks))
+            f.create_dataset("document_offsets", data=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+            f.attrs["documents"] = len(lengths)
+        seq_len, batches, batch_size = 16, 2, 3
+        rows, filled = [], seq_len + 1
+        for d, n in enumerate(lengths):  # next-fit, file order
+            if filled + n > seq_len + 1:
+                rows.append([])
+                filled = 0
+            rows[-1].append(d)
+            filled += n
+        for config in (llama_config(tied=False), llama_config(tied=True)):
+            model = self.model_dir("packed_%s" % config["tie_word_embeddings"], config)
+            proc = run_eval("--model", model, "--data", path, "--seq-len", seq_len, "--batches", batches,
+                            "--batch-size", batch_size, "--packing", "documents")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            result = json.loads(proc.stdout)
+            reference = Llama(*read_model_dir(model))
+            total, count = 0.0, 0
+            for d in (d for row in rows[:batches * batch_size] for d in row):
+                logits = reference.logits(documents[d][None, :-1].astype(np.int64))[0]
+                log_z = np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1)) + logits.max(-1)
+                nll = log_z - logits[np.arange(lengths[d] - 1), documents[d][1:]]
+                total += float((nll * masks[d][1:]).sum())
+                count += int(masks[d][1:].sum())
+            self.assertEqual(result["tokens"], count)
+            self.assertAlmostEqual(result["loss"], total / count, delta=1e-4)
+            # As windows the documents would see each other: another number.
+            windows = self.evaluate_data(model, path, seq_len, batches, batch_size)
+            self.assertNotAlmostEqual(windows["loss"], result["loss"], delta=1e-3)
+
+    def evaluate_data(self, model, data, seq_len, batches, batch_size):
+        proc = run_eval("--model", model, "--data", data, "--seq-len", seq_len, "--batches", batches,
+                        "--batch-size", batch_size)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return json.loads(proc.stdout)
 
     def test_bf16_f16_sharded_and_scaled_rope(self):
         llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
