@@ -153,6 +153,31 @@ void PackedSource::read_row(std::int64_t id, std::int64_t row, TokenBatch& batch
   }
 }
 
+std::vector<std::int64_t> PackedSource::costliest_row_spans() const {
+  const std::int64_t seq_len = options_.seq_len;
+  const std::int64_t rows = samples_in_epoch(0);
+  const auto starts = options_.packing == config::Packing::kNone ? nullptr : rows_of(0);
+  std::vector<std::int64_t> costliest, spans;
+  std::int64_t highest = -1;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::int64_t begin = starts ? (*starts)[row] : row;
+    const std::int64_t end = starts ? (*starts)[row + 1] : row + 1;
+    spans.clear();
+    std::int64_t used = 0, cost = 0;
+    for (std::int64_t position = begin; position < end && used < seq_len; ++position) {
+      const std::int64_t span = std::min(piece(piece_at(0, position)).length, seq_len - used);
+      spans.push_back(span);
+      used += span;
+    }
+    for (const std::int64_t span : spans) cost += span * span;
+    if (cost > highest) {
+      highest = cost;
+      costliest = spans;
+    }
+  }
+  return costliest;
+}
+
 PackingStats PackedSource::stats() const {
   PackingStats stats;
   stats.documents = dataset_->num_documents();

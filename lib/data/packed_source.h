@@ -45,6 +45,11 @@ class PackedSource : public SampleSource {
 
   PackingStats stats() const;
 
+  /// The documents' input spans of epoch 0's row whose attention costs most
+  /// (sum of span^2; padding after them costs nothing): what the memory
+  /// model and the preflight's synthetic step take as the costliest row.
+  std::vector<std::int64_t> costliest_row_spans() const;
+
  private:
   struct Piece {
     std::int64_t first = 0;   // token index

@@ -113,11 +113,12 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
   for (std::size_t b = 0; b < documents->spans.size(); ++b) {
     const auto row = static_cast<std::int64_t>(b);
     std::vector<torch::Tensor> pieces;
-    for (const auto& [first, end] : documents->spans[b]) {
+    for (const DocumentMask::Span& span : documents->spans[b]) {
       const auto slice = [&](const torch::Tensor& t) {
-        return t.narrow(0, row, 1).narrow(2, first, end - first);
+        return t.narrow(0, row, 1).narrow(2, span.first, span.end - span.first);
       };
-      pieces.push_back(masked_attention(slice(q), slice(k), slice(v), {}));
+      pieces.push_back(span.padding ? torch::zeros_like(slice(q))
+                                    : masked_attention(slice(q), slice(k), slice(v), {}));
     }
     rows.push_back(pieces.size() == 1 ? pieces.front() : torch::cat(pieces, 2));
   }
@@ -149,7 +150,7 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
     const std::int64_t* row = ids + b * s;
     for (std::int64_t first = 0, i = 1; i <= s; ++i)
       if (i == s || row[i] != row[first]) {
-        documents.spans[static_cast<std::size_t>(b)].emplace_back(first, i);
+        documents.spans[static_cast<std::size_t>(b)].push_back({first, i, row[first] < 0});
         first = i;
       }
   }

@@ -26,15 +26,20 @@ enum class DocumentAttention { kAuto, kMask, kPerDocument };
 /// token's position in its document and the keys each query may attend to.
 /// Absent (nullptr) for windows: positions 0..S-1, plain causal attention.
 struct DocumentMask {
+  struct Span {
+    std::int64_t first = 0, end = 0;  // input slots [first, end) of one document
+    bool padding = false;             // attends to nothing: its output is zero
+  };
   torch::Tensor positions;  // int64 [B, S], restarting at 0 in every document
   torch::Tensor allowed;    // the mask: bool [B, 1, S, S], key j <= query i of one document
-  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> spans;  // or per row, [a, e)
+  std::vector<std::vector<Span>> spans;  // or the spans of each row, in order
 };
 
 /// The attention layout of rows whose inputs carry `positions` and
 /// `segments` (int64 [B, S]; the document index inside the row, -1 for
-/// padding, which attends only to earlier padding; a row's documents are
-/// contiguous).
+/// padding; a row's documents are contiguous). Padding is no one's key; with
+/// the mask it attends to earlier padding (a softmax needs a key), per
+/// document its attention output is zero: no label reads it either way.
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments,
                            DocumentAttention how = DocumentAttention::kAuto);
 

@@ -19,6 +19,10 @@ struct PreflightContext {
   /// Rank 0's resident memory before any model exists (libraries, MPI, the
   /// runtime): the CPU fixed overhead of the memory checks.
   std::uint64_t baseline_resident_bytes = 0;
+  /// Packed training rows: the input spans of the costliest row (documents,
+  /// then padding; preflight::packed_row_spans). Empty: windows, or one
+  /// document filling each row.
+  std::vector<std::int64_t> packed_row_spans;
 };
 
 /// The ranks of one node (same host name), in rank order.

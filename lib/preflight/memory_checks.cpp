@@ -176,7 +176,8 @@ std::uint64_t extras_bytes(const std::vector<MemoryComponent>& extras) {
 
 std::uint64_t predicted_total_bytes(const PreflightContext& context,
                                     std::int64_t micro_batch_size) {
-  return predict_step_memory(context.config, context.world_size, context.device, micro_batch_size)
+  return predict_step_memory(context.config, context.world_size, context.device, micro_batch_size,
+                             context.packed_row_spans)
              .peak_bytes +
          extras_bytes(memory_extras(context, micro_batch_size));
 }
@@ -184,7 +185,8 @@ std::uint64_t predicted_total_bytes(const PreflightContext& context,
 Check check_memory_model(const PreflightContext& context, PreflightReport& report) {
   const auto& config = context.config;
   const std::int64_t micro = config.training.micro_batch_size;
-  const StepMemory step = predict_step_memory(config, context.world_size, context.device, micro);
+  const StepMemory step = predict_step_memory(config, context.world_size, context.device, micro,
+                                              context.packed_row_spans);
   const auto extras = memory_extras(context, micro);
   const MemoryCapacity capacity = memory_capacity(context);
 

@@ -25,7 +25,8 @@ std::uint64_t u64(std::int64_t v) {
   return static_cast<std::uint64_t>(v);
 }
 
-UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64_t micro_batch) {
+UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64_t micro_batch,
+                     const std::vector<std::int64_t>& packed_row_spans) {
   const auto& m = config.model;
   const auto& lora = config.training.lora;
   UnitShapes s;
@@ -45,6 +46,7 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
   s.lora_dropout = lora.dropout > 0;
   s.packed = config.data.packing != config::Packing::kWindows;
   s.rows_apart = s.packed && device != DeviceKind::kCuda;  // model::DocumentAttention::kAuto
+  if (s.rows_apart) s.row_spans = packed_row_spans;
   return s;
 }
 
@@ -52,9 +54,9 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
 class StepReplay {
  public:
   StepReplay(const config::Config& config, int world_size, DeviceKind device,
-             std::int64_t micro_batch)
+             std::int64_t micro_batch, const std::vector<std::int64_t>& packed_row_spans)
       : config_(config),
-        s_(shapes_of(config, device, micro_batch)),
+        s_(shapes_of(config, device, micro_batch, packed_row_spans)),
         state_(model::unit_layouts(config, world_size), 0),
         world_(u64(world_size)),
         c_(u64(s_.compute_bytes)),
@@ -300,8 +302,9 @@ class StepReplay {
 }  // namespace
 
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
-                               std::int64_t micro_batch_size) {
-  return StepReplay(config, world_size, device, micro_batch_size).run();
+                               std::int64_t micro_batch_size,
+                               const std::vector<std::int64_t>& packed_row_spans) {
+  return StepReplay(config, world_size, device, micro_batch_size, packed_row_spans).run();
 }
 
 }  // namespace nss::preflight

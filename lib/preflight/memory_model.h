@@ -30,7 +30,10 @@ struct StepMemory {
 
 /// Replays one optimizer step at `micro_batch_size` (all its micro-batches,
 /// with training.global_batch_size / (micro x world) accumulation steps).
+/// `packed_row_spans`: packed rows' attention, every row like the costliest
+/// (PreflightContext::packed_row_spans; empty: one document filling it).
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
-                               std::int64_t micro_batch_size);
+                               std::int64_t micro_batch_size,
+                               const std::vector<std::int64_t>& packed_row_spans = {});
 
 }  // namespace nss::preflight

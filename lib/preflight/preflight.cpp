@@ -12,6 +12,7 @@
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
 #include "preflight/report_output.h"
+#include "preflight/token_data_checks.h"
 #include "preflight/verdict_channel.h"
 
 namespace nss::preflight {
@@ -47,8 +48,12 @@ Verdict verdict_from_error(const std::exception_ptr& error) {
 Verdict decide_on_root(const PreflightInputs& inputs, const PreflightPlan& plan,
                        std::vector<RankFacts> ranks, int world_size,
                        std::chrono::steady_clock::time_point start) {
-  const PreflightContext context{inputs.config, world_size, inputs.device, std::move(ranks),
-                                 inputs.baseline_resident_bytes};
+  const PreflightContext context{inputs.config,
+                                 world_size,
+                                 inputs.device,
+                                 std::move(ranks),
+                                 inputs.baseline_resident_bytes,
+                                 packed_row_spans(inputs.config)};
   const PreflightReport report = build_report(context, plan);
   const Verdict verdict = report.verdict(inputs.config.preflight.fail_on_warning);
   const double duration = seconds_since(start);

@@ -175,6 +175,22 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
   };
 }
 
+std::vector<std::int64_t> packed_row_spans(const config::Config& config) {
+  if (config.data.packing == config::Packing::kWindows) return {};
+  const auto spans = call_with_deadline(config.preflight.first_batch_timeout_s, [config] {
+    try {
+      const data::PackedSource source(
+          data::TokenDataset::open(config.data.path),
+          {config.data.seq_len, config.data.packing, config.data.long_documents, true,
+           static_cast<std::uint64_t>(config.run.seed)});
+      return source.costliest_row_spans();
+    } catch (const Error&) {
+      return std::vector<std::int64_t>();
+    }
+  });
+  return spans.value_or(std::vector<std::int64_t>());
+}
+
 double fetch_first_batch(const config::Config& config, int world_size) {
   const auto start = std::chrono::steady_clock::now();
   const auto dataset = data::TokenDataset::open(config.data.path);

@@ -4,7 +4,9 @@
 // dataloader within preflight.first_batch_timeout_s ("data.first_batch").
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "preflight/check.h"
 #include "preflight/context.h"
@@ -18,6 +20,13 @@ namespace nss::preflight {
 /// and model.vocab_size. Checks "<role>.format" (the file, its /tokens and its
 /// length) and "<role>.vocabulary" (max_token_id < model.vocab_size).
 DatasetValidator token_dataset_validator(const config::Config& config);
+
+/// With data.packing documents or none: the input spans of the training
+/// data's costliest packed row (data::PackedSource::costliest_row_spans),
+/// read within preflight.first_batch_timeout_s. Empty for windows, and when
+/// the file cannot tell (the data checks report why): the memory model then
+/// takes one document filling the row.
+std::vector<std::int64_t> packed_row_spans(const config::Config& config);
 
 /// Delivers rank 0's first micro-batch of the training data; returns the
 /// seconds it took. Runs on its own thread under the deadline, so it must

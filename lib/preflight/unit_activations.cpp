@@ -16,14 +16,31 @@ std::uint64_t when(bool condition, std::uint64_t bytes) {
   return condition ? bytes : 0;
 }
 
+// Rows attended apart spend sum(span^2) per row on scores and masks, one
+// attention call per span; otherwise one call covers the batch, seq^2 a row.
+std::uint64_t row_area(const UnitShapes& s) {
+  if (s.row_spans.empty()) return u64(s.seq * s.seq);
+  std::uint64_t area = 0;
+  for (const std::int64_t span : s.row_spans) area += u64(span * span);
+  return area;
+}
+
+std::uint64_t largest_span_area(const UnitShapes& s) {
+  std::int64_t largest = s.row_spans.empty() ? s.seq : 0;
+  for (const std::int64_t span : s.row_spans) largest = std::max(largest, span);
+  return u64(largest * largest);
+}
+
 // Bytes of one micro-batch's tensors: `c` per element of the compute dtype,
 // `n` tokens; nh, nq, nkv, ni are n x hidden, heads x head_dim,
-// kv_heads x head_dim, intermediate; `scores` is B x heads x S x S; `mask`
-// the hidden keys (bool S x S, or B x S x S for packed rows); `rope` the
-// cos/sin rows packed rows gather per q or k (B x S x head_dim each).
+// kv_heads x head_dim, intermediate; `scores` every attention score of the
+// micro-batch (B x heads x the row's area); `mask` the hidden keys (bool
+// S x S, or per row for packed rows); `call_*` what one attention call holds
+// (all of it, or one span of one row when rows are attended apart); `rope`
+// the cos/sin rows packed rows gather per q or k (B x S x head_dim each).
 struct Bytes {
-  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, rope;
-  std::uint64_t rows;  // attention computed for this many rows at once apart (1: all at once)
+  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, call_scores, call_mask, rope;
+  bool apart;
   explicit Bytes(const UnitShapes& s)
       : c(u64(s.compute_bytes)),
         n(u64(s.tokens())),
@@ -31,12 +48,12 @@ struct Bytes {
         nq(n * u64(s.heads * s.head_dim)),
         nkv(n * u64(s.kv_heads * s.head_dim)),
         ni(n * u64(s.intermediate)),
-        scores(u64(s.batch * s.heads * s.seq * s.seq)),
-        mask(u64((s.packed ? s.batch : 1) * s.seq * s.seq)),
+        scores(u64(s.batch * s.heads) * row_area(s)),
+        mask(s.packed ? u64(s.batch) * row_area(s) : u64(s.seq * s.seq)),
+        call_scores(s.rows_apart ? u64(s.heads) * largest_span_area(s) : scores),
+        call_mask(s.rows_apart ? largest_span_area(s) : mask),
         rope(s.packed ? 2 * n * u64(s.head_dim) * c : 0),
-        rows(s.rows_apart ? u64(s.batch) : 1) {}
-  // The scores one attention call holds: a row's, or the whole batch's.
-  std::uint64_t call_scores() const { return scores / rows; }
+        apart(s.rows_apart) {}
   bool fp32() const { return c == kF32; }
 };
 
@@ -164,21 +181,22 @@ struct Block {
     const std::uint64_t rope = norm1 + b.c * b.nh + 5 * b.c * b.nq + 2 * b.rope;
     // Rows attended apart: the last row's work comes on top of what the
     // earlier rows' graphs keep, and the rows' outputs are cat'ed at the end.
-    const std::uint64_t earlier_rows = grad_mode ? kept_scores() / b.rows * (b.rows - 1) : 0;
-    const std::uint64_t call = b.call_scores();
+    const std::uint64_t earlier_rows =
+        grad_mode ? kept_scores() - kept_scores() * b.call_scores / b.scores : 0;
+    const std::uint64_t call = b.call_scores;
     // matmul(q, k^T): the q copy, k's (and grouped v's) copies, scores and scaled scores.
     const std::uint64_t products = norm1 + adapters_qkv + locals + earlier_rows +
                                    b.c * b.nq * (grouped ? 3 : 2) + 2 * b.c * call;
     const std::uint64_t before_softmax =
         norm1 + adapters_qkv + locals + earlier_rows + when(grad_mode && k, b.c * b.nq) +
-        (grouped ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.mask / b.rows;
+        (grouped ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.call_mask;
     const std::uint64_t softmax =
-        before_softmax + (b.fp32() ? std::max(2 * b.c * call + b.mask / b.rows,
+        before_softmax + (b.fp32() ? std::max(2 * b.c * call + b.call_mask,
                                               2 * kF32 * call + b.c * b.nq * (grouped ? 1 : 2))
                                    : (b.c + 2 * kF32) * call);
-    const std::uint64_t cat = b.rows == 1 ? 0
-                                          : norm1 + adapters_qkv + locals + kept_scores() +
-                                                (grouped ? 2 * b.c * b.nq : 0) + 2 * b.c * b.nq;
+    const std::uint64_t cat = !b.apart ? 0
+                                       : norm1 + adapters_qkv + locals + kept_scores() +
+                                             (grouped ? 2 * b.c * b.nq : 0) + 2 * b.c * b.nq;
     // The MLP's four intermediates with down_proj's output and the block's.
     const std::uint64_t attention_kept =
         grad_mode ? attention_graph() - when(y1_saved(), b.c * b.nh) : 0;
@@ -207,7 +225,7 @@ struct Block {
   // compute-dtype weights are already gone.
   std::uint64_t attention_backward_peak() const {
     const bool weights_grad = q || k;
-    const std::uint64_t call = b.call_scores();
+    const std::uint64_t call = b.call_scores;
     const std::uint64_t grads = when(v, b.c * b.nq) + when(weights_grad, 2 * kF32 * call);
     const std::uint64_t released =
         when(scores, b.c * b.nq) + when(!b.fp32() && weights_grad && w_saved(), b.c * call);

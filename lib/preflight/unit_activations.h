@@ -32,6 +32,9 @@ struct UnitShapes {
   // (model::DocumentAttention): each row's scores are computed apart and
   // cat'ed; worst case one document filling the row.
   bool rows_apart = false;
+  // The spans each row attends within (documents, then padding); empty: one
+  // span of seq. Only with rows_apart: the mask path computes every score.
+  std::vector<std::int64_t> row_spans;
 
   std::int64_t tokens() const { return batch * seq; }
   bool adapted(const std::string& projection) const;

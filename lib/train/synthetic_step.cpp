@@ -33,7 +33,8 @@ void fill_synthetic(const fsdp::FlatParam& param, std::int64_t offset, std::int6
 // One micro-batch as the trainer builds it: a host row buffer of seq_len + 1
 // tokens per sample, copied into contiguous inputs and targets.
 MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64_t rows,
-                                        std::int64_t step, std::int64_t micro) {
+                                        std::int64_t step, std::int64_t micro,
+                                        const std::vector<std::int64_t>& packed_row_spans) {
   const std::int64_t seq_len = config.data.seq_len;
   std::vector<std::int64_t> tokens(static_cast<std::size_t>(rows * (seq_len + 1)));
   for (std::size_t i = 0; i < tokens.size(); ++i)
@@ -45,11 +46,27 @@ MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64
   batch.targets = rows_tensor.narrow(1, 1, seq_len).clone();
   batch.target_mask = torch::ones({rows, seq_len}, torch::kFloat32);
   if (config.data.packing != config::Packing::kWindows) {
-    // Packed rows pay for gathered positions and document-aware attention;
-    // one document filling each row is the costliest layout.
-    batch.positions =
-        torch::arange(seq_len, torch::kInt64).unsqueeze(0).expand({rows, seq_len}).contiguous();
-    batch.segments = torch::zeros({rows, seq_len}, torch::kInt64);
+    // Packed rows pay for gathered positions and document-aware attention,
+    // laid out as the costliest row (default: one document filling it).
+    std::vector<std::int64_t> positions, segments;
+    const std::vector<std::int64_t> spans =
+        packed_row_spans.empty() ? std::vector<std::int64_t>{seq_len} : packed_row_spans;
+    for (std::size_t d = 0; d < spans.size(); ++d)
+      for (std::int64_t i = 0; i < spans[d]; ++i) {
+        positions.push_back(i);
+        segments.push_back(static_cast<std::int64_t>(d));
+      }
+    NSS_ASSERT(static_cast<std::int64_t>(positions.size()) <= seq_len, "train",
+               "packed row spans exceed seq_len");
+    positions.resize(static_cast<std::size_t>(seq_len), 0);  // the padding after them
+    segments.resize(static_cast<std::size_t>(seq_len), -1);
+    const auto row_of = [&](std::vector<std::int64_t>& values) {
+      return torch::from_blob(values.data(), {1, seq_len}, torch::kInt64)
+          .expand({rows, seq_len})
+          .clone();
+    };
+    batch.positions = row_of(positions);
+    batch.segments = row_of(segments);
   }
   batch.randomness.seed = static_cast<std::uint64_t>(config.run.seed);
   batch.randomness.step = step;
@@ -174,7 +191,8 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
       run_training_step(
           parts_->model, parts_->state, adamw, settings,
           [&](std::int64_t micro) {
-            return on_device(synthetic_micro_batch(config_, request.micro_batch_size, step, micro),
+            return on_device(synthetic_micro_batch(config_, request.micro_batch_size, step, micro,
+                                                   request.packed_row_spans),
                              device);
           },
           parts_->comm);

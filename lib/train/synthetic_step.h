@@ -24,6 +24,10 @@ struct SyntheticStepRequest {
   /// allocations fail (0: no limit), so a step that does not fit ends with
   /// ResourceError instead of the kernel's OOM killer.
   std::int64_t limit_bytes = 0;
+  /// Packed rows (data.packing documents/none): every row laid out in these
+  /// attention spans (the training data's costliest row); empty: one
+  /// document filling the row, the costliest layout there is.
+  std::vector<std::int64_t> packed_row_spans;
 };
 
 struct SyntheticStepResult {

@@ -152,12 +152,15 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
   request.micro_steps = config::accumulation_steps(config, context.world_size, m);
   request.steps = config.preflight.synthetic_steps;
   request.limit_bytes = cap.value_or(0);
+  request.packed_row_spans = context.packed_row_spans;
   try {
     const SyntheticStepResult result = training.run(request);
     measurement.tensor_peak_bytes = static_cast<std::uint64_t>(result.peak_bytes);
     measurement.seconds = result.seconds;
     const std::uint64_t predicted =
-        preflight::predict_step_memory(config, context.world_size, context.device, m).peak_bytes;
+        preflight::predict_step_memory(config, context.world_size, context.device, m,
+                                       context.packed_row_spans)
+            .peak_bytes;
     findings.detail += (findings.detail.empty() ? "" : "; ") + std::string("micro_batch_size ") +
                        std::to_string(m) + ": " + bytes(double(result.peak_bytes)) +
                        " of tensors in the last of " + std::to_string(request.steps) + " steps (" +
@@ -181,7 +184,8 @@ preflight::Check synthetic_step_check(const preflight::PreflightContext& context
       *std::find_if(memory.measurements.begin(), memory.measurements.end(),
                     [&](const MemoryMeasurement& m) { return m.micro_batch_size == micro; });
   const std::uint64_t predicted =
-      preflight::predict_step_memory(context.config, context.world_size, context.device, micro)
+      preflight::predict_step_memory(context.config, context.world_size, context.device, micro,
+                                     context.packed_row_spans)
           .peak_bytes;
   const std::optional<std::int64_t> cap = tensor_allowance(context, micro);
   const std::optional<double> threshold = cap ? std::optional<double>(double(*cap)) : std::nullopt;

@@ -36,7 +36,34 @@ CONFIGS = [
      ["training.activation_checkpointing=false"]),
     ("2r-fp32-mb2-s128-L2-async-ckpt", 2, 2, 128, 2, "fp32", False, True,
      ["checkpoint.async=true"]),
+    # Packed examples of 20..seq/3 tokens, a loss mask on their first half.
+    ("2r-fp32-mb4-s512-L2-packed-documents", 2, 4, 512, 2, "fp32", False, False,
+     ["data.packing=documents"]),
+    ("2r-bf16-mb2-s1024-L2-lora-packed-documents", 2, 2, 1024, 2, "bf16", True, False,
+     ["data.packing=documents", "data.long_documents=split"]),
+    ("1r-fp32-mb4-s256-L2-packed-none-no-recompute", 1, 4, 256, 2, "fp32", False, True,
+     ["data.packing=none", "training.activation_checkpointing=false"]),
 ]
+
+
+def write_examples_dataset(path, tokens, seq_len, vocab_size=1024):
+    """Examples of 20..seq_len/3 tokens with /document_offsets and a loss mask
+    on each example's second half: what data.packing documents/none packs."""
+    import h5py
+    import numpy as np
+    rng = np.random.default_rng(1)
+    lengths = []
+    while sum(lengths) < tokens:
+        lengths.append(int(rng.integers(20, max(21, seq_len // 3))))
+    ids = rng.integers(0, vocab_size, sum(lengths)).astype(np.uint16)
+    mask = np.concatenate([np.r_[np.zeros(n // 2), np.ones(n - n // 2)] for n in lengths]).astype(np.uint8)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("tokens", data=ids)
+        f.create_dataset("loss_mask", data=mask)
+        f.create_dataset("document_offsets", data=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        f.attrs["documents"] = len(lengths)
+        f.attrs["vocab_size"] = vocab_size
+    return path
 
 
 def run_config(args, work, config):
@@ -44,7 +71,10 @@ def run_config(args, work, config):
     run_dir = os.path.join(work, name)
     global_batch = micro * ranks * 2  # two micro-steps per optimizer step
     windows = global_batch * (args.steps + 2)
-    data = write_token_dataset(os.path.join(work, name + ".h5"), tokens=windows * (seq + 1) + 1)
+    packed = any(e.startswith("data.packing=") for e in extra)
+    data = (write_examples_dataset if packed else write_token_dataset)(
+        os.path.join(work, name + ".h5"), windows * (seq + 1) * (4 if packed else 1) + 1,
+        *([seq] if packed else []))
     sets = ["run.output_dir=" + run_dir, "data.path=" + data, "model.preset=tiny",
             "model.hidden_size=128", "model.intermediate_size=352", "model.num_attention_heads=4",
             "model.num_key_value_heads=2", "model.head_dim=32", "model.vocab_size=1024",

@@ -161,6 +161,21 @@ TEST(PackedSource, LongDocumentsAreTruncatedOrSplitIntoPieces) {
   }
 }
 
+// The memory model's input: epoch 0's row whose documents cost most
+// attention (sum of squared lengths), without its padding.
+TEST(PackedSource, CostliestRowSpansAreItsDocuments) {
+  const Documents docs = make_documents({5, 17, 3, 9, 8, 16}, "costliest");
+  EXPECT_EQ(PackedSource(docs.dataset, packing(config::Packing::kNone)).costliest_row_spans(),
+            (std::vector<std::int64_t>{16}))
+      << "a 17-token document fills the 16 input slots";
+  const PackedSource packed(docs.dataset, packing(config::Packing::kDocuments));
+  const std::vector<std::int64_t> spans = packed.costliest_row_spans();
+  std::int64_t slots = 0, cost = 0;
+  for (const std::int64_t span : spans) slots += span, cost += span * span;
+  EXPECT_LE(slots, kSeqLen);
+  EXPECT_GE(cost, 16 * 16);  // no row costs less than the one holding the 17-token document
+}
+
 TEST(PackedSource, NeedsDocumentOffsets) {
   const std::string path = nss::testing::scratch_dir("packing_offsets") + "/plain.h5";
   std::vector<std::int64_t> tokens(100, 3);

@@ -64,7 +64,7 @@ class ChecksTest : public ::testing::Test {
   }
   PreflightContext context(std::vector<RankFacts> ranks, DeviceKind device = DeviceKind::kCpu) {
     const int size = static_cast<int>(ranks.size());
-    return PreflightContext{config, size, device, std::move(ranks)};
+    return PreflightContext{config, size, device, std::move(ranks), 0, {}};
   }
   config::Config config;
 };

@@ -40,11 +40,12 @@ class MemoryChecksTest : public ::testing::Test {
     config.data.prefetch_factor = 2;
   }
   PreflightContext context(std::vector<RankFacts> ranks, std::uint64_t baseline = 0) {
-    return {config, static_cast<int>(ranks.size()), DeviceKind::kCpu, std::move(ranks), baseline};
+    return {config, static_cast<int>(ranks.size()), DeviceKind::kCpu, std::move(ranks), baseline,
+            {}};
   }
   // A context of `world` ranks on `device` whose facts do not matter.
   PreflightContext context_of(int world, DeviceKind device, std::uint64_t baseline) {
-    return {config, world, device, {}, baseline};
+    return {config, world, device, {}, baseline, {}};
   }
   config::Config config;
 };
@@ -107,6 +108,23 @@ TEST_F(MemoryChecksTest, ModelComponentsSumToThePredictedPeak) {
   const auto small = predict_step_memory(config, 1, DeviceKind::kCpu, 1).peak_bytes;
   const auto large = predict_step_memory(config, 1, DeviceKind::kCpu, 8).peak_bytes;
   EXPECT_LT(small, large);
+}
+
+// Packed rows on the CPU cost their documents' attention, one row at a time:
+// even one document filling each row (the default) holds less than the
+// batch-wide scores of windows, and short documents less still; on a GPU the
+// mask computes every score, whatever the documents.
+TEST_F(MemoryChecksTest, PackedRowsCostTheirDocuments) {
+  config.data.seq_len = 512;
+  const auto windows = predict_step_memory(config, 1, DeviceKind::kCpu, 4).peak_bytes;
+  config.data.packing = config::Packing::kDocuments;
+  const auto filled = predict_step_memory(config, 1, DeviceKind::kCpu, 4).peak_bytes;
+  const auto short_documents =
+      predict_step_memory(config, 1, DeviceKind::kCpu, 4, {100, 100, 100, 100, 100}).peak_bytes;
+  EXPECT_LT(filled, windows);
+  EXPECT_LT(short_documents, filled);
+  EXPECT_EQ(predict_step_memory(config, 1, DeviceKind::kCuda, 4, {100, 100}).peak_bytes,
+            predict_step_memory(config, 1, DeviceKind::kCuda, 4).peak_bytes);
 }
 
 // The budget between the predictions at micro-batch 2 and 4: fails at 4 and

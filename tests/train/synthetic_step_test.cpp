@@ -243,7 +243,7 @@ TEST(SyntheticStepTest, ParameterCountsAgreeOrTheCheckFails) {
 // The preflight stage: rank facts of two ranks on one node with `usable` bytes.
 preflight::PreflightContext two_ranks(const config::Config& config, std::uint64_t usable,
                                       std::uint64_t baseline = 0) {
-  preflight::PreflightContext context{config, 2, preflight::DeviceKind::kCpu, {}, baseline};
+  preflight::PreflightContext context{config, 2, preflight::DeviceKind::kCpu, {}, baseline, {}};
   for (int r = 0; r < 2; ++r) {
     preflight::RankFacts facts;
     facts.rank = r;
