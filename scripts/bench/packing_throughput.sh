@@ -7,9 +7,9 @@
 #      default 3), interleaved, medians reported;
 #   2. the attention kernel alone, forward + backward in libtorch's own ops
 #      (PyTorch 1.13, as the CPU build links): plain causal, one
-#      block-diagonal masked softmax over the row (what nss_hpc runs), and a
-#      loop over the documents of each row (the alternative), at seq_len 256
-#      and 1024 with four documents a row.
+#      block-diagonal masked softmax over the row (what nss_hpc runs on a
+#      GPU), and a loop over the documents of each row (what it runs on the
+#      CPU), at seq_len 256 and 1024 with four documents a row.
 # Shape: hidden 256, intermediate 688, 4 layers, 8 heads / 4 KV heads, seq 256,
 # micro-batch 4, fp32, OMP_NUM_THREADS=1.
 set -euo pipefail

@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import bpe_tokenizer  # noqa: E402
 import nss_e2e  # noqa: E402
 
-VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(nss_e2e.SOURCE, "build", "venv", "bin", "python"))
+VENV_PYTHON = nss_e2e.VENV_PYTHON
 SCRIPT = os.path.join(nss_e2e.SOURCE, "scripts", "prepare_data_hf.py")
 
 # SmolLM2-135M-Instruct's chat template, as published in its tokenizer_config.json.
@@ -181,16 +181,8 @@ class InstructionDataTest(nss_e2e.ScratchDirTest):
                 self.assertFalse(os.path.exists(self.path("bad.h5")))
 
 
-class HfInstructionDataTest(nss_e2e.ScratchDirTest):
+class HfInstructionDataTest(nss_e2e.VenvScratchDirTest):
     SCRATCH_TAG = "sfthf"
-
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.exists(VENV_PYTHON):
-            raise AssertionError("no venv at %s: run scripts/setup.sh (it creates the venv with tokenizers)" % VENV_PYTHON)
-
-    def venv(self, *args):
-        return subprocess.run([VENV_PYTHON] + list(args), capture_output=True, timeout=240)
 
     def tokenizer(self):
         os.makedirs(self.path("tok"))

@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import bpe_tokenizer  # noqa: E402
 import nss_e2e  # noqa: E402
 
-VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(nss_e2e.SOURCE, "build", "venv", "bin", "python"))
+VENV_PYTHON = nss_e2e.VENV_PYTHON
 SCRIPT = os.path.join(nss_e2e.SOURCE, "scripts", "prepare_data_hf.py")
 
 def split_documents(tokens, bos, eos):
@@ -31,17 +31,8 @@ def split_documents(tokens, bos, eos):
     return documents
 
 
-class PrepareDataHfTest(nss_e2e.ScratchDirTest):
+class PrepareDataHfTest(nss_e2e.VenvScratchDirTest):
     SCRATCH_TAG = "hf"
-
-    @classmethod
-    def setUpClass(cls):
-        if not os.path.exists(VENV_PYTHON):
-            raise AssertionError("no venv at %s: run scripts/setup.sh (it creates the venv with tokenizers)" % VENV_PYTHON)
-
-
-    def venv(self, *args):
-        return subprocess.run([VENV_PYTHON] + list(args), capture_output=True, timeout=240)
 
     def train_tokenizer(self):
         os.makedirs(self.path("tok"))

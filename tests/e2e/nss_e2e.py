@@ -135,3 +135,19 @@ class ScratchDirTest(unittest.TestCase):
         with open(self.path(name), "wb") as f:
             f.write(content)
         return self.path(name)
+
+
+VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(SOURCE, "build", "venv", "bin", "python"))
+
+
+class VenvScratchDirTest(ScratchDirTest):
+    """A scratch-directory test that runs Python helpers in the venv
+    scripts/setup.sh creates (PyPI's tokenizers, transformers, peft)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(VENV_PYTHON):
+            raise AssertionError("no venv at %s: run scripts/setup.sh (it creates the venv)" % VENV_PYTHON)
+
+    def venv(self, *args):
+        return subprocess.run([VENV_PYTHON] + list(args), capture_output=True, timeout=240)
