@@ -28,11 +28,11 @@
 namespace nss::train {
 namespace {
 
-std::shared_ptr<const data::TokenDataset> checked_train_dataset(const config::Config& config) {
+std::shared_ptr<const data::TokenDataset> checked_train_dataset(
+    const config::Config& config, const data::ModelTokenizer& tokenizer) {
   auto dataset = data::TokenDataset::open(config.data.path);
-  data::check_dataset(
-      *dataset, {config.data.seq_len, config.training.global_batch_size, config.model.vocab_size,
-                 data::model_tokenizer(config.model.from_pretrained)});
+  data::check_dataset(*dataset, {config.data.seq_len, config.training.global_batch_size,
+                                 config.model.vocab_size, tokenizer});
   return dataset;
 }
 
@@ -73,6 +73,7 @@ class Trainer {
   comm::Communicator& unit_comm_;
   // Before any tensor: the CPU meter counts the allocations made after it.
   std::unique_ptr<memory::MemoryMeter> meter_;
+  data::ModelTokenizer tokenizer_;  // hashed once: the datasets must be made with it
   std::shared_ptr<const data::TokenDataset> dataset_;
   ShardedLlama model_;
   std::unique_ptr<ShardedState> state_;
@@ -94,7 +95,8 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
       context_(std::move(context)),
       unit_comm_(context_.unit_comm ? *context_.unit_comm : comm),
       meter_(memory::make_memory_meter(context_.device)),
-      dataset_(checked_train_dataset(config)),
+      tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
+      dataset_(checked_train_dataset(config, tokenizer_)),
       model_(config.model, config.training.lora, config.training.weight_decay_embeddings,
              unit_comm_, shard_options(config.training, context_.device), config.data.seq_len),
       adamw_({config.training.beta1, config.training.beta2, config.training.eps,
@@ -119,7 +121,8 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
   progress_ = checkpoints_->resume().value_or(TrainingProgress{});
   state_->applied_updates = progress_.applied_updates;
   loader_ = std::make_unique<data::DataLoader>(dataset_, loader_options(config, comm, progress_));
-  if (config.eval.interval_steps > 0) validation_.emplace(config, comm, context_.device);
+  if (config.eval.interval_steps > 0)
+    validation_.emplace(config, comm, context_.device, tokenizer_);
   spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
                t.max_steps, t.global_batch_size, config.data.seq_len, micro_steps_,
                t.micro_batch_size);

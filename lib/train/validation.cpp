@@ -12,23 +12,25 @@
 namespace nss::train {
 namespace {
 
-std::shared_ptr<const data::TokenDataset> checked_eval_dataset(const config::Config& config) {
+std::shared_ptr<const data::TokenDataset> checked_eval_dataset(
+    const config::Config& config, const data::ModelTokenizer& tokenizer) {
   auto dataset = data::TokenDataset::open(config.eval.path);
-  data::check_dataset(
-      *dataset, {config.data.seq_len, config.training.global_batch_size * config.eval.batches,
-                 config.model.vocab_size, data::model_tokenizer(config.model.from_pretrained)});
+  data::check_dataset(*dataset,
+                      {config.data.seq_len, config.training.global_batch_size * config.eval.batches,
+                       config.model.vocab_size, tokenizer});
   return dataset;
 }
 
 }  // namespace
 
-Validation::Validation(const config::Config& config, comm::Communicator& comm, torch::Device device)
+Validation::Validation(const config::Config& config, comm::Communicator& comm, torch::Device device,
+                       const data::ModelTokenizer& tokenizer)
     : config_(config),
       comm_(comm),
       device_(device),
-      reader_(checked_eval_dataset(config), config.data.seq_len, config.training.global_batch_size,
-              config.eval.batches, comm.rank(), comm.size(), config.data.packing,
-              config.data.long_documents) {
+      reader_(checked_eval_dataset(config, tokenizer), config.data.seq_len,
+              config.training.global_batch_size, config.eval.batches, comm.rank(), comm.size(),
+              config.data.packing, config.data.long_documents) {
   for (std::int64_t k = 0; k < reader_.num_batches(); ++k)
     target_tokens_ += reader_.batch(k).target_tokens();
   {

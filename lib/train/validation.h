@@ -12,6 +12,7 @@
 
 #include "comm/communicator.h"
 #include "config/config.h"
+#include "data/dataset_checks.h"
 #include "data/sequential_reader.h"
 #include "train/sharded_llama.h"
 
@@ -22,7 +23,9 @@ class Validation {
   /// DataError (exit 4) when eval.path does not hold eval.batches global
   /// batches of the model's vocabulary with at least one target token
   /// (collective: the ranks add up their target tokens).
-  Validation(const config::Config& config, comm::Communicator& comm, torch::Device device);
+  /// `tokenizer`: the model's (data::model_tokenizer), which eval.path must be made with.
+  Validation(const config::Config& config, comm::Communicator& comm, torch::Device device,
+             const data::ModelTokenizer& tokenizer);
 
   /// True when step `step` ends with a validation.
   bool due(std::int64_t step) const;
