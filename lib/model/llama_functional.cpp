@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "model/param_spec.h"
+#include "model/varlen_attention.h"
 
 namespace nss::model {
 namespace {
@@ -109,6 +110,8 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
                         const DocumentMask* documents) {
   if (!documents) return masked_attention(q, k, v, {});
   if (documents->allowed.defined()) return masked_attention(q, k, v, documents->allowed);
+  if (documents->cumulative_lengths.defined() && varlen_attention_applies(q))
+    return varlen_attention(q, k, v, documents->cumulative_lengths, documents->longest_span);
   std::vector<torch::Tensor> rows;
   for (std::size_t b = 0; b < documents->spans.size(); ++b) {
     const auto row = static_cast<std::int64_t>(b);
@@ -130,7 +133,9 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments,
                            DocumentAttention how) {
   if (how == DocumentAttention::kAuto)
-    how = segments.is_cuda() ? DocumentAttention::kMask : DocumentAttention::kPerDocument;
+    how = !segments.is_cuda()          ? DocumentAttention::kPerDocument
+          : varlen_attention_enabled() ? DocumentAttention::kVarlen
+                                       : DocumentAttention::kMask;
   DocumentMask documents;
   documents.positions = positions;
   if (how == DocumentAttention::kMask) {
@@ -153,6 +158,18 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
         documents.spans[static_cast<std::size_t>(b)].push_back({first, i, row[first] < 0});
         first = i;
       }
+  }
+  if (how == DocumentAttention::kVarlen) {
+    std::vector<std::int32_t> cumulative{0};
+    for (const auto& row : documents.spans)
+      for (const DocumentMask::Span& span : row) {
+        cumulative.push_back(cumulative.back() + static_cast<std::int32_t>(span.end - span.first));
+        documents.longest_span = std::max(documents.longest_span, span.end - span.first);
+      }
+    documents.cumulative_lengths =
+        torch::from_blob(cumulative.data(), {static_cast<std::int64_t>(cumulative.size())},
+                         torch::kInt32)
+            .to(segments.device(), torch::kInt32, /*non_blocking=*/false, /*copy=*/true);
   }
   return documents;
 }

@@ -19,8 +19,10 @@ namespace nss::model {
 /// document's slice (no work on the blocks a mask would hide; on the CPU
 /// 2x faster at seq_len 256 and 7x at 1024 with four documents a row,
 /// scripts/bench/packing_throughput.sh). kAuto: slices on the CPU, the mask
-/// on a GPU (where one fused kernel beats many small ones).
-enum class DocumentAttention { kAuto, kMask, kPerDocument };
+/// on a GPU (where one fused kernel beats many small ones) — or there the
+/// variable-length flash kernel when NSS_VARLEN_ATTENTION=1 asks for it
+/// (varlen_attention.h; off until tested on a GPU, slices in fp32).
+enum class DocumentAttention { kAuto, kMask, kPerDocument, kVarlen };
 
 /// Packed rows of whole documents (data.packing documents or none): each
 /// token's position in its document and the keys each query may attend to.
@@ -33,6 +35,8 @@ struct DocumentMask {
   torch::Tensor positions;  // int64 [B, S], restarting at 0 in every document
   torch::Tensor allowed;    // the mask: bool [B, 1, S, S], key j <= query i of one document
   std::vector<std::vector<Span>> spans;  // or the spans of each row, in order
+  torch::Tensor cumulative_lengths;      // kVarlen: int32, every span of every row
+  std::int64_t longest_span = 0;         // kVarlen
 };
 
 /// The attention layout of rows whose inputs carry `positions` and

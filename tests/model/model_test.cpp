@@ -236,6 +236,16 @@ TEST(LlamaModel, PackedDocumentsSeeOnlyThemselves) {
             std::make_tuple(std::int64_t{5}, std::int64_t{12}, false));
   EXPECT_EQ(std::make_tuple(spans[0][2].first, spans[0][2].end, spans[0][2].padding),
             std::make_tuple(std::int64_t{12}, std::int64_t{16}, true));
+  // The variable-length kernel's input; off the GPU (or in fp32) the same
+  // documents run per slice, with the same logits.
+  const DocumentMask varlen = document_mask(positions, segments, DocumentAttention::kVarlen);
+  const torch::Tensor cumulative = varlen.cumulative_lengths.to(torch::kInt64);
+  EXPECT_EQ(std::vector<std::int64_t>(cumulative.data_ptr<std::int64_t>(),
+                                      cumulative.data_ptr<std::int64_t>() + cumulative.numel()),
+            (std::vector<std::int64_t>{0, 5, 12, 16}));
+  EXPECT_EQ(varlen.longest_span, 7);
+  EXPECT_LT(max_difference(model.logits(row_of(a, b), &varlen).narrow(1, 5, 7), model.logits(b)),
+            1e-5);
 }
 
 // w_t = mask_t / T: the weighted loss is the mean cross-entropy over the

@@ -1,0 +1,56 @@
+#include "model/varlen_attention.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include "core/error.h"
+
+// The signature below is 2.11's; other releases keep the mask path.
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 11
+#define NSS_HAVE_VARLEN_ATTENTION 1
+#else
+#define NSS_HAVE_VARLEN_ATTENTION 0
+#endif
+
+namespace nss::model {
+
+bool varlen_attention_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("NSS_VARLEN_ATTENTION");
+    return NSS_HAVE_VARLEN_ATTENTION && value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return enabled;
+}
+
+bool varlen_attention_applies(const torch::Tensor& q) {
+  const auto dtype = q.scalar_type();
+  const std::int64_t head_dim = q.size(-1);
+  return varlen_attention_enabled() && q.is_cuda() &&
+         (dtype == torch::kBFloat16 || dtype == torch::kHalf) && head_dim % 8 == 0 &&
+         head_dim <= 256;
+}
+
+torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& cumulative_lengths,
+                               std::int64_t longest) {
+#if NSS_HAVE_VARLEN_ATTENTION
+  const std::int64_t b = q.size(0), heads = q.size(1), s = q.size(2), d = q.size(3);
+  // [B, heads, S, d] -> the tokens of every row in order: [B * S, heads, d].
+  const auto tokens = [&](const torch::Tensor& t) {
+    return t.transpose(1, 2).reshape({b * s, heads, d});
+  };
+  const auto result =
+      at::_flash_attention_forward(tokens(q), tokens(k), tokens(v), cumulative_lengths,
+                                   cumulative_lengths, longest, longest, /*dropout_p=*/0.0,
+                                   /*is_causal=*/true, /*return_debug_mask=*/false);
+  return std::get<0>(result).view({b, s, heads, d}).transpose(1, 2);
+#else
+  (void)q, (void)k, (void)v, (void)cumulative_lengths, (void)longest;
+  throw InternalError("model", "variable-length attention is not compiled into this build");
+#endif
+}
+
+}  // namespace nss::model
