@@ -20,8 +20,8 @@ namespace nss::model {
 /// 2x faster at seq_len 256 and 7x at 1024 with four documents a row,
 /// scripts/bench/packing_throughput.sh). kAuto: slices on the CPU, the mask
 /// on a GPU (where one fused kernel beats many small ones) — or there the
-/// variable-length flash kernel when NSS_VARLEN_ATTENTION=1 asks for it
-/// (varlen_attention.h; off until tested on a GPU, slices in fp32).
+/// variable-length kernels when NSS_VARLEN_ATTENTION=1 asks for them
+/// (varlen_attention.h; off until tested on a GPU).
 enum class DocumentAttention { kAuto, kMask, kPerDocument, kVarlen };
 
 /// Packed rows of whole documents (data.packing documents or none): each

@@ -28,9 +28,9 @@ bool varlen_attention_enabled() {
 bool varlen_attention_applies(const torch::Tensor& q) {
   const auto dtype = q.scalar_type();
   const std::int64_t head_dim = q.size(-1);
-  return varlen_attention_enabled() && q.is_cuda() &&
-         (dtype == torch::kBFloat16 || dtype == torch::kHalf) && head_dim % 8 == 0 &&
-         head_dim <= 256;
+  const bool flash =
+      (dtype == torch::kBFloat16 || dtype == torch::kHalf) && head_dim % 8 == 0 && head_dim <= 256;
+  return varlen_attention_enabled() && q.is_cuda() && (flash || dtype == torch::kFloat32);
 }
 
 torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k,
@@ -42,11 +42,22 @@ torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k,
   const auto tokens = [&](const torch::Tensor& t) {
     return t.transpose(1, 2).reshape({b * s, heads, d});
   };
-  const auto result =
-      at::_flash_attention_forward(tokens(q), tokens(k), tokens(v), cumulative_lengths,
-                                   cumulative_lengths, longest, longest, /*dropout_p=*/0.0,
-                                   /*is_causal=*/true, /*return_debug_mask=*/false);
-  return std::get<0>(result).view({b, s, heads, d}).transpose(1, 2);
+  torch::Tensor out;
+  if (q.scalar_type() == torch::kFloat32) {
+    // One batch of B * S tokens; mask type 1 is causal from the top left.
+    constexpr std::int64_t kCausalFromTopLeft = 1;
+    const auto batch = [&](const torch::Tensor& t) { return tokens(t).unsqueeze(0); };
+    out = std::get<0>(at::_efficient_attention_forward(
+        batch(q), batch(k), batch(v), /*bias=*/std::nullopt, cumulative_lengths, cumulative_lengths,
+        longest, longest, /*dropout_p=*/0.0, kCausalFromTopLeft,
+        /*compute_log_sumexp=*/torch::GradMode::is_enabled()));
+    out = out.squeeze(0);
+  } else {
+    out = std::get<0>(at::_flash_attention_forward(
+        tokens(q), tokens(k), tokens(v), cumulative_lengths, cumulative_lengths, longest, longest,
+        /*dropout_p=*/0.0, /*is_causal=*/true, /*return_debug_mask=*/false));
+  }
+  return out.view({b, s, heads, d}).transpose(1, 2);
 #else
   (void)q, (void)k, (void)v, (void)cumulative_lengths, (void)longest;
   throw InternalError("model", "variable-length attention is not compiled into this build");

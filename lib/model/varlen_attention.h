@@ -1,13 +1,14 @@
 // Causal attention over the documents of packed rows with PyTorch's
-// variable-length flash kernel (at::_flash_attention_forward: the rows'
-// tokens as one [tokens, heads, head_dim] sequence cut by int32 cumulative
-// lengths), so no score outside a document is ever computed.
+// variable-length kernels — at::_flash_attention_forward in bf16/fp16,
+// at::_efficient_attention_forward in fp32: the rows' tokens as one sequence
+// cut by int32 cumulative lengths — so no score outside a document is ever
+// computed.
 //
-// A private op whose signature changes between 2.x releases: compiled only
-// against the libtorch it was written for (2.11), used only on CUDA in
-// bf16/fp16, and only when NSS_VARLEN_ATTENTION=1 — off until its tests have
-// run on a GPU (docs/gpu.md). Everywhere else the callers keep the
-// block-diagonal mask or the loop per document.
+// Private ops whose signatures change between 2.x releases: compiled only
+// against the libtorch they were written for (2.11), used only on CUDA, and
+// only when NSS_VARLEN_ATTENTION=1 — off until their tests have run on a GPU
+// (docs/gpu.md). Everywhere else the callers keep the block-diagonal mask or
+// the loop per document.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,9 @@ namespace nss::model {
 /// True when this build has the kernel and NSS_VARLEN_ATTENTION=1 asks for it.
 bool varlen_attention_enabled();
 
-/// True when varlen_attention can run on tensors like `q` (CUDA, bf16/fp16,
-/// head_dim a multiple of 8 up to 256) in this build with the switch on.
+/// True when varlen_attention can run on tensors like `q` (CUDA; bf16/fp16
+/// with head_dim a multiple of 8 up to 256, or fp32) in this build with the
+/// switch on.
 bool varlen_attention_applies(const torch::Tensor& q);
 
 /// Attention of q, k, v [B, heads, S, head_dim] (k and v repeated to the
