@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "checkpoint/index.h"
+#include "checkpoint/committed_step.h"
 #include "checkpoint/inspect.h"
 #include "checkpoint/step_directory.h"
 #include "checkpoint/verify.h"
@@ -21,14 +21,16 @@ namespace {
 namespace fs = std::filesystem;
 using nss::ExitCode;
 
-// A step directory itself, or every committed step of a checkpoint directory.
+// A committed step directory itself, or every committed step of a checkpoint
+// directory; a step that is not committed (step_N.tmp, step_N.old) is exit 5.
 std::vector<std::string> steps_to_verify(const std::string& path) {
   if (!fs::exists(path))
     throw nss::UsageError("nss_ckpt", path + " does not exist",
                           "give a step directory (step_NNNNNNNN) or a checkpoint directory");
-  if (fs::exists(fs::path(path) / nss::checkpoint::kIndexFile) ||
-      nss::checkpoint::parse_step_dir_name(fs::path(path).filename().string()))
+  if (nss::checkpoint::names_a_step(path)) {
+    nss::checkpoint::require_committed_step(path);
     return {path};
+  }
   std::vector<std::string> steps;
   for (const auto step : nss::checkpoint::committed_steps(path))
     steps.push_back(nss::checkpoint::step_dir_path(path, step));

@@ -1,6 +1,7 @@
 // nss_consolidate STEP_DIR --output PATH [--format hdf5|safetensors|hf]
 //                 [--dtype float32|bfloat16|float16] [--max-memory 256MiB] [--merge-lora]
 // Serial (no MPI, no libtorch): runs on a login node.
+#include <csignal>
 #include <cstdio>
 #include <string>
 
@@ -9,12 +10,17 @@
 #include "checkpoint/consolidate.h"
 #include "core/app_main.h"
 #include "core/units.h"
+#include "h5/errors.h"
 #include "log/logger.h"
 #include "tool_cli.h"
 
 int main(int argc, char** argv) {
   return nss::run_app("nss_consolidate", [&] {
     nss::log::init(0);
+    // A file-size limit (ulimit -f) then fails a write with EFBIG, which
+    // removes the partial output, instead of killing the tool beside it.
+    std::signal(SIGXFSZ, SIG_IGN);
+    nss::h5::leave_open_files_to_the_kernel_at_exit();
     nss::checkpoint::ConsolidateOptions options;
     std::string dtype = "float32", max_memory = "256MiB", max_shard_size = "5GB";
     bool no_file_locking = false;

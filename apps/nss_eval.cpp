@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/config.h"
 #include "core/app_main.h"
 #include "eval/model_evaluation.h"
 #include "log/logger.h"
@@ -21,10 +22,18 @@ int main(int argc, char** argv) {
                    "checkpoint step directory (checkpoints/step_NNNNNNNN)")
         ->required();
     cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
+    // The ranges of data.seq_len, eval.batches and training.micro_batch_size.
+    const auto in = [](const nss::config::Range<std::int64_t>& range) {
+      return CLI::Range(range.min, range.max);
+    };
     cli.add_option("--seq-len", options.seq_len, "Tokens per window, plus one target")
+        ->check(in(nss::config::kSeqLenRange))
         ->capture_default_str();
-    cli.add_option("--batches", options.batches, "Batches to score")->capture_default_str();
+    cli.add_option("--batches", options.batches, "Batches to score")
+        ->check(in(nss::config::kEvalBatchesRange))
+        ->capture_default_str();
     cli.add_option("--batch-size", options.batch_size, "Windows (or packed rows) per batch")
+        ->check(in(nss::config::kMicroBatchRange))
         ->capture_default_str();
     std::string packing = "windows", long_documents = "truncate";
     cli.add_option("--packing", packing,

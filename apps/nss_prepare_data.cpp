@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "config/config.h"
 #include "core/app_main.h"
 #include "data/byte_tokenizer.h"
 #include "data/prepare_dataset.h"
@@ -29,7 +30,9 @@ int main(int argc, char** argv) {
         "prompt/completion) or records (CSV rows as examples) train on the answers only");
     auto* max_tokens_option =
         cli.add_option("--max-tokens", max_tokens,
-                       "Examples: keep the first N tokens (drops those left without an answer)");
+                       "Examples: keep the first N tokens (drops those left without an answer)")
+            // Up to the longest row a run can train on: data.seq_len's bound + 1.
+            ->check(CLI::Range(std::int64_t{1}, nss::config::kSeqLenRange.max + 1));
     cli.add_option("--prompt-template", options.records.prompt_template,
                    "records: the instruction before each row; {columns}, {group_by}, {order_by}");
     cli.add_option("--group-by", options.records.group_by,

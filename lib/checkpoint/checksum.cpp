@@ -5,6 +5,7 @@
 
 #include <xxhash.h>
 
+#include "checkpoint/damage.h"
 #include "core/error.h"
 
 // Digests are defined over little-endian bytes; hashing memory directly is only
@@ -115,12 +116,12 @@ void throw_checksum_mismatch(const std::string& subject, std::uint64_t block,
                              const std::string& expected, const std::string& actual) {
   const std::uint64_t begin = block * block_bytes;
   const std::uint64_t end = std::min(chunk_bytes, begin + block_bytes);
-  throw CheckpointError("checkpoint",
-                        "checksum mismatch in " + subject + ", block " + std::to_string(block) +
-                            " (bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            ") of the chunk): stored " + expected + ", computed " + actual,
-                        "the file is corrupted; resume from an earlier step (checkpoint.resume: "
-                        "auto falls back by itself) or restore the file from a backup");
+  throw CheckpointDamage("checkpoint",
+                         "checksum mismatch in " + subject + ", block " + std::to_string(block) +
+                             " (bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
+                             ") of the chunk): stored " + expected + ", computed " + actual,
+                         "the file is corrupted; resume from an earlier step (checkpoint.resume: "
+                         "auto falls back by itself) or restore the file from a backup");
 }
 
 }  // namespace nss::checkpoint

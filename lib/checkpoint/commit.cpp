@@ -41,8 +41,9 @@ void prepare_step_directory(const std::string& checkpoint_dir, std::int64_t step
   if (fs::exists(final_dir, ec))
     throw CheckpointError("checkpoint",
                           final_dir + " already exists; a committed step is never overwritten",
-                          "it was written by an earlier run in the same checkpoint.dir; move it "
-                          "away or use another checkpoint.dir");
+                          "this run resumed from an older step because that one could not be "
+                          "read then (nss_ckpt verify checks it), or it belongs to an earlier "
+                          "run: move it away or use another checkpoint.dir");
   for (const auto& leftover : leftover_dirs(checkpoint_dir)) {
     spdlog::info("[checkpoint] removing {} (left by an interrupted save or prune)", leftover);
     remove_tree_or_warn(leftover);
@@ -90,6 +91,15 @@ void commit_step(const std::string& checkpoint_dir, const CheckpointIndex& index
 void discard_step_directory(const std::string& tmp_dir) {
   std::error_code ec;
   if (fs::exists(tmp_dir, ec)) remove_tree_or_warn(tmp_dir);
+}
+
+std::string set_aside_damaged_step(const std::string& checkpoint_dir, std::int64_t step,
+                                   std::int64_t loaded) {
+  const std::string aside = step_corrupt_path(checkpoint_dir, step);
+  rename_or_throw(step_dir_path(checkpoint_dir, step), aside);
+  fsync_directory(checkpoint_dir);
+  write_latest(checkpoint_dir, loaded);
+  return aside;
 }
 
 void prune_steps(const std::string& checkpoint_dir, std::int64_t keep_last, std::int64_t protect) {

@@ -27,6 +27,13 @@ void commit_step(const std::string& checkpoint_dir, const CheckpointIndex& index
 /// Removes an uncommitted step_X.tmp/ after a failed save (best effort, logged).
 void discard_step_directory(const std::string& tmp_dir);
 
+/// Moves step `step`, which a resume found damaged, to step_X.corrupt-<time>/
+/// (kept for inspection, never loaded or pruned) and points `latest` at
+/// `loaded`, the step the resume fell back to. Returns the new path; throws
+/// CheckpointError when the rename fails.
+std::string set_aside_damaged_step(const std::string& checkpoint_dir, std::int64_t step,
+                                   std::int64_t loaded);
+
 /// Removes committed steps beyond the newest `keep_last`, keeping `protect`
 /// too; each is first renamed to step_X.old/ so that a crash mid-removal never
 /// leaves a half-deleted directory that looks committed.

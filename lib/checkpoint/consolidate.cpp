@@ -8,13 +8,14 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/committed_step.h"
+#include "checkpoint/finite_reads.h"
 #include "checkpoint/hdf5_output.h"
 #include "checkpoint/hf_export.h"
 #include "checkpoint/layout.h"
 #include "checkpoint/output_file.h"
 #include "checkpoint/verify.h"
 #include "core/error.h"
-#include "core/fs.h"
 #include "core/units.h"
 #include "hf/element_convert.h"
 
@@ -48,14 +49,12 @@ void check_options(const ConsolidateOptions& options) {
   if (!fs::is_directory(options.step_dir, ec))
     throw UsageError("consolidate", options.step_dir + " is not a directory",
                      "give a committed step directory, e.g. runs/NAME/checkpoints/step_00000100");
+  require_committed_step(options.step_dir);
+  // Whether the output's location can take the output is found out by
+  // creating it: every format reports that failure alike (output_location.h).
   if (fs::exists(options.output, ec))
     throw UsageError("consolidate", options.output + " already exists",
                      "remove it or choose another --output");
-  const auto parent = fs::path(options.output).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    throw UsageError("consolidate",
-                     "the directory of --output, " + parent.string() + ", does not exist",
-                     "create it first");
 }
 
 // Streams every tensor of `tensors` into `out` at the offsets given, converting
@@ -72,7 +71,7 @@ void stream_tensors(CheckpointReader& reader, const std::vector<OutputTensor>& t
     if (offset == offsets.end()) continue;
     const DType stored = reader.tensor(t.name).dtype;
     const std::size_t out_size = dtype_size(t.dtype);
-    reader.stream(t.name, window_bytes,
+    stream_finite(reader, t.name, window_bytes,
                   [&](const void* data, std::uint64_t tensor_offset, std::uint64_t count) {
                     const std::uint64_t at = offset->second + tensor_offset * out_size;
                     if (stored == t.dtype) {
@@ -93,16 +92,15 @@ std::uint64_t write_hdf5(CheckpointReader& reader, const ConsolidateOptions& opt
   for (const auto& [name, record] : reader.index().tensors)
     tensors.push_back({name, record.shape,
                        hf::is_convertible_float(record.dtype) ? options.dtype : record.dtype});
-  const std::string tmp = temporary_path_for(options.output);
-  std::map<std::string, std::uint64_t> offsets;
-  try {
-    offsets = layout_hdf5_output(tmp, tensors, reader.index().step, reader.index().state,
-                                 options.file_locking);
-  } catch (...) {
-    fs::remove(tmp);
-    throw;
-  }
-  OutputFile out(options.output, /*existing=*/true);
+  OutputFile out(options.output);
+  // HDF5 cannot recover from a write that fails while it lays the file out
+  // (the file can then not even be closed), so room for the data is checked
+  // first; HDF5's create truncates the file again.
+  std::uint64_t data_bytes = 0;
+  for (const auto& t : tensors) data_bytes += element_count(t.shape) * dtype_size(t.dtype);
+  out.reserve(data_bytes);
+  const auto offsets = layout_hdf5_output(out.temporary_path(), tensors, reader.index().step,
+                                          reader.index().state, options.file_locking);
   stream_tensors(reader, tensors, offsets, options.max_memory, out);
   out.commit();
   return out.bytes_written();

@@ -33,10 +33,13 @@ struct ConsolidateReport {
 /// Smallest --max-memory accepted.
 inline constexpr std::uint64_t kMinConsolidateMemory = 1u << 20;
 
-/// Consolidates; throws UsageError for bad options (existing output, unknown
-/// format, budget too small) and CheckpointError for a damaged step (nothing is
-/// left at the output path then). hdf5 holds every tensor, optimizer state
-/// included; safetensors and hf hold the model (see hf_export.h).
+/// Consolidates; throws UsageError (exit 2) for bad options (existing output,
+/// unknown format, budget too small) and for an output location that cannot
+/// take the output (output_location.h), CheckpointError (exit 5) for a step
+/// that is not committed or is damaged, DataError (exit 4) for a value that is
+/// not finite, in the step or in a LoRA base; nothing is left at the output
+/// path then. hdf5 holds every tensor, optimizer state included; safetensors
+/// and hf hold the model (see hf_export.h).
 ConsolidateReport consolidate(const ConsolidateOptions& options);
 
 }  // namespace nss::checkpoint

@@ -3,6 +3,7 @@
 #include "checkpoint/h5_check.h"
 #include "checkpoint/layout.h"
 #include "core/error.h"
+#include "core/output_location.h"
 #include "h5/errors.h"
 
 namespace nss::checkpoint {
@@ -28,16 +29,13 @@ void write_int_attribute(hid_t object, const char* name, std::int64_t value,
   NSS_H5_CHECK(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), subject);
 }
 
-}  // namespace
-
-std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
-                                                        const std::vector<OutputTensor>& tensors,
-                                                        std::int64_t step,
-                                                        const nlohmann::json& state,
-                                                        bool file_locking) {
+std::map<std::string, std::uint64_t> lay_out(const std::string& path,
+                                             const std::vector<OutputTensor>& tensors,
+                                             std::int64_t step, const nlohmann::json& state,
+                                             bool file_locking) {
   silence_h5_errors();
   const h5::Id fapl = file_access_properties(file_locking);
-  h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()));
+  h5::Id file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
   NSS_H5_CHECK(file.get(), path);
   write_string_attribute(file.get(), "format", "nss-dcp-consolidated", path);
   write_int_attribute(file.get(), "step", step, path);
@@ -71,10 +69,26 @@ std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
     H5Eclear2(H5E_DEFAULT);
   }
   datasets.clear();
+  // Closing writes HDF5's metadata and extends the file to its full size.
   if (file.close() < 0)
-    throw CheckpointError("consolidate", "closing " + path + " failed: " + h5::take_error_text(),
-                          "check free space where --output points");
+    throw output_location_error("consolidate",
+                                "cannot close " + path + ": " + h5::take_error_text());
   return offsets;
+}
+
+}  // namespace
+
+std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
+                                                        const std::vector<OutputTensor>& tensors,
+                                                        std::int64_t step,
+                                                        const nlohmann::json& state,
+                                                        bool file_locking) {
+  try {
+    return lay_out(path, tensors, step, state, file_locking);
+  } catch (const CheckpointError& e) {
+    // NSS_H5_CHECK's error; nothing but the output is written here.
+    throw output_location_error("consolidate", "cannot lay out " + path + ": " + e.message());
+  }
 }
 
 }  // namespace nss::checkpoint

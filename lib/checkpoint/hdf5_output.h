@@ -23,8 +23,10 @@ struct OutputTensor {
   DType dtype = DType::kFloat32;
 };
 
-/// Creates the HDF5 file `path` with every tensor's dataset and returns each
-/// tensor's byte offset in the file (tensors without elements are absent).
+/// Lays out the HDF5 file at `path` (an empty file: OutputFile's temporary
+/// one) with every tensor's dataset and returns each tensor's byte offset in
+/// the file (tensors without elements are absent). Any failure is an
+/// output_location_error (exit 2) with HDF5's reason: this writes only the output.
 std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
                                                         const std::vector<OutputTensor>& tensors,
                                                         std::int64_t step,

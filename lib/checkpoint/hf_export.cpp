@@ -1,5 +1,6 @@
 #include "checkpoint/hf_export.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -7,11 +8,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "checkpoint/finite_reads.h"
 #include "checkpoint/layout.h"
 #include "checkpoint/lora_merge.h"
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 #include "fsdp/sharded_state_layout.h"
 #include "hf/element_convert.h"
 #include "hf/hf_config.h"
@@ -55,9 +58,7 @@ class StagingDirectory {
       : final_(std::move(final_path)), tmp_(temporary_path_for(final_)) {
     std::error_code ec;
     fs::create_directory(tmp_, ec);
-    if (ec)
-      throw UsageError("consolidate", "cannot create " + tmp_ + ": " + ec.message(),
-                       "check permissions where --output points");
+    if (ec) throw output_location_error("consolidate", "create", tmp_, ec.value());
   }
   ~StagingDirectory() {
     if (!committed_) remove_tree(tmp_);
@@ -67,9 +68,7 @@ class StagingDirectory {
   void commit() {
     fsync_directory(tmp_);
     if (std::rename(tmp_.c_str(), final_.c_str()) != 0)
-      throw CheckpointError("consolidate",
-                            "cannot rename " + tmp_ + " to " + final_ + ": " + errno_text(errno),
-                            "check permissions where --output points");
+      throw output_location_error("consolidate", "rename " + tmp_ + " to", final_, errno);
     committed_ = true;
     const auto parent = fs::path(final_).parent_path();
     fsync_directory(parent.empty() ? std::string(".") : parent.string());
@@ -89,10 +88,11 @@ void stream_into(CheckpointReader& reader, const std::vector<std::string>& names
                  const std::string& prefix, std::uint64_t budget, WeightSink& sink) {
   for (const auto& name : names) {
     const DType stored = reader.tensor(name).dtype;
-    reader.stream(name, budget / 4, [&](const void* data, std::uint64_t offset, std::uint64_t n) {
-      sink.write(prefix + name, static_cast<std::int64_t>(offset), static_cast<std::int64_t>(n),
-                 data, stored);
-    });
+    stream_finite(reader, name, budget / 4,
+                  [&](const void* data, std::uint64_t offset, std::uint64_t n) {
+                    sink.write(prefix + name, static_cast<std::int64_t>(offset),
+                               static_cast<std::int64_t>(n), data, stored);
+                  });
   }
 }
 
@@ -190,8 +190,8 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
                      const float* data) { sink.write(name, offset, n, data, DType::kFloat32); });
     sink.commit();
     if (directory) {
-      write_file_atomic(staging->file(hf::kConfigFile),
-                        hf::hf_config_json(merger.base_config(), dtype));
+      write_output_file(staging->file(hf::kConfigFile),
+                        hf::hf_config_json(merger.base_config(), dtype), "consolidate");
       complete_directory(*staging, model, options.output);
     }
     spdlog::info("[consolidate] merged {} adapters into {} (scale {})", merger.merged_count(),
@@ -217,8 +217,8 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
     sink.commit();
     if (directory) {
       const auto& config = require_config(model, "for adapter_config.json");
-      write_file_atomic(staging->file("adapter_config.json"),
-                        adapter_config_json(config, model.base_path));
+      write_output_file(staging->file("adapter_config.json"),
+                        adapter_config_json(config, model.base_path), "consolidate");
       complete_directory(*staging, model, options.output);
     }
     return tensors.size();
@@ -232,8 +232,8 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
   stream_into(reader, names, "", options.max_memory, sink);
   sink.commit();
   if (directory) {
-    write_file_atomic(staging->file(hf::kConfigFile),
-                      hf::hf_config_json(model.config->model, dtype));
+    write_output_file(staging->file(hf::kConfigFile),
+                      hf::hf_config_json(model.config->model, dtype), "consolidate");
     complete_directory(*staging, model, options.output);
   }
   return tensors.size();

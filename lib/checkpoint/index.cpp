@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "checkpoint/checksum.h"
+#include "checkpoint/damage.h"
 #include "checkpoint/layout.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -39,9 +40,9 @@ class Fields {
   }
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw CheckpointError("checkpoint", origin_ + ": field '" + field + "' " + what,
-                          "metadata.json is damaged or was not written by nss_hpc; this step "
-                          "cannot be used");
+    throw CheckpointDamage("checkpoint", origin_ + ": field '" + field + "' " + what,
+                           "metadata.json is damaged or was not written by nss_hpc; this step "
+                           "cannot be used");
   }
 
  private:
@@ -125,8 +126,8 @@ CheckpointIndex parse_index(const std::string& text, const std::string& origin) 
   try {
     doc = json::parse(text);
   } catch (const json::exception& e) {
-    throw CheckpointError("checkpoint", origin + " is not valid JSON (" + e.what() + ")",
-                          "metadata.json is truncated or damaged; this step cannot be used");
+    throw CheckpointDamage("checkpoint", origin + " is not valid JSON (" + e.what() + ")",
+                           "metadata.json is truncated or damaged; this step cannot be used");
   }
   if (f.string_at(doc, "format", "") != kFormatName)
     f.fail("format", "is not \"" + std::string(kFormatName) + "\"");

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/committed_step.h"
+#include "checkpoint/damage.h"
 #include "checkpoint/index.h"
 #include "checkpoint/step_directory.h"
 #include "checkpoint/verify.h"
@@ -20,32 +22,63 @@ namespace fs = std::filesystem;
 namespace nss::checkpoint {
 namespace {
 
-// Rank 0 reads the index once and checks what is cheap to check for the whole
-// step (coverage, rank files present with their recorded sizes).
-std::string read_checked_index_text(const std::string& step_dir) {
-  std::string text = read_index_text(step_dir);
-  check_step_files(step_dir, parse_index(text, (fs::path(step_dir) / kIndexFile).string()));
-  return text;
+// `work` on every rank (on `root` only when root >= 0), failing on every rank
+// like comm::run_on_all / run_on_root — as DamagedStep when each rank that
+// failed found damage rather than an error that may be transient.
+void run_judging_damage(comm::Communicator& comm, int root, const std::function<void()>& work) {
+  std::int32_t other_failure = 0;
+  const auto judged = [&] {
+    try {
+      work();
+    } catch (const CheckpointDamage&) {
+      throw;
+    } catch (...) {
+      other_failure = 1;
+      throw;
+    }
+  };
+  try {
+    if (root >= 0)
+      comm::run_on_root(comm, root, judged);
+    else
+      comm::run_on_all(comm, judged);
+  } catch (const comm::AgreedError& e) {
+    comm.all_reduce(&other_failure, 1, comm::ReduceOp::kMax);
+    if (other_failure == 0 && e.code() == ExitCode::kCheckpoint) throw DamagedStep(e);
+    throw;
+  }
 }
 
-void check_targets(const CheckpointIndex& index, const std::vector<TensorSpec>& tensors,
-                   const std::string& step_dir, bool load_optimizer) {
+// A tensor this run needs that the step lacks or holds in another shape: the
+// step belongs to another configuration, not damage (an older step of the
+// same run would not suit either).
+std::optional<Refusal> target_mismatch(const CheckpointIndex& index,
+                                       const std::vector<TensorSpec>& tensors,
+                                       const std::string& step_dir, bool load_optimizer) {
+  const char* start_fresh = "start fresh in another checkpoint.dir (or move its steps away)";
   for (const auto& t : tensors) {
     if (fsdp::is_optimizer_state(t.name) && !load_optimizer) continue;
     const auto it = index.tensors.find(t.name);
     if (it == index.tensors.end())
-      throw CheckpointError("checkpoint", step_dir + " has no tensor " + t.name,
-                            fsdp::is_optimizer_state(t.name)
-                                ? "set checkpoint.load_optimizer: false to load the model only"
-                                : "the checkpoint was written for another model or configuration");
+      return Refusal{
+          step_dir + " has no tensor " + t.name +
+              ": it was written for another model "
+              "or configuration",
+          fsdp::is_optimizer_state(t.name)
+              ? std::string("set checkpoint.load_optimizer: false to load the model only")
+              : std::string("resume with the configuration it was saved with "
+                            "(metadata.json state.config), or ") +
+                    start_fresh};
     if (it->second.shape != t.shape || it->second.dtype != t.dtype)
-      throw CheckpointError("checkpoint",
-                            step_dir + ": tensor " + t.name + " is " +
-                                shape_text(it->second.shape) + " " + dtype_name(it->second.dtype) +
-                                ", this run expects " + shape_text(t.shape) + " " +
-                                dtype_name(t.dtype),
-                            "the checkpoint was written for another model shape; check model.*");
+      return Refusal{step_dir + ": tensor " + t.name + " is " + shape_text(it->second.shape) + " " +
+                         dtype_name(it->second.dtype) + ", this run expects " +
+                         shape_text(t.shape) + " " + dtype_name(t.dtype) +
+                         ": it was written for another model shape",
+                     std::string("resume with the model.* it was saved with (metadata.json "
+                                 "state.config), or ") +
+                         start_fresh};
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -57,28 +90,29 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
   comm::CollectiveLabel label(comm, "checkpoint load " + step_dir);
   comm::run_on_all(comm, [&] { validate_layout(tensors, buffers); });
   std::string text;
-  comm::run_on_root(comm, 0, [&] { text = read_checked_index_text(step_dir); });
+  run_judging_damage(comm, 0, [&] { text = read_checked_index_text(step_dir); });
   comm::broadcast_text(comm, text, 0);
-  if (options.accept_state) {
-    std::string refusal;  // JSON [message, hint] from rank 0, empty when accepted
-    comm::run_on_root(comm, 0, [&] {
-      const auto verdict =
-          options.accept_state(parse_index(text, step_dir + "/" + kIndexFile).state, step_dir);
-      if (verdict) refusal = nlohmann::json{verdict->message, verdict->hint}.dump();
-    });
-    comm::broadcast_text(comm, refusal, 0);
-    if (!refusal.empty()) {
-      const auto parts = nlohmann::json::parse(refusal);
-      throw IncompatibleCheckpoint({parts[0].get<std::string>(), parts[1].get<std::string>()});
-    }
+  std::string refusal;  // JSON [message, hint] from rank 0, empty when accepted
+  run_judging_damage(comm, 0, [&] {
+    const CheckpointIndex index = parse_index(text, step_dir + "/" + kIndexFile);
+    // The saved state names a configuration difference best; the tensors
+    // catch what it does not record.
+    std::optional<Refusal> verdict;
+    if (options.accept_state) verdict = options.accept_state(index.state, step_dir);
+    if (!verdict) verdict = target_mismatch(index, tensors, step_dir, options.load_optimizer);
+    if (verdict) refusal = nlohmann::json{verdict->message, verdict->hint}.dump();
+  });
+  comm::broadcast_text(comm, refusal, 0);
+  if (!refusal.empty()) {
+    const auto parts = nlohmann::json::parse(refusal);
+    throw IncompatibleCheckpoint({parts[0].get<std::string>(), parts[1].get<std::string>()});
   }
 
   LoadResult result;
   result.step_dir = step_dir;
-  comm::run_on_all(comm, [&] {
+  run_judging_damage(comm, -1, [&] {
     CheckpointReader reader(step_dir, parse_index(text, step_dir + "/" + kIndexFile),
                             options.file_locking);
-    check_targets(reader.index(), tensors, step_dir, options.load_optimizer);
     for (const auto& buffer : buffers) {
       char* base = static_cast<char*>(buffer.data);
       for (const auto& piece : buffer.pieces) {
@@ -110,8 +144,13 @@ std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
   if (resume == "never") return std::nullopt;
   const std::string dir = resume == "auto" ? checkpoint_dir : resume;
   if (resume != "auto") {
-    // Anything else given as resume is a checkpoint directory.
-    std::int32_t step_dir = comm.rank() == 0 ? is_step_directory(dir) : 0;
+    // A step directory, or else a checkpoint directory.
+    std::int32_t step_dir = 0;
+    comm::run_on_root(comm, 0, [&] {
+      if (!names_a_step(dir)) return;
+      require_committed_step(dir);
+      step_dir = 1;
+    });
     comm.broadcast(&step_dir, 1, 0);
     if (step_dir) return load_checkpoint(comm, dir, tensors, buffers, options);
   }
@@ -141,15 +180,18 @@ std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
   }
 
   std::vector<std::string> rejected;
+  std::vector<std::int64_t> damaged;
   for (const auto step : steps) {
     const std::string step_dir = step_dir_path(dir, step);
     try {
       LoadResult result = load_checkpoint(comm, step_dir, tensors, buffers, options);
       result.rejected_steps = rejected;
+      result.damaged_steps = damaged;
       return result;
     } catch (const IncompatibleCheckpoint&) {
       throw;
     } catch (const comm::AgreedError& e) {
+      if (dynamic_cast<const DamagedStep*>(&e)) damaged.push_back(step);
       if (e.code() != ExitCode::kCheckpoint) throw;
       rejected.push_back(step_dir_name(step) + ": " + e.message());
       spdlog::warn("[checkpoint] NOT USING {}: {}; falling back to the previous committed step",
@@ -160,8 +202,9 @@ std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
   for (const auto& r : rejected) reasons += "\n  " + r;
   throw comm::AgreedError(ExitCode::kCheckpoint, "checkpoint",
                           "no committed step in " + dir + " can be loaded:" + reasons,
-                          "repair or remove the damaged steps, point checkpoint.resume at a good "
-                          "step directory, or set checkpoint.resume: never to start fresh");
+                          "nss_ckpt verify STEP_DIR says what is wrong with each; point "
+                          "checkpoint.resume at a step that verifies (a copy or backup), or start "
+                          "fresh in another checkpoint.dir");
 }
 
 }  // namespace nss::checkpoint

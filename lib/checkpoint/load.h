@@ -43,6 +43,14 @@ struct IncompatibleCheckpoint : comm::AgreedError {
       : AgreedError(ExitCode::kCheckpoint, "checkpoint", refusal.message, refusal.hint) {}
 };
 
+/// A step that every rank agrees is damaged (checkpoint::CheckpointDamage on
+/// each rank that failed: a checksum, a recorded size, metadata.json), as
+/// opposed to one that could not be read (an I/O error may be transient).
+struct DamagedStep : comm::AgreedError {
+  explicit DamagedStep(const comm::AgreedError& error)
+      : AgreedError(error.code(), error.component(), error.message(), error.hint()) {}
+};
+
 struct LoadResult {
   std::string step_dir;
   std::int64_t step = 0;
@@ -51,6 +59,7 @@ struct LoadResult {
   std::uint64_t bytes_read = 0;  // by this rank
   double seconds = 0;
   std::vector<std::string> rejected_steps;  // newer steps skipped, each with the reason
+  std::vector<std::int64_t> damaged_steps;  // of those, the ones every rank found damaged
 };
 
 /// Loads the committed step in `step_dir` into `buffers` (collective). Every
@@ -58,16 +67,19 @@ struct LoadResult {
 /// (optimizer tensors only when options.load_optimizer). Throws
 /// comm::AgreedError with ExitCode::kCheckpoint, identical on every rank, when
 /// anything is missing, mismatched or fails its checksum (the buffers are then
-/// partly overwritten), and IncompatibleCheckpoint when accept_state refuses
-/// the step (before any buffer changes).
+/// partly overwritten) — DamagedStep when every failing rank found damage —
+/// and IncompatibleCheckpoint when accept_state refuses the step or it lacks
+/// a tensor this run needs or holds it in another shape (before any buffer
+/// changes).
 LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir,
                            const std::vector<TensorSpec>& tensors,
                            const std::vector<ShardBuffer>& buffers, const LoadOptions& options);
 
 /// checkpoint.resume: "never" returns nullopt; "auto" loads the newest
 /// committed step in `checkpoint_dir` that loads cleanly, skipping broken ones
-/// with a warning naming file, tensor and block, and returns nullopt when there
-/// is no committed step at all; any other value is a step directory (loaded
+/// with a warning naming file, tensor and block (LoadResult::damaged_steps
+/// lists the damaged ones), and returns nullopt when there is no committed
+/// step at all; any other value is a step directory (loaded
 /// without fallback) or a checkpoint directory (resolved like auto). Throws
 /// comm::AgreedError (ExitCode::kCheckpoint) when steps exist but none loads,
 /// and IncompatibleCheckpoint as soon as accept_state refuses a step.

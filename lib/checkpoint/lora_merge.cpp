@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "checkpoint/finite_reads.h"
 #include "checkpoint/layout.h"
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
@@ -128,11 +129,11 @@ void LoraMerger::read_checkpoint_float(const std::string& tensor, std::int64_t o
                                        std::int64_t count, float* out) {
   const DType stored = reader_.tensor(tensor).dtype;
   if (stored == DType::kFloat32) {
-    reader_.read(tensor, offset, count, out);
+    read_finite(reader_, tensor, offset, count, out);
     return;
   }
   raw_.resize(count * dtype_size(stored));
-  reader_.read(tensor, offset, count, raw_.data());
+  read_finite(reader_, tensor, offset, count, raw_.data());
   hf::convert_elements(raw_.data(), stored, out, DType::kFloat32, count);
 }
 

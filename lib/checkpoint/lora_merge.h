@@ -35,6 +35,7 @@ class LoraMerger {
   std::vector<hf::SafetensorsTensor> tensors(DType dtype) const;
 
   /// Streams every tensor as float32 windows: sink(name, offset, count, data).
+  /// DataError (exit 4) for a base weight or an adapter value that is not finite.
   void write(const std::function<void(const std::string&, std::int64_t, std::int64_t,
                                       const float*)>& sink);
 

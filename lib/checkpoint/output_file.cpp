@@ -6,28 +6,32 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "core/error.h"
 #include "core/fs.h"
+#include "core/output_location.h"
+#include "core/units.h"
 
 namespace nss::checkpoint {
-namespace {
 
-const char* kOutputHint = "check free space and permissions where --output points";
-
-}  // namespace
-
-OutputFile::OutputFile(std::string final_path, bool existing)
+OutputFile::OutputFile(std::string final_path)
     : final_path_(std::move(final_path)), tmp_path_(temporary_path_for(final_path_)) {
-  fd_ = ::open(tmp_path_.c_str(),
-               existing ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw CheckpointError("consolidate", "cannot open " + tmp_path_ + ": " + errno_text(errno),
-                          kOutputHint);
+  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw output_location_error("consolidate", "create", tmp_path_, errno);
 }
 
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_) ::unlink(tmp_path_.c_str());
+}
+
+void OutputFile::reserve(std::uint64_t bytes) {
+  if (bytes == 0) return;
+  int rc;
+  do rc = ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes));
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno != EOPNOTSUPP)
+    throw output_location_error("consolidate",
+                                "reserve " + format_bytes(static_cast<double>(bytes)) + " for",
+                                tmp_path_, errno);
 }
 
 void OutputFile::write_at(std::uint64_t offset, const void* data, std::uint64_t bytes) {
@@ -36,8 +40,7 @@ void OutputFile::write_at(std::uint64_t offset, const void* data, std::uint64_t 
     const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw CheckpointError("consolidate", "cannot write " + tmp_path_ + ": " + errno_text(errno),
-                            kOutputHint);
+      throw output_location_error("consolidate", "write", tmp_path_, errno);
     }
     p += n;
     offset += static_cast<std::uint64_t>(n);
@@ -47,16 +50,12 @@ void OutputFile::write_at(std::uint64_t offset, const void* data, std::uint64_t 
 }
 
 void OutputFile::commit() {
-  if (::fsync(fd_) != 0)
-    throw CheckpointError("consolidate", "cannot fsync " + tmp_path_ + ": " + errno_text(errno),
-                          kOutputHint);
-  ::close(fd_);
+  if (::fsync(fd_) != 0) throw output_location_error("consolidate", "fsync", tmp_path_, errno);
+  const int closed = ::close(fd_);
   fd_ = -1;
+  if (closed != 0) throw output_location_error("consolidate", "close", tmp_path_, errno);
   if (std::rename(tmp_path_.c_str(), final_path_.c_str()) != 0)
-    throw CheckpointError(
-        "consolidate",
-        "cannot rename " + tmp_path_ + " to " + final_path_ + ": " + errno_text(errno),
-        kOutputHint);
+    throw output_location_error("consolidate", "rename " + tmp_path_ + " to", final_path_, errno);
   committed_ = true;
   const auto parent = std::filesystem::path(final_path_).parent_path();
   fsync_directory(parent.empty() ? std::string(".") : parent.string());

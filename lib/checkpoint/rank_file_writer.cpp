@@ -7,28 +7,10 @@
 #include "checkpoint/checksum.h"
 #include "checkpoint/shard_file.h"
 #include "core/error.h"
+#include "core/finite_values.h"
 
 namespace nss::checkpoint {
 namespace {
-
-// A value is not finite when all exponent bits are set. Whole blocks of a
-// fixed size are scanned branch-free first (the common, all-finite case), which
-// the compiler vectorises at -O2; the scalar loop finds the exact element.
-template <class Bits>
-std::optional<std::uint64_t> scan_exponent(const void* data, std::uint64_t count, Bits mask) {
-  const auto* p = static_cast<const Bits*>(data);
-  constexpr std::uint64_t kBlock = 4096;
-  std::uint64_t begin = 0;
-  for (; begin + kBlock <= count; begin += kBlock) {
-    Bits hits = 0;
-    for (std::uint64_t i = 0; i < kBlock; ++i)
-      hits |= static_cast<Bits>((p[begin + i] & mask) == mask ? ~Bits(0) : Bits(0));
-    if (hits) break;
-  }
-  for (std::uint64_t i = begin; i < count; ++i)
-    if ((p[i] & mask) == mask) return i;
-  return std::nullopt;
-}
 
 std::vector<Piece> pieces_in_buffer_order(const ShardBuffer& buffer) {
   std::vector<Piece> pieces = buffer.pieces;
@@ -38,21 +20,6 @@ std::vector<Piece> pieces_in_buffer_order(const ShardBuffer& buffer) {
 }
 
 }  // namespace
-
-std::optional<std::uint64_t> first_non_finite(DType dtype, const void* data, std::uint64_t count) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return scan_exponent<std::uint32_t>(data, count, 0x7f800000u);
-    case DType::kFloat64:
-      return scan_exponent<std::uint64_t>(data, count, 0x7ff0000000000000ull);
-    case DType::kBFloat16:
-      return scan_exponent<std::uint16_t>(data, count, 0x7f80u);
-    case DType::kFloat16:
-      return scan_exponent<std::uint16_t>(data, count, 0x7c00u);
-    default:
-      return std::nullopt;
-  }
-}
 
 RankFileResult write_rank_file(const std::string& path, const std::vector<ShardBuffer>& buffers,
                                const RankFileOptions& options) {

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +34,5 @@ struct RankFileResult {
 /// a non-finite value (naming the tensor and element); the caller removes the file.
 RankFileResult write_rank_file(const std::string& path, const std::vector<ShardBuffer>& buffers,
                                const RankFileOptions& options);
-
-/// Index of the first NaN or infinity among `count` elements, or nullopt
-/// (always nullopt for integer types).
-std::optional<std::uint64_t> first_non_finite(DType dtype, const void* data, std::uint64_t count);
 
 }  // namespace nss::checkpoint

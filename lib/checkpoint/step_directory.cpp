@@ -8,7 +8,9 @@
 #include <functional>
 
 #include "checkpoint/index.h"
+#include "core/error.h"
 #include "core/fs.h"
+#include "core/host_and_time.h"
 
 namespace fs = std::filesystem;
 
@@ -42,6 +44,23 @@ std::string step_tmp_path(const std::string& checkpoint_dir, std::int64_t step) 
 
 std::string step_pruned_path(const std::string& checkpoint_dir, std::int64_t step) {
   return step_dir_path(checkpoint_dir, step) + kPrunedSuffix;
+}
+
+std::string step_corrupt_path(const std::string& checkpoint_dir, std::int64_t step) {
+  return step_dir_path(checkpoint_dir, step) + ".corrupt-" + utc_stamp();
+}
+
+void check_fresh_start(const std::string& checkpoint_dir) {
+  const auto steps = committed_steps(checkpoint_dir);
+  if (steps.empty()) return;
+  throw CheckpointError(
+      "checkpoint",
+      "checkpoint.resume is never, but " + checkpoint_dir + " holds " +
+          std::to_string(steps.size()) + " committed step" + (steps.size() > 1 ? "s" : "") +
+          " (newest " + step_dir_name(steps.front()) +
+          "): a fresh run there would collide with them or prune them",
+      "start fresh in another checkpoint.dir, move those steps away, or resume from them "
+      "(checkpoint.resume: auto, or a step directory)");
 }
 
 bool is_step_directory(const std::string& path) {

@@ -2,6 +2,8 @@
 //   step_00000100/      committed (renamed into place after metadata.json was written)
 //   step_00000100.tmp/  being written, or left by a crash: never loaded
 //   step_00000100.old/  being pruned: never loaded
+//   step_00000100.corrupt-20261124T081500Z/  found damaged by a resume and set
+//                       aside (never loaded, never pruned, never deleted)
 //   latest              text file naming the newest committed step
 #pragma once
 
@@ -44,6 +46,13 @@ std::optional<std::int64_t> read_latest(const std::string& checkpoint_dir);
 
 /// Replaces `<dir>/latest` atomically with the name of `step`.
 void write_latest(const std::string& checkpoint_dir, std::int64_t step);
+
+/// "<dir>/step_00000100.corrupt-<UTC time>": where a resume sets a damaged step aside.
+std::string step_corrupt_path(const std::string& checkpoint_dir, std::int64_t step);
+
+/// Throws CheckpointError (exit 5) when `checkpoint_dir` holds committed
+/// steps: a run that starts fresh there would collide with them or prune them.
+void check_fresh_start(const std::string& checkpoint_dir);
 
 /// Directories left by interrupted saves or prunes (step_*.tmp, step_*.old).
 std::vector<std::string> leftover_dirs(const std::string& checkpoint_dir);

@@ -1,24 +1,15 @@
 #include "comm/mpi_runtime.h"
 
-#include <sched.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
+#include <unistd.h>
 
 #include "comm/mpi_check.h"
+#include "core/host_and_time.h"
 
 namespace nss::comm {
-namespace {
-
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
-}  // namespace
 
 MpiRuntime::MpiRuntime(int* argc, char*** argv) {
   int provided = 0;
@@ -77,7 +68,8 @@ ProcessLayout discover_layout(MPI_Comm world) {
   NSS_MPI_CHECK(MPI_Comm_rank(world, &layout.rank));
   NSS_MPI_CHECK(MPI_Comm_size(world, &layout.size));
   MPI_Comm local;
-  NSS_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, layout.rank, MPI_INFO_NULL, &local));
+  NSS_MPI_CHECK(
+      MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, layout.rank, MPI_INFO_NULL, &local));
   NSS_MPI_CHECK(MPI_Comm_rank(local, &layout.local_rank));
   NSS_MPI_CHECK(MPI_Comm_size(local, &layout.local_size));
 
@@ -86,7 +78,8 @@ ProcessLayout discover_layout(MPI_Comm world) {
   CPU_ZERO(&mine);
   sched_getaffinity(0, sizeof mine, &mine);
   std::vector<cpu_set_t> all(static_cast<std::size_t>(layout.local_size));
-  NSS_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, local));
+  NSS_MPI_CHECK(
+      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, local));
   bool shared = false;
   for (int other = 0; other < layout.local_size; ++other) {
     if (other == layout.local_rank) continue;
@@ -96,7 +89,7 @@ ProcessLayout discover_layout(MPI_Comm world) {
   }
   MPI_Comm_free(&local);
 
-  layout.host = this_host();
+  layout.host = host_name();
   layout.usable_cpus = usable_cpus();
   layout.cpus_shared = shared || layout.local_size == 1;
   layout.threads_per_rank = threads_per_rank(layout.usable_cpus, layout.local_size, shared);
@@ -107,11 +100,13 @@ std::vector<std::string> gather_hostnames(MPI_Comm world) {
   int size = 0;
   NSS_MPI_CHECK(MPI_Comm_size(world, &size));
   char mine[256] = {};
-  std::strncpy(mine, this_host().c_str(), sizeof mine - 1);
+  std::strncpy(mine, host_name().c_str(), sizeof mine - 1);
   std::vector<char> all(static_cast<std::size_t>(size) * sizeof mine);
-  NSS_MPI_CHECK(MPI_Allgather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, world));
+  NSS_MPI_CHECK(
+      MPI_Allgather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, world));
   std::vector<std::string> hosts;
-  for (int r = 0; r < size; ++r) hosts.emplace_back(&all[static_cast<std::size_t>(r) * sizeof mine]);
+  for (int r = 0; r < size; ++r)
+    hosts.emplace_back(&all[static_cast<std::size_t>(r) * sizeof mine]);
   return hosts;
 }
 

@@ -1,17 +1,36 @@
 // The run configuration: one struct per component, with defaults and a line
 // of documentation per key. Each struct's visit() is its schema: the YAML
 // reader, the writer and the reference documentation all walk it, so a key
-// cannot exist in one and be missing from another. docs/configuration.md is
-// the user-facing reference.
+// cannot exist in one and be missing from another. Every number key declares
+// its range there too (value_range.h). docs/configuration.md is the
+// user-facing reference.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "config/choices.h"
+#include "config/value_range.h"
 
 namespace nss::config {
+
+/// Step counts and intervals: 10^12 steps is beyond any run's lifetime.
+inline constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
+/// Timeouts: one week; beyond it a deadline would outlive any job.
+inline constexpr double kMaxTimeoutSeconds = 604800.0;
+/// data.seq_len, shared with nss_eval --seq-len (nss_prepare_data
+/// --max-tokens goes one further: the longest row a run can train on).
+inline constexpr Range<std::int64_t> kSeqLenRange{1, std::int64_t{1} << 20};
+/// training.micro_batch_size, shared with nss_eval --batch-size.
+inline constexpr Range<std::int64_t> kMicroBatchRange{1, 65536};
+/// eval.batches, shared with nss_eval --batches.
+inline constexpr Range<std::int64_t> kEvalBatchesRange{1, 1'000'000};
+/// Model widths (hidden_size, head_dim): 4x Llama-3.1-405B's 16384.
+inline constexpr std::int64_t kMaxWidth = 65536;
+/// Context lengths and vocabularies: 2^24 (16.7M) is beyond any published model's.
+inline constexpr std::int64_t kMaxPositions = std::int64_t{1} << 24;
 
 struct RunConfig {
   std::string name = "default";
@@ -23,7 +42,8 @@ struct RunConfig {
     v.field("name", name, "Run name; the default output directory is runs/<name>.");
     v.field("output_dir", output_dir,
             "Run directory (logs, metrics, checkpoints); empty means runs/<name>.");
-    v.field("seed", seed, "Seed for initialisation, data order and dropout.");
+    v.field("seed", seed, "Seed for initialisation, data order and dropout.",
+            {0, std::numeric_limits<std::int64_t>::max()});
   }
 };
 
@@ -37,11 +57,13 @@ struct RopeScalingConfig {
   template <class V>
   void visit(V& v) {
     v.field("type", type, "RoPE scaling (Hugging Face rope_type).");
-    v.field("factor", factor, "Scaling factor (linear and llama3).");
-    v.field("low_freq_factor", low_freq_factor, "llama3: low-frequency factor.");
-    v.field("high_freq_factor", high_freq_factor, "llama3: high-frequency factor.");
+    v.field("factor", factor, "Scaling factor (linear and llama3).", {1, 1024});
+    v.field("low_freq_factor", low_freq_factor, "llama3: low-frequency factor.",
+            open_closed(0, 1024));
+    v.field("high_freq_factor", high_freq_factor, "llama3: high-frequency factor.",
+            open_closed(0, 1024));
     v.field("original_max_position_embeddings", original_max_position_embeddings,
-            "llama3: context length the model was pretrained with.");
+            "llama3: context length the model was pretrained with.", {1, kMaxPositions});
   }
 };
 
@@ -69,18 +91,19 @@ struct ModelConfig {
     v.field("from_pretrained", from_pretrained,
             "Local Hugging Face directory (config.json + safetensors) to start from; "
             "its config.json defines the shape.");
-    v.field("hidden_size", hidden_size, "Model width.");
-    v.field("intermediate_size", intermediate_size, "SwiGLU MLP width.");
-    v.field("num_hidden_layers", num_hidden_layers, "Number of decoder blocks.");
-    v.field("num_attention_heads", num_attention_heads, "Query heads.");
+    v.field("hidden_size", hidden_size, "Model width.", {1, kMaxWidth});
+    v.field("intermediate_size", intermediate_size, "SwiGLU MLP width.", {1, 4 * kMaxWidth});
+    v.field("num_hidden_layers", num_hidden_layers, "Number of decoder blocks.", {1, 1024});
+    v.field("num_attention_heads", num_attention_heads, "Query heads.", {1, 1024});
     v.field("num_key_value_heads", num_key_value_heads,
-            "Key/value heads (grouped-query attention); 0 means num_attention_heads.");
-    v.field("head_dim", head_dim, "Per-head width; 0 means hidden_size / num_attention_heads.");
-    v.field("vocab_size", vocab_size, "Vocabulary size (embedding rows).");
+            "Key/value heads (grouped-query attention); 0 means num_attention_heads.", {0, 1024});
+    v.field("head_dim", head_dim, "Per-head width; 0 means hidden_size / num_attention_heads.",
+            {0, kMaxWidth});
+    v.field("vocab_size", vocab_size, "Vocabulary size (embedding rows).", {1, kMaxPositions});
     v.field("max_position_embeddings", max_position_embeddings,
-            "Longest sequence the model supports.");
-    v.field("rms_norm_eps", rms_norm_eps, "RMSNorm epsilon.");
-    v.field("rope_theta", rope_theta, "RoPE base frequency.");
+            "Longest sequence the model supports.", {1, kMaxPositions});
+    v.field("rms_norm_eps", rms_norm_eps, "RMSNorm epsilon.", open_closed(0, 1));
+    v.field("rope_theta", rope_theta, "RoPE base frequency.", open_closed(0, 1e12));
     v.section("rope_scaling", rope_scaling, "RoPE scaling (Hugging Face rope_scaling).");
     v.field("tie_word_embeddings", tie_word_embeddings,
             "Share the embedding matrix with the LM head (Llama-3.2, SmolLM2).");
@@ -99,16 +122,19 @@ struct DataConfig {
   void visit(V& v) {
     v.field("path", path, "Token dataset (HDF5 with a contiguous /tokens, see docs/data.md).");
     v.field("seq_len", seq_len,
-            "Tokens per training sequence (samples are windows of seq_len + 1 tokens).");
+            "Tokens per training sequence (samples are windows of seq_len + 1 tokens).",
+            kSeqLenRange);
     v.field("packing", packing,
             "windows: fixed windows across documents; documents: whole documents packed into "
             "rows, each attending only to itself; none: one document per row, padded.");
     v.field("long_documents", long_documents,
             "With packing documents or none, a document longer than seq_len + 1 tokens: "
             "truncate keeps its start, split cuts it into pieces (positions restart).");
-    v.field("num_workers", num_workers, "Dataloader threads per rank (0: load on the caller).");
+    v.field("num_workers", num_workers, "Dataloader threads per rank (0: load on the caller).",
+            {0, 256});
     v.field("prefetch_factor", prefetch_factor,
-            "Micro-batches queued per worker (the queue holds num_workers x prefetch_factor).");
+            "Micro-batches queued per worker (the queue holds num_workers x prefetch_factor).",
+            {1, 1024});
   }
 };
 
@@ -120,8 +146,9 @@ struct EvalConfig {
   template <class V>
   void visit(V& v) {
     v.field("path", path, "Held-out token dataset for validation; empty disables validation.");
-    v.field("interval_steps", interval_steps, "Validate every N optimizer steps (0: never).");
-    v.field("batches", batches, "Global batches scored per validation.");
+    v.field("interval_steps", interval_steps, "Validate every N optimizer steps (0: never).",
+            {0, kMaxSteps});
+    v.field("batches", batches, "Global batches scored per validation.", kEvalBatchesRange);
   }
 };
 
@@ -135,9 +162,9 @@ struct LoraConfig {
   template <class V>
   void visit(V& v) {
     v.field("enabled", enabled, "Train LoRA adapters instead of the full model.");
-    v.field("rank", rank, "Adapter rank r.");
-    v.field("alpha", alpha, "Adapter scale numerator (scale = alpha / rank).");
-    v.field("dropout", dropout, "Dropout on the adapter input.");
+    v.field("rank", rank, "Adapter rank r.", {1, kMaxWidth});
+    v.field("alpha", alpha, "Adapter scale numerator (scale = alpha / rank).", open_closed(0, 1e6));
+    v.field("dropout", dropout, "Dropout on the adapter input.", closed_open(0, 1));
     v.field("targets", targets,
             "Projections that get adapters: q_proj k_proj v_proj o_proj gate_proj up_proj "
             "down_proj.");
@@ -166,21 +193,23 @@ struct TrainingConfig {
   template <class V>
   void visit(V& v) {
     v.field("global_batch_size", global_batch_size,
-            "Sequences per optimizer step over all ranks (independent of the world size).");
+            "Sequences per optimizer step over all ranks (independent of the world size).",
+            {1, 16'777'216});
     v.field("micro_batch_size", micro_batch_size,
             "Sequences per rank per forward/backward; accumulation steps = global_batch_size / "
-            "(micro_batch_size x world size).");
-    v.field("max_steps", max_steps, "Optimizer steps to train.");
-    v.field("lr", lr, "Peak learning rate.");
-    v.field("min_lr", min_lr, "Learning rate at the end of the decay.");
-    v.field("warmup_steps", warmup_steps, "Linear warmup steps from 0 to lr.");
+            "(micro_batch_size x world size).",
+            kMicroBatchRange);
+    v.field("max_steps", max_steps, "Optimizer steps to train.", {1, kMaxSteps});
+    v.field("lr", lr, "Peak learning rate.", open_closed(0, 10));
+    v.field("min_lr", min_lr, "Learning rate at the end of the decay.", {0, 10});
+    v.field("warmup_steps", warmup_steps, "Linear warmup steps from 0 to lr.", {0, kMaxSteps});
     v.field("lr_schedule", lr_schedule, "Decay after warmup.");
     v.field("weight_decay", weight_decay,
-            "AdamW decoupled weight decay (not applied to norms and embeddings).");
-    v.field("beta1", beta1, "AdamW beta1.");
-    v.field("beta2", beta2, "AdamW beta2.");
-    v.field("eps", eps, "AdamW epsilon.");
-    v.field("grad_clip", grad_clip, "Global gradient-norm clip (0: off).");
+            "AdamW decoupled weight decay (not applied to norms and embeddings).", {0, 10});
+    v.field("beta1", beta1, "AdamW beta1.", closed_open(0, 1));
+    v.field("beta2", beta2, "AdamW beta2.", closed_open(0, 1));
+    v.field("eps", eps, "AdamW epsilon.", open_closed(0, 1));
+    v.field("grad_clip", grad_clip, "Global gradient-norm clip (0: off).", {0, 1e6});
     v.field("dtype", dtype,
             "Gather/compute dtype; auto is fp32 on CPU and bf16 on GPU; master weights and "
             "gradient reduction stay fp32.");
@@ -190,7 +219,8 @@ struct TrainingConfig {
             "Apply weight decay to the embedding (and a tied LM head) as well.");
     v.field("max_skipped_steps", max_skipped_steps,
             "Stop (exit 1) after this many consecutive steps whose loss or gradient norm is "
-            "not finite; each such step is skipped on every rank.");
+            "not finite; each such step is skipped on every rank.",
+            {1, 1'000'000});
     v.section("lora", lora, "Low-rank adapters (PEFT-compatible).");
   }
 };
@@ -205,7 +235,8 @@ struct ParallelConfig {
     v.field("backend", backend, "Collectives; auto is NCCL for CUDA tensors, else MPI.");
     v.field("collective_timeout_s", collective_timeout_s,
             "A collective unfinished after this many seconds ends the job with exit 6 and "
-            "names the rank that is behind.");
+            "names the rank that is behind.",
+            open_closed(0, kMaxTimeoutSeconds));
     v.field("share_devices", share_devices,
             "GPU runs: let several ranks of a node share one CUDA device (local rank modulo "
             "visible devices); false makes more ranks than devices a usage error (exit 2).");
@@ -227,18 +258,25 @@ struct PreflightConfig {
     v.field("enabled", enabled, "Run the rank-0 preflight before training.");
     v.field("max_memory_fraction", max_memory_fraction,
             "Go only if predicted and measured peak memory stay below this fraction of what "
-            "one rank can use.");
+            "one rank can use.",
+            open_closed(0, 1));
     v.field("host_memory_warn_fraction", host_memory_warn_fraction,
-            "Warn when the dataloader needs more than this fraction of host memory.");
+            "Warn when the dataloader needs more than this fraction of host memory.",
+            open_closed(0, 1));
     v.field("host_memory_fail_fraction", host_memory_fail_fraction,
-            "Fail when the dataloader needs more than this fraction of host memory.");
+            "Fail when the dataloader needs more than this fraction of host memory.",
+            open_closed(0, 1));
     v.field("first_batch_timeout_s", first_batch_timeout_s,
-            "Deadline for every data access of the preflight, first batch included.");
+            "Deadline for every data access of the preflight, first batch included.",
+            open_closed(0, kMaxTimeoutSeconds));
     v.field("synthetic_steps", synthetic_steps,
-            "Optimizer steps of the measured synthetic step (at least 2).");
+            "Optimizer steps of the measured synthetic step (at least 2: the peak of the second "
+            "step is the one that counts).",
+            {2, 100});
     v.field("fail_on_warning", fail_on_warning, "Treat preflight warnings as no-go.");
     v.field("verdict_timeout_s", verdict_timeout_s,
-            "Other ranks give up waiting for rank 0's verdict after this many seconds.");
+            "Other ranks give up waiting for rank 0's verdict after this many seconds.",
+            open_closed(0, kMaxTimeoutSeconds));
   }
 };
 
@@ -256,13 +294,16 @@ struct CheckpointConfig {
   void visit(V& v) {
     v.field("dir", dir, "Checkpoint directory; empty means <run.output_dir>/checkpoints.");
     v.field("interval_steps", interval_steps,
-            "Save every N optimizer steps (0: only at the end of training).");
-    v.field("keep_last", keep_last, "Committed steps to keep (never the newest).");
+            "Save every N optimizer steps (0: only at the end of training).", {0, kMaxSteps});
+    v.field("keep_last", keep_last,
+            "Committed steps to keep (at least 1: the newest is always kept).", {1, 1'000'000});
     v.field("async", async, "Write checkpoints from a background thread.");
     v.field("resume", resume, "auto (latest when present), never, or a step directory.");
     v.field("load_optimizer", load_optimizer,
             "Restore optimizer state on resume (false: model weights only).");
-    v.field("fail_on_error", fail_on_error, "Stop training when a save fails.");
+    v.field("fail_on_error", fail_on_error,
+            "Stop training (exit 5) when a periodic save fails. The final save and the save on "
+            "a stop signal always end the run with exit 5 when they fail.");
     v.field("hdf5_file_locking", hdf5_file_locking,
             "Use HDF5 file locks on checkpoint files; set false on parallel file systems where "
             "flock fails (HDF5 reports 'unable to lock file').");
@@ -275,7 +316,8 @@ struct LoggingConfig {
 
   template <class V>
   void visit(V& v) {
-    v.field("interval_steps", interval_steps, "Log and append to metrics.jsonl every N steps.");
+    v.field("interval_steps", interval_steps, "Log and append to metrics.jsonl every N steps.",
+            {1, kMaxSteps});
     v.field("level", level, "Log level.");
   }
 };

@@ -1,13 +1,12 @@
-// YAML -> Config. Strict: unknown keys, wrong types and malformed overrides
-// are collected as problems and reported together.
-#include <cerrno>
-#include <fstream>
+// YAML -> Config. Strict: unknown keys, duplicated keys, wrong types and
+// malformed overrides are collected as problems and reported together.
 #include <map>
 #include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/config_file.h"
 #include "config/key_catalog.h"
 #include "config/key_suggestion.h"
 #include "config/load.h"
@@ -15,7 +14,6 @@
 #include "config/problems.h"
 #include "config/value_codec.h"
 #include "core/error.h"
-#include "core/fs.h"
 
 namespace nss::config {
 namespace {
@@ -64,12 +62,15 @@ class YamlReader {
   YamlReader(const YAML::Node& root, Problems& problems, const Origins& origins)
       : node_(root), problems_(problems), origins_(origins) {}
 
+  // Ranges are checked with the other values (check_values), which find
+  // where each key came from in `problems_`.
   template <class T>
-  void field(const char* name, T& value, const char* /*doc*/) {
+  void field(const char* name, T& value, const char* /*doc*/, const Range<T>& = {}) {
     consumed_.insert(name);
     if (!node_.IsMap()) return;
     const YAML::Node child = node_[name];
     if (!child.IsDefined()) return;
+    problems_.locate(join(name), origins_.where(join(name), child));
     if (auto error = ValueCodec<T>::read(child, value))
       problems_.add(join(name), origins_.where(join(name), child), error->message,
                     std::string("set it to ") + article(ValueCodec<T>::type_name()));
@@ -125,6 +126,31 @@ class YamlReader {
   std::string prefix_;
   std::set<std::string> consumed_;
 };
+
+// YAML keeps one value of a key given twice in a mapping, and which one is
+// an accident of the parser: every repeated key, at any depth, is a problem.
+void report_duplicate_keys(const YAML::Node& node, const std::string& path, Problems& problems,
+                           const Origins& origins) {
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      report_duplicate_keys(node[i], path + "[" + std::to_string(i) + "]", problems, origins);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, YAML::Mark> first;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    const std::string key_path = path.empty() ? key : path + "." + key;
+    if (entry.first.IsScalar()) {
+      const auto [seen, fresh] = first.emplace(key, entry.first.Mark());
+      if (!fresh)
+        problems.add(key_path, origins.where(key_path, entry.first),
+                     "duplicate key: also given at " + describe_mark(seen->second),
+                     "keep one of them: YAML would silently use only one value");
+    }
+    report_duplicate_keys(entry.second, key_path, problems, origins);
+  }
+}
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
@@ -204,6 +230,7 @@ Config read_tree(YAML::Node root, const std::string& origin,
         "config",
         origin + ": the top level must be a mapping of sections, got " + describe_node(root),
         "start from configs/run.yaml");
+  report_duplicate_keys(root, "", problems, origins);
   for (const auto& text : overrides) apply_override(root, text, problems, origins);
 
   Config config;
@@ -232,13 +259,14 @@ YAML::Node parse_yaml(const std::string& text, const std::string& origin) {
 }  // namespace
 
 Config load_config(const ConfigSource& source) {
-  std::ifstream in(source.path);
-  if (!in)
-    throw UsageError("config", "cannot read config file " + source.path + ": " + errno_text(errno),
-                     "pass the path of a YAML file, e.g. configs/run.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config_text(text.str(), source.path, source.overrides);
+  const YAML::Node root = parse_yaml(read_config_file(source.path), source.path);
+  // Most likely the wrong file, or one truncated: the defaults are asked for
+  // with an explicit empty mapping.
+  if (!root.IsDefined() || root.IsNull())
+    throw UsageError("config",
+                     "config file " + source.path + " has no keys (it is empty or only comments)",
+                     "name the keys to change; a file holding just {} runs on the defaults");
+  return read_tree(root, source.path, source.overrides);
 }
 
 Config parse_config_text(const std::string& yaml, const std::string& origin,

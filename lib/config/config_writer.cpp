@@ -12,7 +12,7 @@ class YamlWriter {
   YamlWriter(YAML::Emitter& out, bool with_comments) : out_(out), with_comments_(with_comments) {}
 
   template <class T>
-  void field(const char* name, T& value, const char* doc) {
+  void field(const char* name, T& value, const char* doc, const Range<T>& = {}) {
     out_ << YAML::Key << name << YAML::Value;
     ValueCodec<T>::write(out_, value);
     if (with_comments_) out_ << YAML::Comment(doc);

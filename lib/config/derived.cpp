@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "config/checked_product.h"
+
 namespace nss::config {
 
 ComputeDtype resolved_dtype(const TrainingConfig& training, DeviceKind device) {
@@ -15,8 +17,10 @@ DType element_type(ComputeDtype resolved) {
 
 std::int64_t accumulation_steps(const Config& config, int world_size,
                                 std::int64_t micro_batch_size) {
-  return std::max<std::int64_t>(
-      1, config.training.global_batch_size / (micro_batch_size * std::max(1, world_size)));
+  // A product beyond int64 exceeds the global batch too: one micro-step.
+  const auto per_micro_step = checked_mul(micro_batch_size, std::max(1, world_size));
+  if (!per_micro_step) return 1;
+  return std::max<std::int64_t>(1, config.training.global_batch_size / *per_micro_step);
 }
 
 std::int64_t accumulation_steps(const Config& config, int world_size) {
@@ -27,8 +31,15 @@ std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_si
   std::vector<std::int64_t> choices;
   if (world_size < 1 || config.training.global_batch_size % world_size != 0) return choices;
   const std::int64_t per_rank = config.training.global_batch_size / world_size;
-  for (std::int64_t m = 1; m <= per_rank; ++m)
-    if (per_rank % m == 0) choices.push_back(m);
+  // Divisors come in pairs (m, per_rank / m) around the square root: the
+  // walk takes sqrt(per_rank) steps however large the batch.
+  std::vector<std::int64_t> upper;
+  for (std::int64_t m = 1; m <= per_rank / m; ++m) {
+    if (per_rank % m != 0) continue;
+    choices.push_back(m);
+    if (m != per_rank / m) upper.push_back(per_rank / m);
+  }
+  choices.insert(choices.end(), upper.rbegin(), upper.rend());
   return choices;
 }
 

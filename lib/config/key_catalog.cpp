@@ -11,14 +11,16 @@ class CatalogBuilder {
   explicit CatalogBuilder(std::vector<KeyInfo>& out) : out_(out) {}
 
   template <class T>
-  void field(const char* name, T& value, const char* doc) {
-    out_.push_back(
-        {join(name), ValueCodec<T>::type_name(), ValueCodec<T>::text(value), doc, false});
+  void field(const char* name, T& value, const char* doc, const Range<T>& range = {}) {
+    std::string range_text;
+    if constexpr (has_range_v<T>) range_text = range.text();
+    out_.push_back({join(name), ValueCodec<T>::type_name(), ValueCodec<T>::text(value), range_text,
+                    doc, false});
   }
 
   template <class S>
   void section(const char* name, S& value, const char* doc) {
-    out_.push_back({join(name), "section", "", doc, true});
+    out_.push_back({join(name), "section", "", "", doc, true});
     const std::string saved = prefix_;
     prefix_ = join(name);
     value.visit(*this);
@@ -52,11 +54,11 @@ std::string key_catalog_markdown() {
   for (const auto& key : key_catalog()) {
     if (key.is_section) {
       text += "\n### `" + key.path + "`\n\n" + key.doc + "\n\n";
-      text += "| key | type | default | meaning |\n|---|---|---|---|\n";
+      text += "| key | type | default | range | meaning |\n|---|---|---|---|---|\n";
       continue;
     }
-    text += "| `" + key.path + "` | " + key.type + " | `" + key.default_value + "` | " + key.doc +
-            " |\n";
+    text += "| `" + key.path + "` | " + key.type + " | `" + key.default_value + "` | " +
+            (key.range.empty() ? "" : "`" + key.range + "`") + " | " + key.doc + " |\n";
   }
   return text;
 }

@@ -11,6 +11,7 @@ struct KeyInfo {
   std::string path;           // "training.lora.rank"
   std::string type;           // "integer", "section", ...
   std::string default_value;  // as YAML text; empty for sections
+  std::string range;          // "[1, 65536]"; empty for keys that are not numbers
   std::string doc;
   bool is_section = false;
 };

@@ -1,9 +1,11 @@
 // Batch arithmetic at a given world size: every rank runs the same number of
 // micro-steps of micro_batch_size sequences, so global_batch_size must be a
 // multiple of micro_batch_size x world_size.
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/checked_product.h"
 #include "config/derived.h"
 #include "config/load.h"
 #include "core/error.h"
@@ -24,7 +26,13 @@ void validate_layout(const Config& config, int world_size) {
   const std::int64_t micro = config.training.micro_batch_size;
   const std::int64_t ranks = world_size;
   if (ranks < 1) throw InternalError("config", "world size must be positive");
-  const std::int64_t step = micro * ranks;
+  const std::optional<std::int64_t> product = checked_mul(micro, ranks);
+  if (!product)
+    throw UsageError("config",
+                     "micro_batch_size x world_size = " + std::to_string(micro) + " x " +
+                         std::to_string(ranks) + " does not fit in 64 bits",
+                     "lower training.micro_batch_size");
+  const std::int64_t step = *product;
   if (global % step == 0) return;
 
   const std::string numbers =

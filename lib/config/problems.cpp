@@ -5,6 +5,10 @@
 namespace nss::config {
 
 void Problems::add(std::string path, std::string where, std::string message, std::string hint) {
+  if (where.empty()) {
+    const auto origin = origins_.find(path);
+    if (origin != origins_.end()) where = origin->second;
+  }
   items_.push_back({std::move(path), std::move(where), std::move(message), std::move(hint)});
 }
 

@@ -2,6 +2,7 @@
 // instead of fixing one per job submission.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,13 @@ namespace nss::config {
 
 class Problems {
  public:
-  /// `path`: full key path; `where`: file position or "--set ..."; `hint`: what to change.
+  /// `path`: full key path; `where`: file position or "--set ..." (empty:
+  /// where `path` was located, if it was); `hint`: what to change.
   void add(std::string path, std::string where, std::string message, std::string hint = {});
+
+  /// Records where the value of `path` came from, for the problems that
+  /// checks of the values add later without knowing it.
+  void locate(const std::string& path, std::string where) { origins_[path] = std::move(where); }
 
   bool empty() const { return items_.empty(); }
 
@@ -22,6 +28,7 @@ class Problems {
     std::string path, where, message, hint;
   };
   std::vector<Item> items_;
+  std::map<std::string, std::string> origins_;
 };
 
 }  // namespace nss::config

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/choices.h"
+#include "config/value_range.h"
 
 namespace nss::config {
 namespace detail {
@@ -17,7 +18,7 @@ namespace detail {
 class JsonWriter {
  public:
   template <class T>
-  void field(const char* name, T& value, const char*) {
+  void field(const char* name, T& value, const char*, const Range<T>& = {}) {
     if constexpr (is_choice_v<T>)
       out[name] = choice_name(value);
     else

@@ -36,6 +36,27 @@ void create_directories(const std::string& path, const std::string& component);
 /// H100 machine with PyTorch 2.11's libtorch).
 std::string remove_tree(const std::string& path);
 
+/// An open file descriptor, closed when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor();
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+/// What a stat() mode names, for "X is <kind>, not a regular file":
+/// "a directory", "a FIFO", "a character device", "a block device", "a socket".
+const char* file_kind(unsigned mode);
+
+/// True when both paths exist and name the same file or directory (same
+/// device and inode, whatever the spelling or links).
+bool same_directory(const std::string& a, const std::string& b);
+
 /// "errno text" for the current errno, e.g. "No such file or directory".
 std::string errno_text(int error_number);
 

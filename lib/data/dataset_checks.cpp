@@ -1,12 +1,24 @@
 #include "data/dataset_checks.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
 #include "core/sha256.h"
 
 namespace nss::data {
+namespace {
+
+// Where the range's offending end comes from, for the messages.
+std::string scan_text(const TokenDataset& dataset, const TokenIdRange& range, std::int64_t id,
+                      std::int64_t at) {
+  return "a sampled scan of " + std::to_string(range.scanned_tokens) + " of its " +
+         std::to_string(dataset.num_tokens()) + " tokens found id " + std::to_string(id) +
+         " at token " + std::to_string(at);
+}
+
+}  // namespace
 
 std::int64_t num_windows(std::int64_t num_tokens, std::int64_t seq_len) {
   NSS_ASSERT(seq_len > 0, "data", "seq_len must be positive");
@@ -54,27 +66,40 @@ void check_dataset_tokenizer(const TokenDataset& dataset, const DatasetRequireme
                       model.path);
 }
 
-MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs) {
+TokenIdRange check_dataset_vocabulary(const TokenDataset& dataset,
+                                      const DatasetRequirements& needs) {
   check_dataset_tokenizer(dataset, needs);
-  const MaxTokenId max_id = dataset.max_token_id();
-  if (max_id.value < needs.model_vocab_size) return max_id;
-  const std::string source = max_id.from_attribute
-                                 ? "its max_token_id attribute says " + std::to_string(max_id.value)
-                                 : "it has no max_token_id attribute and a sampled scan of " +
-                                       std::to_string(max_id.scanned_tokens) + " of its " +
-                                       std::to_string(dataset.num_tokens()) + " tokens found id " +
-                                       std::to_string(max_id.value);
+  const TokenIdRange range = dataset.token_id_range();
   const std::string tokenizer = dataset.metadata().tokenizer.empty()
                                     ? ""
                                     : " (tokenizer " + dataset.metadata().tokenizer + ")";
+  const std::string prepare = "prepare the data with the model's own tokenizer";
+  if (range.min < 0)
+    throw DataError("data",
+                    "token dataset " + dataset.path() + tokenizer + " has negative token ids: " +
+                        scan_text(dataset, range, range.min, range.min_at) +
+                        ", but ids must lie in [0, model.vocab_size = " +
+                        std::to_string(needs.model_vocab_size) + ")",
+                    prepare + " (token ids index the vocabulary from 0)");
+  if (range.max < needs.model_vocab_size) {
+    dataset.limit_token_ids(needs.model_vocab_size);
+    return range;
+  }
+  const std::optional<std::int64_t>& attribute = dataset.metadata().max_token_id;
+  std::string source;
+  if (range.max_from_attribute)
+    source = "its max_token_id attribute says " + std::to_string(range.max);
+  else if (attribute)
+    source = scan_text(dataset, range, range.max, range.max_at) +
+             " (its max_token_id attribute says " + std::to_string(*attribute) + ")";
+  else
+    source = "it has no max_token_id attribute and " +
+             scan_text(dataset, range, range.max, range.max_at);
   throw DataError("data",
                   "token dataset " + dataset.path() + tokenizer +
-                      " has ids beyond the model's "
-                      "vocabulary: " +
-                      source + ", but model.vocab_size is " +
-                      std::to_string(needs.model_vocab_size),
-                  "set model.vocab_size above " + std::to_string(max_id.value) +
-                      " or prepare the data with the model's own tokenizer");
+                      " has ids beyond the model's vocabulary: " + source +
+                      ", but model.vocab_size is " + std::to_string(needs.model_vocab_size),
+                  "set model.vocab_size above " + std::to_string(range.max) + " or " + prepare);
 }
 
 void check_dataset(const TokenDataset& dataset, const DatasetRequirements& needs) {

@@ -46,10 +46,15 @@ void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements
 /// byte-level data): its ids would pass the vocabulary check and train nonsense.
 void check_dataset_tokenizer(const TokenDataset& dataset, const DatasetRequirements& needs);
 
-/// Throws DataError when the tokenizer check fails or max_token_id >=
-/// model_vocab_size (from the attribute, or from a sampled scan when the
-/// attribute is absent; the message says which). Returns what it compared.
-MaxTokenId check_dataset_vocabulary(const TokenDataset& dataset, const DatasetRequirements& needs);
+/// Throws DataError when the tokenizer check fails, or the ids reach
+/// model_vocab_size (the max_token_id attribute, or a sampled scan without
+/// it) or below 0 (a scan of signed /tokens); the message says which and
+/// where. On success every later read of `dataset` checks its ids against
+/// model_vocab_size (TokenDataset::limit_token_ids), so an id the attribute
+/// or the scan missed is a DataError naming its position. Returns what it
+/// compared.
+TokenIdRange check_dataset_vocabulary(const TokenDataset& dataset,
+                                      const DatasetRequirements& needs);
 
 /// The length and vocabulary checks.
 void check_dataset(const TokenDataset& dataset, const DatasetRequirements& needs);

@@ -54,6 +54,19 @@ LoaderPosition SamplePlan::normalise(LoaderPosition position) const {
                     "invalid dataloader position: epoch " + text(position.epoch) + ", cursor " +
                         text(position.cursor),
                     "the checkpoint's state.data is corrupt; resume from another step");
+  // Positions are taken at global-batch boundaries inside the epoch: one
+  // beyond the epoch's samples was saved over another dataset.
+  if (position.cursor > order_->samples_in_epoch(position.epoch))
+    throw DataError("data",
+                    "the checkpoint's dataloader position (epoch " + text(position.epoch) +
+                        ", cursor " + text(position.cursor) + ") lies beyond the " +
+                        text(order_->samples_in_epoch(position.epoch)) + " samples epoch " +
+                        text(position.epoch) +
+                        " of this dataset holds: data.path is not the dataset the step was "
+                        "trained on (or data.seq_len or the packing changed)",
+                    "resume with the dataset the step was saved with (metadata.json "
+                    "state.data.path and state.dataset), or start fresh in another "
+                    "checkpoint.dir");
   // Packed epochs differ in size: one may hold no full batch at all.
   for (int skipped = 0;
        position.cursor + config_.global_batch_size > order_->samples_in_epoch(position.epoch);

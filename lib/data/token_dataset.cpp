@@ -1,6 +1,5 @@
 #include "data/token_dataset.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -8,41 +7,17 @@
 #include <sys/stat.h>
 #include <type_traits>
 #include <unistd.h>
-#include <vector>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "data/h5_check.h"
+#include "data/mapping_guard.h"
 
 namespace nss::data {
 namespace {
 
 const char* const kPrepareHint =
     "write token datasets with nss_prepare_data or scripts/prepare_data_hf.py (docs/data.md)";
-
-// Closes a file descriptor on every path out of open().
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 // O_NONBLOCK: opening a FIFO for reading must not wait for a writer. The
 // descriptor is checked before HDF5 ever sees the path.
@@ -320,23 +295,31 @@ TokenDataset::~TokenDataset() {
 }
 
 void TokenDataset::read(std::int64_t first, std::int64_t count, std::int64_t* out) const {
+  copy_tokens(first, count, out);
+  check_ids(first, count, out);
+}
+
+void TokenDataset::copy_tokens(std::int64_t first, std::int64_t count, std::int64_t* out) const {
   NSS_ASSERT(first >= 0 && count >= 0 && first + count <= num_tokens_, "data",
              "token range outside " + path_);
   const unsigned char* source = tokens_ + first * static_cast<std::int64_t>(dtype_size(dtype_));
-  switch (dtype_) {
-    case DType::kUInt16:
-      widen<std::uint16_t>(source, count, out);
-      break;
-    case DType::kInt32:
-      widen<std::int32_t>(source, count, out);
-      break;
-    case DType::kUInt32:
-      widen<std::uint32_t>(source, count, out);
-      break;
-    default:
-      widen<std::int64_t>(source, count, out);
-      break;
-  }
+  auto copy = [&] {
+    switch (dtype_) {
+      case DType::kUInt16:
+        widen<std::uint16_t>(source, count, out);
+        break;
+      case DType::kInt32:
+        widen<std::int32_t>(source, count, out);
+        break;
+      case DType::kUInt32:
+        widen<std::uint32_t>(source, count, out);
+        break;
+      default:
+        widen<std::int64_t>(source, count, out);
+        break;
+    }
+  };
+  if (!copy_from_mapping(mapping_, mapping_bytes_, copy)) throw_shrunk(kTokensDataset, first);
 }
 
 void TokenDataset::read_loss_mask(std::int64_t first, std::int64_t count, std::uint8_t* out) const {
@@ -347,37 +330,30 @@ void TokenDataset::read_loss_mask(std::int64_t first, std::int64_t count, std::u
     return;
   }
   // Any non-zero byte is a target, weighted 1 like every other.
-  for (std::int64_t i = 0; i < count; ++i) out[i] = loss_mask_[first + i] != 0 ? 1 : 0;
+  auto copy = [&] {
+    for (std::int64_t i = 0; i < count; ++i) out[i] = loss_mask_[first + i] != 0 ? 1 : 0;
+  };
+  if (!copy_from_mapping(mapping_, mapping_bytes_, copy)) throw_shrunk(kLossMaskDataset, first);
 }
 
 std::int64_t TokenDataset::document_offset(std::int64_t d) const {
   NSS_ASSERT(document_offsets_ && d >= 0 && d <= num_documents_, "data",
              "document index outside " + path_);
   std::int64_t offset;
-  std::memcpy(&offset, document_offsets_ + d * 8, 8);
+  auto copy = [&] { std::memcpy(&offset, document_offsets_ + d * 8, 8); };
+  if (!copy_from_mapping(mapping_, mapping_bytes_, copy)) throw_shrunk(kDocumentOffsetsDataset, d);
   return offset;
 }
 
-MaxTokenId TokenDataset::max_token_id(std::int64_t max_scanned) const {
-  MaxTokenId result;
-  if (metadata_.max_token_id) {
-    result.value = *metadata_.max_token_id;
-    result.from_attribute = true;
-    return result;
-  }
-  // A full scan when the file is small; otherwise evenly spaced blocks.
-  constexpr std::int64_t kBlocks = 256;
-  const std::int64_t scanned = std::min(num_tokens_, std::max<std::int64_t>(max_scanned, 1));
-  const std::int64_t blocks = scanned == num_tokens_ ? 1 : kBlocks;
-  const std::int64_t block = std::max<std::int64_t>(scanned / blocks, 1);
-  std::vector<std::int64_t> buffer(static_cast<std::size_t>(block));
-  for (std::int64_t b = 0; b < blocks; ++b) {
-    const std::int64_t first = blocks == 1 ? 0 : (num_tokens_ - block) * b / (blocks - 1);
-    read(first, block, buffer.data());
-    for (const std::int64_t id : buffer) result.value = std::max(result.value, id);
-    result.scanned_tokens += block;
-  }
-  return result;
+void TokenDataset::throw_shrunk(const char* name, std::int64_t index) const {
+  throw DataError("data",
+                  "token dataset " + path_ + " shrank under the running job: the read of /" + name +
+                      " from entry " + std::to_string(index) + " reached past the file's end (" +
+                      std::to_string(mapping_bytes_) +
+                      " bytes when opened; truncated or rewritten in place)",
+                  "never truncate or rewrite a token file that a job reads: write the new file "
+                  "under another name and rename it into place (running jobs keep reading the "
+                  "old one), then restart the job");
 }
 
 }  // namespace nss::data

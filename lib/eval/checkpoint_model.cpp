@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/committed_step.h"
+#include "checkpoint/finite_reads.h"
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "model/initial_weights.h"
@@ -11,6 +13,7 @@
 namespace nss::eval {
 
 model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
+  checkpoint::require_committed_step(step_dir);
   checkpoint::CheckpointReader reader(step_dir);
   const checkpoint::TrainedModel trained = checkpoint::trained_model(reader.index(), step_dir);
   if (!trained.config)
@@ -31,7 +34,8 @@ model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
       const auto& spec = model.unit_specs(u)[i];
       if (!spec.trainable) continue;
       torch::Tensor tensor = model.unit_tensors(u)[i];
-      reader.read(spec.name, 0, static_cast<std::uint64_t>(tensor.numel()), tensor.data_ptr());
+      checkpoint::read_finite(reader, spec.name, 0, static_cast<std::uint64_t>(tensor.numel()),
+                              tensor.data_ptr());
       ++read;
     }
   }

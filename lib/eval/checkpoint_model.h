@@ -11,7 +11,8 @@
 namespace nss::eval {
 
 /// Loads step `step_dir` as a float32 LlamaModel; CheckpointError (exit 5)
-/// when the step is not committed, fails a checksum or lacks its configuration.
+/// when the step is not committed, fails a checksum or lacks its configuration,
+/// DataError (exit 4) when a value it holds (or its LoRA base holds) is not finite.
 model::LlamaModel load_checkpoint_model(const std::string& step_dir);
 
 }  // namespace nss::eval

@@ -6,7 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include "checkpoint/step_directory.h"
+#include "checkpoint/committed_step.h"
 #include "core/error.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"
@@ -52,7 +52,8 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.seq_len) + ", " +
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
-  const bool step_directory = checkpoint::is_step_directory(options.model_path);
+  // A step directory, committed or not (refused then), else a Hugging Face directory.
+  const bool step_directory = checkpoint::names_a_step(options.model_path);
   const model::LlamaModel model =
       step_directory ? load_checkpoint_model(options.model_path)
                      : model::load_pretrained_model(options.model_path, {}, torch::kFloat32);

@@ -34,9 +34,9 @@ EvalResult evaluate(const model::LlamaModel& model, const data::SequentialBatchR
 /// other and evaluates. Errors: UsageError (exit 2) for sizes that are not
 /// positive or a seq_len beyond the model's max_position_embeddings;
 /// DataError (exit 4) for a missing or malformed model directory or dataset,
-/// CheckpointError (exit 5) for a checkpoint step that does not verify,
-/// a dataset too short for the requested windows, token ids beyond the
-/// model's vocabulary.
+/// a weight that is not finite, a dataset too short for the requested
+/// windows, token ids beyond the model's vocabulary; CheckpointError (exit 5)
+/// for a checkpoint step that is not committed or does not verify.
 EvalResult run_evaluation(const EvalOptions& options);
 
 /// The one JSON line nss_eval prints: {"loss": ..., "tokens": ...}.

@@ -22,6 +22,11 @@ class QuietErrors {
   void* saved_data_ = nullptr;
 };
 
+/// Call first in main(): a file whose close failed (a flush that met a full
+/// disk or a file-size limit) stays half-closed, and HDF5's exit handler
+/// crashes on it (HDF5 1.10); the kernel closes the descriptors instead.
+void leave_open_files_to_the_kernel_at_exit();
+
 /// The thread's HDF5 error stack, innermost description last, e.g. "unable to
 /// open file; file signature not found"; clears the stack.
 std::string take_error_text();

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 #include "hf/weight_files.h"
 
 namespace nss::hf {
@@ -61,7 +62,7 @@ void HfWeightsWriter::commit() {
     index["metadata"] = {{"total_size", total_bytes_}};
     index["weight_map"] = nlohmann::json::object();
     for (const auto& [name, shard] : shard_of_) index["weight_map"][name] = shard_names_[shard];
-    write_file_atomic(dir_ + "/" + kWeightsIndexFile, index.dump(2) + "\n");
+    write_output_file(dir_ + "/" + kWeightsIndexFile, index.dump(2) + "\n", "safetensors");
   }
   // A loader would otherwise find an older single file or index next to the new weights.
   const auto keep = file_names();

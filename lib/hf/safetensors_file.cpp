@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/finite_values.h"
 #include "core/fs.h"
 #include "hf/element_convert.h"
 
@@ -86,8 +87,13 @@ void SafetensorsFile::read_float32(const std::string& name, std::int64_t offset,
                         ", which is not a floating-point weight type",
                     "model weights must be F32, BF16 or F16");
   if (count == 0) return;
-  convert_elements(bytes(t) + static_cast<std::uint64_t>(offset) * dtype_size(t.dtype), t.dtype,
-                   out, DType::kFloat32, count);
+  const unsigned char* first = bytes(t) + static_cast<std::uint64_t>(offset) * dtype_size(t.dtype);
+  // Every reader of weights (from_pretrained on each rank, nss_eval, a LoRA
+  // merge) goes through here, so this is where a damaged model is stopped.
+  require_finite(t.dtype, first, static_cast<std::uint64_t>(offset),
+                 static_cast<std::uint64_t>(count), path_ + ": tensor '" + name + "'",
+                 "the weights are damaged: download or convert the model again");
+  convert_elements(first, t.dtype, out, DType::kFloat32, count);
 }
 
 }  // namespace nss::hf

@@ -37,7 +37,9 @@ class SafetensorsFile {
 
   /// Copies elements [offset, offset + count) of the tensor's row-major
   /// flattening into `out` as float32 (from F32, F64, BF16 or F16; other
-  /// dtypes are a DataError). A range outside the tensor is an InternalError.
+  /// dtypes are a DataError). A NaN or infinity among them is a DataError
+  /// naming the file, tensor and element. A range outside the tensor is an
+  /// InternalError.
   void read_float32(const std::string& name, std::int64_t offset, std::int64_t count,
                     float* out) const;
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 #include "hf/element_convert.h"
 
 namespace nss::hf {
@@ -18,8 +19,7 @@ namespace {
 constexpr std::int64_t kConvertBytes = std::int64_t{4} << 20;
 
 [[noreturn]] void fail_io(const std::string& what, const std::string& path, int error_number) {
-  throw DataError("safetensors", "cannot " + what + " " + path + ": " + errno_text(error_number),
-                  "check free space and write permission at the output location");
+  throw output_location_error("safetensors", what, path, error_number);
 }
 
 }  // namespace
@@ -39,8 +39,16 @@ SafetensorsWriter::SafetensorsWriter(std::string path, std::vector<SafetensorsTe
   tmp_path_ = temporary_path_for(path_);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail_io("create", tmp_path_, errno);
-  write_bytes(prefix.data(), prefix.size(), 0);
-  if (::ftruncate(fd_, static_cast<off_t>(file_bytes())) != 0) fail_io("size", tmp_path_, errno);
+  try {
+    write_bytes(prefix.data(), prefix.size(), 0);
+    if (::ftruncate(fd_, static_cast<off_t>(file_bytes())) != 0)
+      fail_io("extend", tmp_path_, errno);
+  } catch (...) {
+    // No destructor runs for a constructor that throws.
+    ::close(fd_);
+    ::unlink(tmp_path_.c_str());
+    throw;
+  }
 }
 
 SafetensorsWriter::~SafetensorsWriter() {

@@ -2,6 +2,8 @@
 // dtypes are known up front); tensor data then arrives piece by piece, in any
 // order, converted on the fly, so a writer never holds a whole tensor. The file
 // appears under its final name only on commit() (temporary file + rename).
+// Failing to create, write, sync or rename it is an output_location_error
+// (core/output_location.h, exit 2): the place it was pointed at is at fault.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 
 namespace fs = std::filesystem;
 
@@ -31,7 +32,7 @@ std::vector<std::string> copy_tokenizer_files(const std::string& source_dir,
       continue;
     }
     try {
-      write_file_atomic(target_dir + "/" + name, read_text_file(source, "hf"));
+      write_output_file(target_dir + "/" + name, read_text_file(source, "hf"), "hf");
     } catch (const DataError& e) {
       problems.push_back(e.message());
     }

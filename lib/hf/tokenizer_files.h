@@ -16,10 +16,11 @@ inline constexpr std::array<const char*, 4> kTokenizerFiles = {
     "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"};
 
 /// Copies each file of kTokenizerFiles that `source_dir` holds into
-/// `target_dir` (write_file_atomic). Returns one line per file that was not
+/// `target_dir` (write_output_file). Returns one line per file that was not
 /// copied and should have been: all of them when `source_dir` is not a
 /// directory, tokenizer.json when it is absent, any file that is not a regular
-/// file or cannot be read. Write errors in `target_dir` throw.
+/// file or cannot be read. A write error in `target_dir` throws
+/// output_location_error (exit 2): the export's location is at fault.
 std::vector<std::string> copy_tokenizer_files(const std::string& source_dir,
                                               const std::string& target_dir);
 

@@ -1,22 +1,35 @@
 #include "log/logger.h"
 
+#include <atomic>
+#include <cstdio>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-
-#include <cstdio>
 
 #include "core/error.h"
 
 namespace nss::log {
 namespace {
 
-
 std::string pattern_for(int rank) {
   // The rank is fixed for the life of the process, so it is baked into the pattern.
   char prefix[64];
   std::snprintf(prefix, sizeof prefix, "[%%Y-%%m-%%d %%H:%%M:%%S.%%e] [rank %d] [%%l] %%v", rank);
   return prefix;
+}
+
+// A log file that cannot be written (a full disk, a file-size limit) must
+// not end the run: spdlog reports the failure here instead of throwing, and
+// this says so once on stderr.
+void report_log_failure_once(const std::string& message) {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true)) return;
+  std::fprintf(stderr,
+               "warning: [log] cannot write a log file: %s; training goes on, and log "
+               "lines that cannot be written are lost (this warning is not repeated)\n",
+               message.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace
@@ -28,6 +41,7 @@ void init(int rank) {
   logger->set_pattern(pattern_for(rank));
   logger->set_level(spdlog::level::info);
   logger->flush_on(spdlog::level::warn);
+  logger->set_error_handler(report_log_failure_once);
   spdlog::set_default_logger(logger);
 }
 

@@ -42,18 +42,11 @@ InitialWeights::InitialWeights(const config::ModelConfig& model, const config::L
 
 void InitialWeights::fill(const ParamSpec& spec, std::int64_t offset, std::int64_t count,
                           float* out) const {
-  if (pretrained_ && !spec.is_adapter()) {
+  // The preflight reads no values (that would read every byte twice): each
+  // rank's read checks the slices it loads (hf::SafetensorsFile::read_float32).
+  if (pretrained_ && !spec.is_adapter())
     pretrained_->read_float32(spec.name, offset, count, out);
-    // The preflight reads no values (that would read every byte twice): each
-    // rank checks the slices it loads.
-    const float* bad = std::find_if(out, out + count, [](float v) { return !std::isfinite(v); });
-    if (bad != out + count)
-      throw DataError("model",
-                      model_.from_pretrained + ": tensor '" + spec.name + "' holds " +
-                          std::to_string(*bad) + " at element " +
-                          std::to_string(offset + (bad - out)),
-                      "the pretrained weights are damaged: download or convert the model again");
-  } else
+  else
     init_parameter_slice(spec, model_, seed_, offset, count, out);
 }
 

@@ -14,7 +14,8 @@ namespace nss::model {
 /// Opens model.from_pretrained (every weight file's header and size checked
 /// on open) and requires config.json's shape to be `model`'s and every base
 /// parameter of (model, lora) to be present with its shape. DataError (exit
-/// 4) naming the file and the tensor otherwise. Values are not read.
+/// 4) naming the file and the tensor otherwise. Values are not read here: each
+/// rank's reads check the slices it loads (hf::SafetensorsFile::read_float32).
 std::shared_ptr<const hf::PretrainedDirectory> open_pretrained_base(
     const config::ModelConfig& model, const config::LoraConfig& lora);
 

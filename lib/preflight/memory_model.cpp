@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "config/derived.h"
+#include "config/size_checks.h"
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/unit_activations.h"
@@ -304,6 +305,15 @@ class StepReplay {
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
                                std::int64_t micro_batch_size,
                                const std::vector<std::int64_t>& packed_row_spans) {
+  // The replay multiplies and adds the shapes unchecked: within these bounds
+  // no byte count leaves 64 bits (size_checks.h).
+  if (!config::micro_batch_fits(config, micro_batch_size)) {
+    StepMemory beyond;
+    beyond.peak_bytes = kUnreplayableBytes;
+    beyond.peak_phase = "a micro-batch of " + std::to_string(micro_batch_size) +
+                        " sequences, whose tensors exceed 2^44 elements (not replayed)";
+    return beyond;
+  }
   return StepReplay(config, world_size, device, micro_batch_size, packed_row_spans).run();
 }
 

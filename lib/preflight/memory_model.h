@@ -20,6 +20,11 @@
 
 namespace nss::preflight {
 
+/// What a step whose micro-batch is not replayed is predicted to take:
+/// 2^62 bytes, more than any rank has, and small enough that adding the
+/// extras (memory_checks.h) to it cannot wrap.
+constexpr std::uint64_t kUnreplayableBytes = std::uint64_t{1} << 62;
+
 /// The tensor peak of one training step of one rank.
 struct StepMemory {
   std::uint64_t peak_bytes = 0;
@@ -30,6 +35,10 @@ struct StepMemory {
 
 /// Replays one optimizer step at `micro_batch_size` (all its micro-batches,
 /// with training.global_batch_size / (micro x world) accumulation steps).
+/// A micro-batch with a tensor beyond config::kMaxTensorElements (the budget
+/// search probes sizes far above the configured one, which the configuration
+/// checks keep within it) is not replayed: kUnreplayableBytes, a phase
+/// saying so and no components.
 /// `packed_row_spans`: packed rows' attention, every row like the costliest
 /// (PreflightContext::packed_row_spans; empty: one document filling it).
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,

@@ -9,6 +9,7 @@
 
 #include "comm/agreement.h"
 #include "log/logger.h"
+#include "preflight/checkpoint_checks.h"
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
 #include "preflight/report_output.h"
@@ -89,6 +90,10 @@ PreflightReport build_report(const PreflightContext& context, const PreflightPla
     for (auto& check : check_datasets_open(context)) report.add(std::move(check));
   });
   check_dataset_formats(context, plan.validate_dataset, report);
+  report.run_guarded("checkpoint.directory",
+                     [&] { report.add(check_checkpoint_directory(context)); });
+  report.run_guarded("checkpoint.space", [&] { report.add(check_checkpoint_space(context)); });
+  report.run_guarded("checkpoint.resume", [&] { report.add(check_checkpoint_resume(context)); });
   report.run_guarded("dataloader.host_memory",
                      [&] { report.add(check_dataloader_host_memory(context, report)); });
   for (const auto& stage : plan.stages)
@@ -106,6 +111,7 @@ Verdict run_preflight(comm::Communicator& comm, MPI_Comm world, const PreflightI
   request.timeout_s = inputs.config.preflight.first_batch_timeout_s;
   for (const auto& dataset : configured_datasets(inputs.config))
     request.datasets.emplace_back(dataset.role, dataset.path);
+  request.checkpoint_dir = inputs.config.checkpoint.dir;
   const RankFacts mine = collect_rank_facts(inputs.layout, request);
   std::vector<RankFacts> ranks = exchange_rank_facts(comm, mine);
 

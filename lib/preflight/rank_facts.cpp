@@ -146,6 +146,8 @@ RankFacts collect_rank_facts(const comm::ProcessLayout& layout, const FactsReque
 
   for (const auto& [role, path] : request.datasets)
     facts.datasets.push_back({role, probe_path(path, request.timeout_s)});
+  if (!request.checkpoint_dir.empty())
+    facts.checkpoint_dir = probe_checkpoint_directory(request.checkpoint_dir, request.timeout_s);
 
   spdlog::info(
       "[preflight] rank facts: host {}, usable host memory {} (bound by {}), {} CPUs, "
@@ -155,6 +157,9 @@ RankFacts collect_rank_facts(const comm::ProcessLayout& layout, const FactsReque
                                 : std::string("unknown"),
       facts.memory.bound_by.empty() ? "nothing readable" : facts.memory.bound_by, facts.usable_cpus,
       facts.gpus.devices.size());
+  if (facts.checkpoint_dir && !facts.checkpoint_dir->writable)
+    spdlog::warn("[preflight] checkpoint.dir {} {}", facts.checkpoint_dir->path,
+                 facts.checkpoint_dir->problem);
   for (const auto& access : facts.datasets) {
     if (!access.probe.readable)
       spdlog::warn("[preflight] {} dataset {} {}", access.role, access.probe.path,
@@ -183,7 +188,9 @@ nlohmann::ordered_json facts_to_json(const RankFacts& facts) {
           {"cpu_native_bf16", facts.cpu_native_bf16},
           {"host_memory", memory_to_json(facts.memory)},
           {"gpus", gpus_to_json(facts.gpus)},
-          {"datasets", datasets}};
+          {"datasets", datasets},
+          {"checkpoint_dir", facts.checkpoint_dir ? checkpoint_access_to_json(*facts.checkpoint_dir)
+                                                  : nlohmann::ordered_json()}};
 }
 
 RankFacts facts_from_json(const nlohmann::ordered_json& json) {
@@ -199,6 +206,8 @@ RankFacts facts_from_json(const nlohmann::ordered_json& json) {
   facts.memory = memory_from_json(json.at("host_memory"));
   facts.gpus = gpus_from_json(json.at("gpus"));
   for (const auto& access : json.at("datasets")) facts.datasets.push_back(probe_from_json(access));
+  if (!json.at("checkpoint_dir").is_null())
+    facts.checkpoint_dir = checkpoint_access_from_json(json.at("checkpoint_dir"));
   return facts;
 }
 

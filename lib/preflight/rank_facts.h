@@ -4,6 +4,7 @@
 // from its own node only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "comm/communicator.h"
 #include "comm/mpi_runtime.h"
 #include "core/device_kind.h"
+#include "preflight/checkpoint_directory.h"
 #include "preflight/gpu_inventory.h"
 #include "preflight/host_memory.h"
 #include "preflight/path_probe.h"
@@ -39,13 +41,15 @@ struct RankFacts {
   HostMemory memory;
   GpuInventory gpus;
   std::vector<DatasetAccess> datasets;
+  std::optional<CheckpointDirectoryAccess> checkpoint_dir;  // when asked for
 };
 
 /// What every rank is asked to find out.
 struct FactsRequest {
   DeviceKind device = DeviceKind::kCpu;
   std::vector<std::pair<std::string, std::string>> datasets;  // (role, path)
-  double timeout_s = 60;                                      // per dataset probe
+  std::string checkpoint_dir;                                 // empty: not probed
+  double timeout_s = 60;  // per dataset probe, and the checkpoint directory's
   SystemRoot root;
   EnvLookup env = process_environment();
 };

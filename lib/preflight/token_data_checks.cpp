@@ -159,14 +159,19 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
       }
     }
     try {
-      const data::MaxTokenId max_id = data::check_dataset_vocabulary(*tokens, needs);
+      const data::TokenIdRange ids = data::check_dataset_vocabulary(*tokens, needs);
+      // Signed ids were scanned for negatives too (no attribute bounds them below).
+      const bool signed_ids = tokens->dtype() == DType::kInt32 || tokens->dtype() == DType::kInt64;
       checks.push_back(Check::pass(
           vocabulary_id, ExitCode::kData,
-          "largest token id " + std::to_string(max_id.value) +
-              (max_id.from_attribute
+          "largest token id " + std::to_string(ids.max) +
+              (ids.max_from_attribute
                    ? " (max_token_id attribute)"
-                   : " (sampled scan of " + std::to_string(max_id.scanned_tokens) + " tokens)") +
+                   : " (sampled scan of " + std::to_string(ids.scanned_tokens) + " tokens)") +
               " < model.vocab_size " + std::to_string(vocab) +
+              (signed_ids ? ", smallest " + std::to_string(ids.min) + " (sampled scan of " +
+                                std::to_string(ids.scanned_tokens) + " tokens)"
+                          : "") +
               (tokenizer.path.empty() ? "" : "; made with the model's " + tokenizer.path)));
     } catch (const DataError& e) {
       checks.push_back(Check::fail(vocabulary_id, ExitCode::kData, e.message(), e.hint()));
@@ -194,6 +199,7 @@ std::vector<std::int64_t> packed_row_spans(const config::Config& config) {
 double fetch_first_batch(const config::Config& config, int world_size) {
   const auto start = std::chrono::steady_clock::now();
   const auto dataset = data::TokenDataset::open(config.data.path);
+  dataset->limit_token_ids(config.model.vocab_size);  // as the trainer's checks do
   data::DataLoaderOptions options;
   options.sampling = {config.data.seq_len,
                       config.training.global_batch_size,

@@ -18,7 +18,8 @@ namespace nss::preflight {
 /// data::TokenDataset::open + data::check_dataset with what the job needs:
 /// seq_len, one global batch (validation: global_batch_size x eval.batches)
 /// and model.vocab_size. Checks "<role>.format" (the file, its /tokens and its
-/// length) and "<role>.vocabulary" (max_token_id < model.vocab_size).
+/// length) and "<role>.vocabulary" (max_token_id < model.vocab_size, and no
+/// negative id in a sampled scan of signed /tokens).
 DatasetValidator token_dataset_validator(const config::Config& config);
 
 /// With data.packing documents or none: the input spans of the training
@@ -34,7 +35,8 @@ std::vector<std::int64_t> packed_row_spans(const config::Config& config);
 using FirstBatchFetch = std::function<double(const config::Config& config, int world_size)>;
 
 /// Opens data.path and takes one micro-batch from a data::DataLoader built as
-/// the trainer builds it (rank 0's share, data.num_workers, prefetch_factor).
+/// the trainer builds it (rank 0's share, data.num_workers, prefetch_factor,
+/// its ids checked against model.vocab_size).
 double fetch_first_batch(const config::Config& config, int world_size);
 
 /// "data.first_batch": `fetch` within preflight.first_batch_timeout_s (fail,

@@ -16,13 +16,15 @@
 #include "config/load.h"
 #include "core/fs.h"
 #include "core/heap_tuning.h"
+#include "h5/errors.h"
 #include "hf/hf_config.h"
+#include "log/directory_lock.h"
 #include "log/logger.h"
-#include "log/run_directory_lock.h"
 #include "memory/memory_counter.h"
 #include "preflight/preflight.h"
 #include "train/compute_device.h"
 #include "train/environment.h"
+#include "train/run_identity.h"
 #include "train/stop_signal.h"
 #include "train/trainer.h"
 #include "train/training_preflight.h"
@@ -55,6 +57,7 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
 }  // namespace
 
 ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
+  h5::leave_open_files_to_the_kernel_at_exit();  // before any HDF5 call
   auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const comm::ProcessLayout layout = comm::discover_layout(MPI_COMM_WORLD);
   const config::Config config = agree_on_config(*world, options);
@@ -73,14 +76,20 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     spdlog::debug("[train] glibc keeps freed blocks up to 32 MiB for the next step");
   comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 
-  // Run directory: rank 0 owns it (lock, resolved config); every rank logs there.
+  // Run directory and checkpoint directory: rank 0 owns both for the job's
+  // life (locks, run id, resolved config); every rank logs there.
   const std::string run_dir = config.run.output_dir;
-  std::optional<log::RunDirectoryLock> lock;
+  std::optional<log::DirectoryLock> run_lock, checkpoint_lock;
+  std::string run_id;
   comm::run_on_root(*world, 0, [&] {
-    lock.emplace(run_dir);
+    run_lock.emplace(run_dir, log::kRunDirectory);
+    if (!same_directory(config.checkpoint.dir, run_dir))
+      checkpoint_lock.emplace(config.checkpoint.dir, log::kCheckpointDirectory);
+    run_id = run_identity(run_dir);
     create_directories(run_dir + "/logs", "run");
     write_file_atomic(run_dir + "/config.resolved.yaml", config::to_yaml(config, true));
   });
+  comm::broadcast_text(*world, run_id, 0);
   comm::run_on_all(*world, [&] { log::attach_rank_file(run_dir + "/logs", world->rank()); });
 
   ComputeDevice device;
@@ -128,7 +137,8 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     });
     nccl_watchdog.emplace(*nccl, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
   }
-  TrainerContext context{run_dir, layout.threads_per_rank, device.device, nccl.get(), nullptr};
+  TrainerContext context{run_dir,       run_id,     layout.threads_per_rank,
+                         device.device, nccl.get(), nullptr};
   if (config.checkpoint.async)
     context.checkpoint_writer_comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   return train(config, *world, std::move(context));

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "comm/agreement.h"
 #include "config/derived.h"
 #include "data/data_loader.h"
 #include "data/dataset_checks.h"
@@ -106,8 +107,12 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
       micro_steps_(config::accumulation_steps(config, comm.size())),
       tokens_per_step_(config.training.global_batch_size * config.data.seq_len) {
   const auto& t = config.training;
-  model_.initialize(
-      model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
+  // Each rank reads (and checks) only its slices of model.from_pretrained: a
+  // damaged one must end every rank with the same error, not abort the job.
+  comm::run_on_all(comm_, [&] {
+    model_.initialize(
+        model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
+  });
   state_ = std::make_unique<ShardedState>(model_);
   const MemoryRecord memory{state_->bytes(), meter_->bytes_now()};
   spdlog::info("[train] {}", log_line(memory));
@@ -117,10 +122,13 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
   }
   checkpoints_ = std::make_unique<TrainingCheckpoints>(
       config, comm, *state_, std::move(context_.checkpoint_writer_comm),
-      data::describe_preparation(dataset_->metadata()));
+      data::describe_preparation(dataset_->metadata()), context_.run_id);
   progress_ = checkpoints_->resume().value_or(TrainingProgress{});
   state_->applied_updates = progress_.applied_updates;
-  loader_ = std::make_unique<data::DataLoader>(dataset_, loader_options(config, comm, progress_));
+  // Every rank finds the same position beyond a changed dataset: one message, one exit code.
+  comm::run_on_all(comm, [&] {
+    loader_ = std::make_unique<data::DataLoader>(dataset_, loader_options(config, comm, progress_));
+  });
   if (config.eval.interval_steps > 0)
     validation_.emplace(config, comm, context_.device, tokenizer_);
   spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
@@ -188,7 +196,7 @@ void Trainer::validate(std::int64_t step) {
 ExitCode Trainer::stop(StopRequest request, std::int64_t step) {
   spdlog::warn("[train] {} received: saving step {} and stopping", describe(request), step);
   const auto save_start = std::chrono::steady_clock::now();
-  checkpoints_->save(progress_, /*synchronous=*/true, metrics_.get());
+  checkpoints_->save(progress_, SaveKind::kStop, metrics_.get());
   spdlog::warn(
       "[train] stopping after step {}: the save took {:.2f} s (the signal's lead time must "
       "exceed it)",
@@ -209,11 +217,11 @@ ExitCode Trainer::run() {
     const StopRequest request = agree_on_stop_request(comm_);
     if (request != StopRequest::kNone) return stop(request, step);
     if (checkpoints_->due(step) && step < max_steps)
-      checkpoints_->save(progress_, /*synchronous=*/false, metrics_.get());
+      checkpoints_->save(progress_, SaveKind::kPeriodic, metrics_.get());
   }
   // The last save of a run is synchronous, so a finished run is always on disk.
   if (checkpoints_->last_saved_step() != progress_.step)
-    checkpoints_->save(progress_, /*synchronous=*/true, metrics_.get());
+    checkpoints_->save(progress_, SaveKind::kFinal, metrics_.get());
   checkpoints_->drain(metrics_.get());
   spdlog::info("[train] finished {} steps in {}", max_steps, format_duration(metrics.elapsed_s()));
   return ExitCode::kOk;

@@ -16,6 +16,7 @@ namespace nss::train {
 
 struct TrainerContext {
   std::string run_dir;
+  std::string run_id;                 // train/run_identity.h, recorded in every step
   int threads = 1;                    // intra-op threads of this rank
   torch::Device device{torch::kCPU};  // where the model computes (train/compute_device.h)
   /// The shard collectives' communicator (NCCL on a CUDA device); nullptr: the

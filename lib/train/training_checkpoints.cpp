@@ -4,10 +4,14 @@
 #include <torch/torch.h>
 
 #include "checkpoint/async_saver.h"
+#include "checkpoint/commit.h"
+#include "checkpoint/damage.h"
 #include "checkpoint/load.h"
 #include "checkpoint/save.h"
+#include "checkpoint/step_directory.h"
 #include "comm/agreement.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/units.h"
 #include "train/metrics_log.h"
 
@@ -28,8 +32,9 @@ nlohmann::json checkpoint_event(const checkpoint::SaveResult& result) {
 TrainingState read_training_state(const nlohmann::json& saved, const std::string& step_dir) {
   try {
     return saved.get<TrainingState>();
-  } catch (const CheckpointError& e) {
-    throw CheckpointError(e.component(), step_dir + "/metadata.json: " + e.message(), e.hint());
+  } catch (const checkpoint::CheckpointDamage& e) {
+    throw checkpoint::CheckpointDamage(e.component(), step_dir + "/metadata.json: " + e.message(),
+                                       e.hint());
   }
 }
 
@@ -38,10 +43,11 @@ TrainingState read_training_state(const nlohmann::json& saved, const std::string
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
                                          ShardedState& state,
                                          std::unique_ptr<comm::Communicator> writer_comm,
-                                         nlohmann::json dataset)
+                                         nlohmann::json dataset, std::string run_id)
     : config_(config), comm_(comm), state_(state) {
   const auto& buffers = state_.checkpoint_buffers();
   inputs_.dataset = std::move(dataset);
+  inputs_.run = {std::move(run_id), config.run.output_dir};
   if (config.training.lora.enabled) {
     nlohmann::json& base = inputs_.lora_base;
     comm::run_on_root(comm, 0, [&] { base = lora_base_identity(config); });
@@ -63,20 +69,78 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
 
 TrainingCheckpoints::~TrainingCheckpoints() = default;
 
+bool TrainingCheckpoints::resumes_own_directory() const {
+  const auto& k = config_.checkpoint;
+  return k.resume == "auto" || same_directory(k.resume, k.dir);
+}
+
+// Why the step saved with `saved` must not be resumed by this run, if it must not.
+std::optional<checkpoint::Refusal> TrainingCheckpoints::refusal(const nlohmann::json& saved,
+                                                                const std::string& step_dir) const {
+  const TrainingState state = read_training_state(saved, step_dir);
+  const TrainingState now = current_training_state(config_, {}, comm_.size(), inputs_);
+  try {
+    for (const std::string& difference : check_resume(state, now, step_dir))
+      spdlog::warn("[checkpoint] {}", difference);
+  } catch (const CheckpointError& e) {
+    return checkpoint::Refusal{e.message(), e.hint()};
+  }
+  if (state.run.id.empty() || state.run.id == inputs_.run.id) return std::nullopt;
+  const std::string whose = step_dir + " was saved by another run (run id " + state.run.id +
+                            ", run directory " + state.run.output_dir + "); this run is " +
+                            inputs_.run.id + " in " + inputs_.run.output_dir;
+  if (resumes_own_directory())
+    return checkpoint::Refusal{
+        whose + ": two runs share checkpoint.dir " + config_.checkpoint.dir,
+        "give this run its own checkpoint.dir to start fresh, or set checkpoint.resume to that "
+        "step directory to continue or fine-tune from it on purpose"};
+  spdlog::warn("[checkpoint] {}; loading it because checkpoint.resume names it", whose);
+  return std::nullopt;
+}
+
+void TrainingCheckpoints::set_aside_damaged(const std::vector<std::int64_t>& damaged,
+                                            std::int64_t loaded) {
+  if (damaged.empty() || !resumes_own_directory()) return;
+  comm::run_on_root(comm_, 0, [&] {
+    for (const std::int64_t step : damaged)
+      spdlog::warn(
+          "[checkpoint] set aside step {} as {}: every rank found it damaged during this resume; "
+          "it is kept for inspection (nss_ckpt verify), never loaded, pruned or deleted",
+          step, checkpoint::set_aside_damaged_step(config_.checkpoint.dir, step, loaded));
+  });
+}
+
+// A run writes only into a checkpoint directory whose steps are its own: it
+// would collide with another run's steps, prune them, or mix the two.
+void TrainingCheckpoints::check_directory_owner() const {
+  const auto& k = config_.checkpoint;
+  if (k.resume == "never") return checkpoint::check_fresh_start(k.dir);
+  const auto steps = checkpoint::committed_steps(k.dir);
+  if (steps.empty()) return;
+  const std::string newest = checkpoint::step_dir_path(k.dir, steps.front());
+  TrainingState::Run owner;
+  try {
+    owner = read_training_state(checkpoint::read_index(newest).state, newest).run;
+  } catch (const CheckpointError&) {
+    return;  // damaged: the resume's fallback deals with it, step by step
+  }
+  if (owner.id.empty() || owner.id == inputs_.run.id) return;
+  throw CheckpointError(
+      "checkpoint",
+      "checkpoint.dir " + k.dir + " holds the steps of another run (run id " + owner.id +
+          ", run directory " + owner.output_dir + ", newest " + newest + "); this run is " +
+          inputs_.run.id + " in " + inputs_.run.output_dir,
+      "give this run its own checkpoint.dir to start fresh; to continue or fine-tune from "
+      "that run's step, set checkpoint.resume to its step directory and keep checkpoint.dir "
+      "separate");
+}
+
 std::optional<TrainingProgress> TrainingCheckpoints::resume() {
   const auto& k = config_.checkpoint;
+  comm::run_on_root(comm_, 0, [&] { check_directory_owner(); });
   checkpoint::LoadOptions options{k.load_optimizer, k.hdf5_file_locking, {}};
-  options.accept_state = [this](const nlohmann::json& saved,
-                                const std::string& step_dir) -> std::optional<checkpoint::Refusal> {
-    const TrainingState state = read_training_state(saved, step_dir);
-    const TrainingState now = current_training_state(config_, {}, comm_.size(), inputs_);
-    try {
-      for (const std::string& difference : check_resume(state, now, step_dir))
-        spdlog::warn("[checkpoint] {}", difference);
-    } catch (const CheckpointError& e) {
-      return checkpoint::Refusal{e.message(), e.hint()};
-    }
-    return std::nullopt;
+  options.accept_state = [this](const nlohmann::json& saved, const std::string& step_dir) {
+    return refusal(saved, step_dir);
   };
   std::optional<checkpoint::LoadResult> loaded;
   {
@@ -103,6 +167,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
       k.load_optimizer ? "optimizer state restored"
                        : "model weights only (checkpoint.load_optimizer: false)");
   last_saved_step_ = loaded->step;
+  set_aside_damaged(loaded->damaged_steps, loaded->step);
   return progress;
 }
 
@@ -120,9 +185,20 @@ void TrainingCheckpoints::report(std::int64_t step, const nlohmann::json& event,
   if (metrics) metrics->append(event);
 }
 
-void TrainingCheckpoints::handle_failure(std::int64_t step, ExitCode code,
+void TrainingCheckpoints::handle_failure(std::int64_t step, SaveKind kind, ExitCode code,
                                          const std::string& error) {
   spdlog::error("[checkpoint] the save of step {} failed, nothing was committed: {}", step, error);
+  const std::string committed =
+      last_saved_step_ > 0 ? "the last committed step is " + std::to_string(last_saved_step_)
+                           : "no step of this run is committed";
+  if (kind != SaveKind::kPeriodic)
+    throw comm::AgreedError(
+        ExitCode::kCheckpoint, "checkpoint",
+        std::string(kind == SaveKind::kFinal ? "the final save" : "the save on the stop signal") +
+            " of step " + std::to_string(step) + " failed, so the run's work is not on disk (" +
+            committed + "): " + error,
+        "fix checkpoint.dir (space, quota, a file where the directory belongs) and resubmit: the "
+        "run resumes from its last committed step");
   if (config_.checkpoint.fail_on_error)
     throw comm::AgreedError(code, "checkpoint",
                             "saving step " + std::to_string(step) + " failed: " + error,
@@ -135,12 +211,14 @@ void TrainingCheckpoints::handle_failure(std::int64_t step, ExitCode code,
 }
 
 void TrainingCheckpoints::settle(const checkpoint::AsyncSaveOutcome& outcome, MetricsLog* metrics) {
-  if (!outcome.committed) return handle_failure(outcome.step, outcome.code, outcome.error);
+  if (!outcome.committed)
+    return handle_failure(outcome.step, SaveKind::kPeriodic, outcome.code, outcome.error);
   report(outcome.step, checkpoint_event(outcome.result), metrics);
 }
 
-void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronous,
+void TrainingCheckpoints::save(const TrainingProgress& progress, SaveKind kind,
                                MetricsLog* metrics) {
+  const bool synchronous = kind != SaveKind::kPeriodic;
   const auto& k = config_.checkpoint;
   checkpoint::SaveRequest request;
   request.checkpoint_dir = k.dir;
@@ -164,7 +242,7 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, bool synchronou
         checkpoint::save_checkpoint(comm_, request, state_.checkpoint_buffers());
     report(result.step, checkpoint_event(result), metrics);
   } catch (const comm::AgreedError& e) {
-    handle_failure(progress.step, e.code(), e.what());
+    handle_failure(progress.step, kind, e.code(), e.what());
   }
 }
 

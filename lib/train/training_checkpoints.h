@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/layout.h"
+#include "checkpoint/load.h"
 #include "comm/communicator.h"
 #include "config/config.h"
 #include "core/error.h"
@@ -28,32 +29,43 @@ namespace nss::train {
 
 class MetricsLog;
 
+/// Why a step is saved: a periodic save may fail and training go on; a
+/// final or stop save that fails ends the run with exit 5.
+enum class SaveKind { kPeriodic, kFinal, kStop };
+
 class TrainingCheckpoints {
  public:
   /// `writer_comm`: the asynchronous writer's own communicator over the same
   /// ranks (checkpoint.async; nullptr otherwise). `dataset`: the training
   /// data's tokenizer and preparation (data::describe_preparation), recorded
   /// in every step's state.
+  /// `run_id`: this run's identity (train/run_identity.h), recorded in every step.
   TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state,
-                      std::unique_ptr<comm::Communicator> writer_comm, nlohmann::json dataset);
+                      std::unique_ptr<comm::Communicator> writer_comm, nlohmann::json dataset,
+                      std::string run_id);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;
 
   /// checkpoint.resume: loads a committed step into the shards (and moments,
   /// unless checkpoint.load_optimizer is false) and returns its progress, or
-  /// nullopt for a fresh start. CheckpointError (exit 5) when checkpoints exist
-  /// but none loads, or a LoRA checkpoint belongs to another base model.
+  /// nullopt for a fresh start. Newer steps of checkpoint.dir that every rank
+  /// found damaged are set aside (step_N.corrupt-<time>) and `latest` names
+  /// the step loaded. Exit 5 (an AgreedError) when checkpoints exist but none
+  /// loads, when one belongs to another configuration, or, under
+  /// checkpoint.resume: auto, to another run; and when a fresh start
+  /// (checkpoint.resume: never) finds committed steps in checkpoint.dir.
   std::optional<TrainingProgress> resume();
 
   /// True when `step` is a periodic save point (checkpoint.interval_steps).
   bool due(std::int64_t step) const;
 
-  /// Saves `progress`. Asynchronous when checkpoint.async and `synchronous`
-  /// is false (the last save of a run and a save on a signal are synchronous).
-  /// A failed save is logged on every rank; training goes on unless
-  /// checkpoint.fail_on_error.
-  void save(const TrainingProgress& progress, bool synchronous, MetricsLog* metrics);
+  /// Saves `progress`. A periodic save is asynchronous with checkpoint.async;
+  /// when it fails, training goes on unless checkpoint.fail_on_error. The
+  /// final save and the save on a stop signal are synchronous and are the
+  /// work the run promises: when they fail, every rank throws the same
+  /// comm::AgreedError (exit 5), whatever checkpoint.fail_on_error says.
+  void save(const TrainingProgress& progress, SaveKind kind, MetricsLog* metrics);
 
   /// Call before every optimizer update: an asynchronous save may still be
   /// copying the shards it snapshots.
@@ -70,8 +82,13 @@ class TrainingCheckpoints {
 
  private:
   void report(std::int64_t step, const nlohmann::json& event, MetricsLog* metrics);
-  void handle_failure(std::int64_t step, ExitCode code, const std::string& error);
+  void handle_failure(std::int64_t step, SaveKind kind, ExitCode code, const std::string& error);
   void settle(const checkpoint::AsyncSaveOutcome& outcome, MetricsLog* metrics);
+  std::optional<checkpoint::Refusal> refusal(const nlohmann::json& saved,
+                                             const std::string& step_dir) const;
+  bool resumes_own_directory() const;
+  void check_directory_owner() const;
+  void set_aside_damaged(const std::vector<std::int64_t>& damaged, std::int64_t loaded);
 
   const config::Config& config_;
   comm::Communicator& comm_;

@@ -62,6 +62,9 @@ std::string out_of_memory_hint(const preflight::PreflightContext& context,
 // check warns (docs/preflight.md: within 0.2% at the benchmark's shapes).
 constexpr double kModelTolerance = 0.10;
 
+// Micro-steps the synthetic step runs of each optimizer step.
+constexpr std::int64_t kMeasuredMicroSteps = 2;
+
 }  // namespace
 
 std::vector<std::int64_t> synthetic_micro_batches(const config::Config& config, int world_size) {
@@ -124,6 +127,17 @@ std::unique_ptr<SyntheticTraining> build_synthetic(const preflight::PreflightCon
         "the checkpoint staging alone (see memory.model)";
     return nullptr;
   }
+  // The state's size is exact before anything is built: a model whose state
+  // alone exceeds the cap is refused at once, not after filling the memory.
+  const std::uint64_t state =
+      preflight::predict_step_memory(context.config, context.world_size, context.device, smallest,
+                                     context.packed_row_spans)
+          .state_bytes;
+  if (cap && state > static_cast<std::uint64_t>(*cap)) {
+    error = "the model and optimizer state alone (" + bytes(double(state)) + ") exceed the " +
+            bytes(double(*cap)) + " of tensors one rank can hold";
+    return nullptr;
+  }
   try {
     return std::make_unique<SyntheticTraining>(context.config, context.world_size, meter,
                                                cap.value_or(0));
@@ -131,6 +145,23 @@ std::unique_ptr<SyntheticTraining> build_synthetic(const preflight::PreflightCon
     error = e.message();
     return nullptr;
   }
+}
+
+// What micro-batches beyond the measured ones add to a step's peak: each
+// holds its batch tensors from the step's start (the target count is
+// all-reduced before the first backward), which the memory model counts
+// exactly; their compute repeats the measured ones' memory.
+std::uint64_t unmeasured_micro_batch_bytes(const preflight::PreflightContext& context,
+                                           std::int64_t m, std::int64_t measured) {
+  config::Config shorter = context.config;
+  shorter.training.global_batch_size = m * context.world_size * measured;
+  const auto peak = [&](const config::Config& config) {
+    return preflight::predict_step_memory(config, context.world_size, context.device, m,
+                                          context.packed_row_spans)
+        .peak_bytes;
+  };
+  const std::uint64_t all = peak(context.config), part = peak(shorter);
+  return all > part ? all - part : 0;
 }
 
 // Runs the synthetic steps at micro-batch `m` under its cap.
@@ -149,24 +180,47 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
   }
   SyntheticStepRequest request;
   request.micro_batch_size = m;
-  request.micro_steps = config::accumulation_steps(config, context.world_size, m);
+  // Micro-steps after the second repeat its compute memory (gradients
+  // accumulate in place): measuring two bounds the preflight's time, and the
+  // batch tensors the others hold are added from the memory model.
+  const std::int64_t accumulation = config::accumulation_steps(config, context.world_size, m);
+  request.micro_steps = std::min<std::int64_t>(accumulation, kMeasuredMicroSteps);
+  const std::uint64_t unmeasured =
+      accumulation > request.micro_steps
+          ? unmeasured_micro_batch_bytes(context, m, request.micro_steps)
+          : 0;
+  if (cap && training.state_bytes() + static_cast<std::int64_t>(unmeasured) >= *cap) {
+    if (m != config.training.micro_batch_size && !findings.failure.empty()) return measurement;
+    findings.failure = "the synthetic step at micro_batch_size " + std::to_string(m) +
+                       " ran out of memory: the batch tensors of its " +
+                       std::to_string(accumulation) + " micro-batches (" +
+                       bytes(double(unmeasured)) + ") and the model state fill the " +
+                       bytes(double(*cap)) + " of tensors one rank can hold";
+    return measurement;
+  }
   request.steps = config.preflight.synthetic_steps;
   request.limit_bytes = cap.value_or(0);
   request.packed_row_spans = context.packed_row_spans;
   try {
     const SyntheticStepResult result = training.run(request);
-    measurement.tensor_peak_bytes = static_cast<std::uint64_t>(result.peak_bytes);
+    const std::uint64_t peak = static_cast<std::uint64_t>(result.peak_bytes) + unmeasured;
+    measurement.tensor_peak_bytes = peak;
     measurement.seconds = result.seconds;
     const std::uint64_t predicted =
         preflight::predict_step_memory(config, context.world_size, context.device, m,
                                        context.packed_row_spans)
             .peak_bytes;
     findings.detail += (findings.detail.empty() ? "" : "; ") + std::string("micro_batch_size ") +
-                       std::to_string(m) + ": " + bytes(double(result.peak_bytes)) +
+                       std::to_string(m) + ": " + bytes(double(peak)) +
                        " of tensors in the last of " + std::to_string(request.steps) + " steps (" +
-                       std::to_string(request.micro_steps) + " micro-steps each), predicted " +
-                       bytes(double(predicted)) + " (" +
-                       signed_percent(double(predicted) / double(result.peak_bytes) - 1) + ")";
+                       std::to_string(request.micro_steps) +
+                       (unmeasured > 0 || accumulation > request.micro_steps
+                            ? " of " + std::to_string(accumulation) +
+                                  " micro-steps each computed, the others' batch tensors (" +
+                                  bytes(double(unmeasured)) + ") from the memory model"
+                            : std::string(" micro-steps each")) +
+                       "), predicted " + bytes(double(predicted)) + " (" +
+                       signed_percent(double(predicted) / double(peak) - 1) + ")";
   } catch (const ResourceError& e) {
     if (m == config.training.micro_batch_size || findings.failure.empty())
       findings.failure = e.message();

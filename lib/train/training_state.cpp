@@ -4,6 +4,7 @@
 
 #include <torch/version.h>
 
+#include "checkpoint/damage.h"
 #include "config/load.h"
 #include "config/section_json.h"
 #include "core/build_info.h"
@@ -17,10 +18,11 @@ using nlohmann::json;
 
 // How a field's absence or type is reported: by its path in metadata.json.
 [[noreturn]] void bad_field(const std::string& path, const std::string& problem) {
-  throw CheckpointError("checkpoint", "the training state " + problem + ": " + path,
-                        "the step was not written by this nss_hpc or its metadata.json was "
-                        "edited; point checkpoint.resume at another step, or start fresh with "
-                        "checkpoint.resume: never");
+  throw checkpoint::CheckpointDamage(
+      "checkpoint", "the training state " + problem + ": " + path,
+      "the step was not written by this nss_hpc or its metadata.json was "
+      "edited; point checkpoint.resume at another step, or start fresh in "
+      "another checkpoint.dir");
 }
 
 const json& at(const json& object, const std::string& key, const std::string& path) {
@@ -134,6 +136,7 @@ TrainingState current_training_state(const config::Config& config, const Trainin
   state.lora = config::section_json(t.lora);
   state.lora_base = inputs.lora_base;
   state.dataset = inputs.dataset;
+  state.run = inputs.run;
   state.world_size = world_size;
   state.config = config::to_yaml(config, /*with_comments=*/false);
   state.config_sha256 = sha256_hex(state.config);
@@ -175,6 +178,7 @@ void to_json(json& out, const TrainingState& s) {
   };
   if (!s.lora_base.is_null()) out["lora_base"] = s.lora_base;
   if (!s.dataset.is_null()) out["dataset"] = s.dataset;
+  if (!s.run.id.empty()) out["run"] = {{"id", s.run.id}, {"output_dir", s.run.output_dir}};
 }
 
 void from_json(const json& in, TrainingState& s) {
@@ -211,6 +215,11 @@ void from_json(const json& in, TrainingState& s) {
                 read<std::string>(versions, "libtorch", "versions.libtorch")};
   s.lora_base = in.value("lora_base", json());
   s.dataset = in.value("dataset", json());
+  if (in.contains("run")) {
+    const json run = read_object(in, "run", "run");
+    s.run = {read<std::string>(run, "id", "run.id"),
+             read<std::string>(run, "output_dir", "run.output_dir")};
+  }
   if (s.version >= 2) {
     s.model = read_object(in, "model", "model");
     s.lora = read_object(in, "lora", "lora");
@@ -248,8 +257,8 @@ std::vector<std::string> check_resume(const TrainingState& saved, const Training
     throw CheckpointError(
         "checkpoint", step_dir + " does not belong to this run's configuration:" + refused,
         "resume with the configuration it was saved with (metadata.json state.config; a LoRA "
-        "run needs the same model.from_pretrained files), or start fresh with "
-        "checkpoint.resume: never or another checkpoint.dir");
+        "run needs the same model.from_pretrained files), or start fresh in another "
+        "checkpoint.dir (checkpoint.resume: never there); the steps themselves are intact");
   return reported;
 }
 

@@ -47,6 +47,9 @@ struct TrainingState {
   nlohmann::json lora;       // training.lora
   nlohmann::json lora_base;  // identity of the frozen base under LoRA (null otherwise)
   nlohmann::json dataset;    // data.path's tokenizer and preparation (null: not recorded)
+  struct Run {               // which run saved the step (empty id: saved before runs had ids)
+    std::string id, output_dir;
+  } run;
   int world_size = 0;
   std::string config;  // the resolved configuration (YAML)
   std::string config_sha256;
@@ -56,10 +59,12 @@ struct TrainingState {
 };
 
 /// What a run records beside its configuration: the LoRA base
-/// (lora_base_identity) and its dataset (data::describe_preparation).
+/// (lora_base_identity), its dataset (data::describe_preparation) and its
+/// identity.
 struct RunInputs {
   nlohmann::json lora_base;
   nlohmann::json dataset;
+  TrainingState::Run run;  // train/run_identity.h and run.output_dir
 };
 
 /// This run's state at `progress`.

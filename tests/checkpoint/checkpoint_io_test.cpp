@@ -2,14 +2,18 @@
 // dtype, non-finite refusal, corruption anywhere, fallback, pruning.
 #include <cmath>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/commit.h"
+#include "checkpoint/damage.h"
 #include "checkpoint/load.h"
 #include "checkpoint/rank_file_writer.h"
 #include "checkpoint/save.h"
@@ -17,6 +21,7 @@
 #include "checkpoint/verify.h"
 #include "comm/agreement.h"
 #include "comm/local_communicator.h"
+#include "core/fs.h"
 #include "core/half.h"
 #include "fsdp/sharded_state_layout.h"
 #include "support/test_paths.h"
@@ -365,6 +370,61 @@ TEST(CheckpointIo, ARefusedStateEndsTheResumeWithoutFallback) {
   EXPECT_EQ(result->step, 1);
   ASSERT_EQ(result->rejected_steps.size(), 1u);
   EXPECT_NE(result->rejected_steps[0].find("lacks a field"), std::string::npos);
+  EXPECT_TRUE(result->damaged_steps.empty()) << "a plain CheckpointError is not damage";
+  options.accept_state = [&](const nlohmann::json& saved,
+                             const std::string&) -> std::optional<Refusal> {
+    if (saved.at("step") == 2) throw CheckpointDamage("test", "the state lacks a field");
+    return std::nullopt;
+  };
+  result = resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, options);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->damaged_steps, std::vector<std::int64_t>{2});
+}
+
+// Damage (the files contradict their record) is told apart from a failure to
+// read, which may be transient: only damage may be set aside.
+TEST(CheckpointIo, ResumeTellsDamageFromUnreadableSteps) {
+  Fixture f;
+  for (std::int64_t step : {1, 2, 3}) f.save(step);
+  RankState state = testing::make_rank_state(f.model, 0, 1);
+  const std::string rank_file = step_dir_path(f.dir, 3) + "/rank_00000.h5";
+  {  // a flipped byte in the data: a checksum mismatch
+    std::fstream file(rank_file, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(0, std::ios::end);
+    const auto middle = static_cast<std::streamoff>(file.tellg()) / 2;
+    char byte = 0;
+    file.seekg(middle);
+    file.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0xFF);
+    file.seekp(middle);
+    file.write(&byte, 1);
+  }
+  {  // metadata.json naming another step
+    const std::string index = step_dir_path(f.dir, 2) + "/metadata.json";
+    std::string text = read_text_file(index, "test");
+    const auto at = text.rfind("\"step\": 2");  // the top level, after "state"
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, std::strlen("\"step\": 2"), "\"step\": 7");
+    std::ofstream(index) << text;
+  }
+  auto result = resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, {});
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->step, 1);
+  EXPECT_EQ(result->damaged_steps, (std::vector<std::int64_t>{3, 2}));
+  EXPECT_NE(result->rejected_steps[1].find("records step 7, but its directory is named for step 2"),
+            std::string::npos)
+      << result->rejected_steps[1];
+  // A step the resume cannot open (a lock another process holds) is skipped, not damaged.
+  f.save(4);
+  const int held = ::open((step_dir_path(f.dir, 4) + "/rank_00000.h5").c_str(), O_RDONLY);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  result = resume_checkpoint(f.comm, f.dir, "auto", f.model.tensors, state.buffers, {});
+  ::close(held);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->step, 1);
+  EXPECT_EQ(result->damaged_steps, (std::vector<std::int64_t>{3, 2}));
+  EXPECT_EQ(result->rejected_steps.size(), 3u);
 }
 
 TEST(CheckpointIo, ResumeModes) {
@@ -401,7 +461,8 @@ TEST(CheckpointIo, ResumeModes) {
             std::string::npos);
   EXPECT_NE(e.message().find("step_00000002: "), std::string::npos);
   EXPECT_NE(e.message().find("step_00000001: "), std::string::npos);
-  EXPECT_NE(e.hint().find("checkpoint.resume: never"), std::string::npos);
+  EXPECT_NE(e.hint().find("nss_ckpt verify"), std::string::npos);
+  EXPECT_EQ(e.hint().find("remove"), std::string::npos) << "advice that could delete good steps";
 }
 
 TEST(CheckpointIo, ADirectoryWithoutIndexIsNeverLoaded) {

@@ -136,7 +136,8 @@ TEST(Config, WrongTypesNameKeyAndExpectation) {
 TEST(Config, ReportsEveryProblemAtOnce) {
   const std::string text = expect_usage_error(
       [] { parse("training: {lr: -1, max_steps: 0}\nlogging: {level: loud}\n"); },
-      {"3 configuration problems", "training.lr: must be > 0", "training.max_steps: must be > 0",
+      {"3 configuration problems", "training.lr: must be in (0, 10], got -1.0 (test.yaml, line 1",
+       "training.max_steps: must be in [1, 1000000000000], got 0",
        "logging.level: must be one of"});
   (void)text;
 }

@@ -101,6 +101,14 @@ TEST(SamplePlan, EpochsSkipTheIncompleteLastBatchAndReshuffle) {
   EXPECT_EQ(wide.advance({0, 0}, 12), (LoaderPosition{1, 0}));
   EXPECT_EQ(wide.advance({0, 88}, 1), (LoaderPosition{1, 0}));
   EXPECT_EQ(wide.normalise({0, 93}), (LoaderPosition{1, 0}));
+  EXPECT_EQ(wide.normalise({0, 100}), (LoaderPosition{1, 0}));
+  try {  // a cursor beyond the epoch was saved over another (longer) dataset
+    wide.normalise({0, 101});
+    ADD_FAILURE() << "a cursor beyond the dataset was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(e.message().find("cursor 101) lies beyond the 100 samples"), std::string::npos)
+        << e.message();
+  }
   EXPECT_EQ(wide.advance({0, 8}, 30), (LoaderPosition{2, 56}));
   LoaderPosition stepped{0, 8};
   for (int i = 0; i < 30; ++i) stepped = wide.advance(stepped, 1);

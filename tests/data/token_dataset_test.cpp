@@ -90,7 +90,7 @@ TEST_F(TokenDatasetTest, WriterRoundTripsEveryElementType) {
     EXPECT_EQ(metadata.documents, 3);
     EXPECT_EQ(metadata.eos_token_id, 0);
     EXPECT_FALSE(metadata.bos_token_id.has_value());
-    EXPECT_TRUE(dataset->max_token_id().from_attribute);
+    EXPECT_TRUE(dataset->token_id_range().max_from_attribute);
   }
 }
 
@@ -312,7 +312,7 @@ TEST_F(TokenDatasetTest, TokenIdsBeyondTheModelVocabulary) {
   spec.max_token_id = 249;
   const auto dataset = TokenDataset::open(write("vocab.h5", spec));
   DatasetRequirements needs{10, 1, 250};
-  EXPECT_TRUE(check_dataset_vocabulary(*dataset, needs).from_attribute);
+  EXPECT_TRUE(check_dataset_vocabulary(*dataset, needs).max_from_attribute);
   needs.model_vocab_size = 249;
   try {
     check_dataset(*dataset, needs);
@@ -329,12 +329,13 @@ TEST_F(TokenDatasetTest, WithoutTheAttributeASampledScanFindsLargeIds) {
   spec.dims = {200000};
   spec.spike = 60000;  // at the very end: the scan must reach the last block
   const auto dataset = TokenDataset::open(write("scan.h5", spec));
-  const MaxTokenId full = dataset->max_token_id();
-  EXPECT_FALSE(full.from_attribute);
-  EXPECT_EQ(full.value, 60000);
+  const TokenIdRange full = dataset->token_id_range();
+  EXPECT_FALSE(full.max_from_attribute);
+  EXPECT_EQ(full.max, 60000);
+  EXPECT_EQ(full.max_at, 199999);
   EXPECT_EQ(full.scanned_tokens, 200000);
-  const MaxTokenId sampled = dataset->max_token_id(/*max_scanned=*/10000);
-  EXPECT_EQ(sampled.value, 60000);
+  const TokenIdRange sampled = dataset->token_id_range(/*max_scanned=*/10000);
+  EXPECT_EQ(sampled.max, 60000);
   EXPECT_LE(sampled.scanned_tokens, 10000);
   try {
     check_dataset_vocabulary(*dataset, DatasetRequirements{10, 1, 32000});

@@ -4,6 +4,8 @@ one clear message."""
 import fcntl
 import json
 import os
+import subprocess
+import time
 import unittest
 
 from nss_e2e import SOURCE, binary, mpirun, scratch, write, remove, write_token_dataset
@@ -32,7 +34,8 @@ class ConfigErrorsTest(unittest.TestCase):
                                 "training.max_steps", "expected an integer, got 'many'")
 
     def test_out_of_range(self):
-        self.expect_usage_error([RUN_YAML, "--set", "training.lr=-0.1"], "training.lr: must be > 0")
+        self.expect_usage_error([RUN_YAML, "--set", "training.lr=-0.1"],
+                                "training.lr: must be in (0, 10], got -0.1 (--set training.lr=-0.1)")
 
     def test_missing_config_file(self):
         self.expect_usage_error(["/nonexistent/run.yaml"], "cannot read config file /nonexistent/run.yaml")
@@ -62,6 +65,127 @@ class ConfigErrorsTest(unittest.TestCase):
 
     def test_missing_config_argument(self):
         self.expect_usage_error([], "config is required")
+
+
+class ConfigLimitsTest(unittest.TestCase):
+    """Values beyond a key's range, products beyond 64 bits or any rank's
+    memory, and configuration files that are not one: exit 2 on every rank
+    before any work, never a crash, a hang or a wrapped number."""
+
+    def setUp(self):
+        self.tmp = scratch("limits")
+        self.run_dir = os.path.join(self.tmp, "run")
+        self.data = write_token_dataset(os.path.join(self.tmp, "train.h5"))
+
+    def tearDown(self):
+        remove(self.tmp)
+
+    def run_nss(self, config, *sets, preflight_only=False, env=None):
+        args = [NSS, config, "--set", "run.output_dir=" + self.run_dir, "--set", "data.path=" + self.data,
+                "--set", "eval.path=" + self.data]
+        for item in sets:
+            args += ["--set", item]
+        if preflight_only:
+            args.append("--preflight-only")
+        start = time.monotonic()
+        proc = mpirun(2, args, env=env)
+        return proc, time.monotonic() - start, proc.stdout + proc.stderr
+
+    def expect_nothing_trained(self, output):
+        # The preflight may create (and lock) the checkpoint directory; no step is saved there.
+        checkpoints = os.path.join(self.run_dir, "checkpoints")
+        steps = [name for name in os.listdir(checkpoints) if name.startswith("step_")] \
+            if os.path.isdir(checkpoints) else []
+        self.assertEqual(steps, [], output)
+        self.assertFalse(os.path.exists(os.path.join(self.run_dir, "metrics.jsonl")), output)
+
+    def expect_usage_error(self, proc, output, *fragments):
+        self.assertEqual(proc.returncode, 2, output)
+        for fragment in fragments:
+            self.assertIn(fragment, output)
+        self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+        self.expect_nothing_trained(output)
+
+    def test_value_beyond_its_range_is_exit_2_before_any_work(self):
+        # 100000 dataloader threads per rank used to abort in thread creation.
+        proc, _, output = self.run_nss(RUN_YAML, "data.num_workers=100000")
+        self.expect_usage_error(proc, output, "data.num_workers: must be in [0, 256], got 100000")
+        self.assertFalse(os.path.exists(self.run_dir), output)
+
+    def test_huge_shapes_answer_within_seconds(self):
+        # Each is a usage error naming its key(s), found before any rank works.
+        cases = [
+            (["model.hidden_size=1048576"], "model.hidden_size: must be in [1, 65536], got 1048576"),
+            (["model.num_hidden_layers=100000"], "model.num_hidden_layers: must be in [1, 1024]"),
+            (["model.vocab_size=1073741824"], "model.vocab_size: must be in [1, 16777216]"),
+            (["training.max_steps=1000000000001"], "training.max_steps: must be in [1, 1000000000000]"),
+            (["training.global_batch_size=1000000000"], "training.global_batch_size: must be in [1, 16777216]"),
+            (["parallel.collective_timeout_s=1e300"], "parallel.collective_timeout_s: must be in (0, 604800]"),
+            (["training.max_steps=1000000000000", "training.global_batch_size=16777216",
+              "training.micro_batch_size=16"],
+             "training.max_steps x training.global_batch_size x data.seq_len: 1000000000000 x 16777216 x 128 "
+             "= more than 9223372036854775807 tokens to train on"),
+            (["data.seq_len=1048576", "model.max_position_embeddings=1048576",
+              "model.num_attention_heads=32", "model.num_key_value_heads=32"],
+             "= 70368744177664 elements of attention scores in one micro-batch, above 2^44"),
+            (["model.hidden_size=65536", "model.intermediate_size=262144", "model.num_hidden_layers=1024",
+              "model.head_dim=64"],
+             "model: the shape has 52828265840640 parameters, above 2^44"),
+        ]
+        for sets, fragment in cases:
+            with self.subTest(sets=sets):
+                proc, seconds, output = self.run_nss(RUN_YAML, *sets, preflight_only=True)
+                self.expect_usage_error(proc, output, fragment)
+                self.assertLess(seconds, 30, output)
+
+    def test_shape_within_the_ranges_beyond_memory_is_a_quick_no_go(self):
+        # Every key in range, the model far beyond a 1 GiB node: the preflight
+        # refuses it (exit 3) from its predicted state, without building it.
+        proc, seconds, output = self.run_nss(RUN_YAML, "model.vocab_size=16777216", preflight_only=True,
+                                             env={"SLURM_MEM_PER_NODE": "1024"})
+        self.assertEqual(proc.returncode, 3, output)
+        self.assertIn("the model and optimizer state alone", output)
+        self.assertLess(seconds, 30, output)
+        self.expect_nothing_trained(output)
+
+    def test_a_valid_but_endless_run_passes_the_preflight_quickly(self):
+        # 10^12 steps are within range and within 64 bits: nothing wraps.
+        proc, seconds, output = self.run_nss(RUN_YAML, "training.max_steps=1000000000000", preflight_only=True)
+        self.assertEqual(proc.returncode, 0, output)
+        self.assertLess(seconds, 30, output)
+        self.expect_nothing_trained(output)
+
+    def test_duplicate_key_names_file_line_and_key(self):
+        config = write(os.path.join(self.tmp, "dup.yaml"),
+                       "training:\n  lr: 1.0e-3\n  max_steps: 3\n  lr: 1.0e-2\ndata:\n  seq_len: 64\n")
+        proc, _, output = self.run_nss(config)
+        self.expect_usage_error(proc, output, "training.lr: duplicate key: also given at line 2, column 3 "
+                                              "(%s, line 4, column 3)" % config)
+
+    def test_directory_as_config_is_exit_2(self):
+        proc, _, output = self.run_nss(self.tmp)
+        self.expect_usage_error(proc, output, "config file %s is a directory, not a regular file" % self.tmp)
+
+    def test_device_as_config_is_exit_2(self):
+        proc, _, output = self.run_nss("/dev/null")
+        self.expect_usage_error(proc, output, "config file /dev/null is a character device, not a regular file")
+
+    def test_empty_config_is_exit_2_and_an_empty_mapping_the_defaults(self):
+        empty = write(os.path.join(self.tmp, "empty.yaml"), "# nothing here\n")
+        proc, _, output = self.run_nss(empty)
+        self.expect_usage_error(proc, output, "config file %s has no keys (it is empty or only comments)" % empty,
+                                "a file holding just {} runs on the defaults")
+        defaults = write(os.path.join(self.tmp, "defaults.yaml"), "{}\n")
+        proc = mpirun(2, [NSS, defaults, "--print-config"])
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn('name: "default"', proc.stdout)
+
+    def test_eval_tool_flags_have_ranges(self):
+        proc = subprocess.run([binary("nss_eval"), "--model", self.tmp, "--data", self.data,
+                               "--seq-len", "2000000"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("--seq-len", proc.stderr)
+        self.assertIn("not in range 1 to 1048576", proc.stderr)
 
 
 class RunDirectoryTest(unittest.TestCase):

@@ -1,27 +1,28 @@
-#include <gtest/gtest.h>
-#include <spdlog/spdlog.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "log/directory_lock.h"
 #include "log/logger.h"
-#include "log/run_directory_lock.h"
 #include "support/test_paths.h"
 
 namespace nss::log {
 namespace {
 
-TEST(RunDirectoryLock, SecondOwnerIsRefusedWithOwnerDetails) {
+TEST(DirectoryLock, SecondOwnerIsRefusedWithOwnerDetails) {
   const std::string dir = nss::testing::scratch_dir("lock") + "/run";
-  RunDirectoryLock first(dir);
+  DirectoryLock first(dir, kRunDirectory);
   try {
-    RunDirectoryLock second(dir);
+    DirectoryLock second(dir, kRunDirectory);
     FAIL() << "second lock was granted";
   } catch (const UsageError& e) {
     const std::string text = e.what();
@@ -31,22 +32,36 @@ TEST(RunDirectoryLock, SecondOwnerIsRefusedWithOwnerDetails) {
   }
 }
 
-TEST(RunDirectoryLock, ReleasedOnDestructionAndWhenTheOwnerDies) {
+TEST(DirectoryLock, CheckpointDirectoryThatCannotBeCreatedIsACheckpointError) {
+  const std::string file = nss::testing::scratch_dir("lock") + "/a_file";
+  std::ofstream(file) << "x";
+  try {
+    DirectoryLock lock(file + "/checkpoints", kCheckpointDirectory);
+    FAIL() << "a directory below a regular file was locked";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::kCheckpoint);
+    EXPECT_NE(std::string(e.what()).find("cannot create the checkpoint directory"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DirectoryLock, ReleasedOnDestructionAndWhenTheOwnerDies) {
   const std::string dir = nss::testing::scratch_dir("lock") + "/run";
-  { RunDirectoryLock first(dir); }
-  { RunDirectoryLock again(dir); }
+  { DirectoryLock first(dir, kRunDirectory); }
+  { DirectoryLock again(dir, kRunDirectory); }
   // A child takes the lock and is killed: the kernel releases it, no stale lock.
   const pid_t child = ::fork();
   if (child == 0) {
-    RunDirectoryLock held(dir);
+    DirectoryLock held(dir, kRunDirectory);
     ::pause();
     _exit(0);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_THROW(RunDirectoryLock busy(dir), UsageError);
+  EXPECT_THROW(DirectoryLock busy(dir, kRunDirectory), UsageError);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
-  EXPECT_NO_THROW(RunDirectoryLock after(dir));
+  EXPECT_NO_THROW(DirectoryLock after(dir, kRunDirectory));
 }
 
 TEST(Logger, RankFileCarriesRankAndLevelApplies) {

@@ -246,7 +246,7 @@ class NssEvalTest(unittest.TestCase):
         model = self.model_dir("good", llama_config())
         self.expect_failure(2, ["--data", self.data], "--model")
         self.expect_failure(2, ["--model", model, "--data", self.data, "--seq-len", "0"],
-                            "must be positive")
+                            "--seq-len: Value 0 not in range 1 to 1048576")
         self.expect_failure(2, ["--model", model, "--data", self.data, "--seq-len", "300"],
                             "max_position_embeddings")
         self.expect_failure(2, ["--model", model, "--data", self.data, "--bogus"], "--bogus")

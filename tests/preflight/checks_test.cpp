@@ -1,15 +1,19 @@
 // Every built-in check's pass, warn, fail and skipped paths on hand-made rank
 // facts, and the order and plug-in points of build_report.
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include "config/derived.h"
 #include "model/unit_layouts.h"
+#include "preflight/checkpoint_checks.h"
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
 #include "preflight/preflight.h"
+#include "support/test_paths.h"
 
 namespace nss::preflight {
 namespace {
@@ -34,6 +38,11 @@ RankFacts rank_on(int rank, const std::string& host, int local_rank, int local_s
   probe.size_bytes = 1 << 20;
   probe.seconds = 0.01 * (rank + 1);
   facts.datasets = {{"train", probe}};
+  CheckpointDirectoryAccess checkpoints;
+  checkpoints.path = "/ckpt";
+  checkpoints.writable = true;
+  checkpoints.free_bytes = 1024 * kGiB;
+  facts.checkpoint_dir = checkpoints;
   return facts;
 }
 
@@ -463,6 +472,82 @@ TEST_F(ChecksTest, DataloaderWithUnknownMemory) {
   EXPECT_NE(check.message.find("usable host memory is unknown on host node0"), std::string::npos);
 }
 
+// --- checkpoints ----------------------------------------------------------
+
+TEST_F(ChecksTest, CheckpointDirectoryNamesTheFirstRankThatCannotWrite) {
+  auto ranks = cluster(2, 2);
+  config.checkpoint.dir = "/ckpt";
+  EXPECT_EQ(check_checkpoint_directory(context(ranks)).status, CheckStatus::kPass);
+  for (int r : {1, 3}) {
+    ranks[r].checkpoint_dir->writable = false;
+    ranks[r].checkpoint_dir->problem = "cannot create a file in it: Read-only file system";
+  }
+  const Check check = check_checkpoint_directory(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kCheckpoint);
+  EXPECT_EQ(check.message,
+            "rank 1 (host node0): checkpoint.dir /ckpt cannot create a file in it: Read-only file "
+            "system (and on 1 more rank)");
+}
+
+TEST_F(ChecksTest, CheckpointSpaceFailsBelowOneCheckpointAndWarnsBelowTheKeptOnes) {
+  config.checkpoint.dir = "/ckpt";
+  config.checkpoint.interval_steps = 10;
+  config.checkpoint.keep_last = 2;
+  config.training.max_steps = 100;
+  const std::uint64_t one = predicted_checkpoint_bytes(config, 2);
+  // 12 bytes per trainable parameter of the tiny preset (125504), over both
+  // ranks' files, with their shard padding and HDF5 overhead.
+  EXPECT_GE(one, 12u * 125504);
+  EXPECT_LT(one, 12u * 125504 + 2 * (64u << 10) + 4096);
+  auto ranks = cluster(1, 2);
+  ranks[1].checkpoint_dir->free_bytes = 3 * one;  // the 2 kept + the one being written
+  EXPECT_EQ(check_checkpoint_space(context(ranks)).status, CheckStatus::kPass);
+  ranks[1].checkpoint_dir->free_bytes = 2 * one;
+  Check check = check_checkpoint_space(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kWarn);
+  EXPECT_NE(check.message.find("but not the 3 the run holds at once"), std::string::npos)
+      << check.message;
+  ranks[1].checkpoint_dir->free_bytes = one - 1;
+  check = check_checkpoint_space(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kResources);
+  EXPECT_NE(check.message.find("rank 1 (host node0)"), std::string::npos) << check.message;
+}
+
+TEST_F(ChecksTest, CheckpointResumePathMustBeACommittedStep) {
+  const std::string dir = nss::testing::scratch_dir("preflight_resume");
+  config.checkpoint.dir = dir;
+  const auto ranks = cluster(1, 1);
+  config.checkpoint.resume = dir + "/missing";
+  Check check = check_checkpoint_resume(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kCheckpoint);
+  EXPECT_NE(check.message.find("does not exist"), std::string::npos) << check.message;
+
+  std::filesystem::create_directories(dir + "/step_00000004.tmp");
+  std::ofstream(dir + "/step_00000004.tmp/metadata.json") << "{}";
+  config.checkpoint.resume = dir + "/step_00000004.tmp";
+  check = check_checkpoint_resume(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_NE(check.message.find("was never committed"), std::string::npos) << check.message;
+
+  std::filesystem::create_directories(dir + "/step_00000002");
+  std::ofstream(dir + "/step_00000002/metadata.json") << "{\"truncated";
+  config.checkpoint.resume = dir + "/step_00000002";
+  check = check_checkpoint_resume(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_NE(check.message.find("cannot be resumed from"), std::string::npos) << check.message;
+
+  config.checkpoint.resume = "auto";  // the damaged newest step is only a warning: it falls back
+  EXPECT_EQ(check_checkpoint_resume(context(ranks)).status, CheckStatus::kWarn);
+  config.checkpoint.resume = "never";  // a fresh start among committed steps would collide
+  check = check_checkpoint_resume(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_NE(check.message.find("checkpoint.resume is never, but"), std::string::npos)
+      << check.message;
+}
+
 // --- the whole report -----------------------------------------------------
 
 TEST_F(ChecksTest, BuildReportRunsBuiltInChecksThenStages) {
@@ -478,10 +563,10 @@ TEST_F(ChecksTest, BuildReportRunsBuiltInChecksThenStages) {
   const PreflightReport report = build_report(context(cluster(1, 2)), plan);
   std::vector<std::string> ids;
   for (const auto& check : report.checks()) ids.push_back(check.id);
-  EXPECT_EQ(ids,
-            (std::vector<std::string>{"layout.batch", "layout.devices", "layout.dtype", "data.open",
-                                      "eval.open", "data.format", "dataloader.host_memory",
-                                      "model.parameters", "memory.synthetic_step"}));
+  EXPECT_EQ(ids, (std::vector<std::string>{
+                     "layout.batch", "layout.devices", "layout.dtype", "data.open", "eval.open",
+                     "data.format", "checkpoint.directory", "checkpoint.space", "checkpoint.resume",
+                     "dataloader.host_memory", "model.parameters", "memory.synthetic_step"}));
   EXPECT_EQ(*report.model.parameters, 123);
   const Verdict verdict = report.verdict(false);
   EXPECT_FALSE(verdict.go);

@@ -117,6 +117,7 @@ class RunPreflightTest : public ::testing::Test {
     if (comm->rank() == 0) hdf5_like_file(run_dir);
     comm->barrier();
     config.data.path = run_dir + "/train.h5";
+    config.checkpoint.dir = run_dir + "/checkpoints";
     config.training.micro_batch_size = 1;
     config.training.global_batch_size = comm->size() * 2;
     config.preflight.first_batch_timeout_s = 10;

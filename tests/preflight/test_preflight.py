@@ -79,7 +79,8 @@ class PreflightTest(unittest.TestCase):
         ids = [c["id"] for c in report["checks"]]
         self.assertEqual(ids, ["layout.batch", "layout.devices", "layout.dtype", "data.open",
                                "eval.open", "data.format", "data.vocabulary", "eval.format",
-                               "eval.vocabulary", "dataloader.host_memory", "model.pretrained",
+                               "eval.vocabulary", "checkpoint.directory", "checkpoint.space",
+                               "checkpoint.resume", "dataloader.host_memory", "model.pretrained",
                                "data.first_batch",
                                "memory.model", "model.parameters", "memory.synthetic_step",
                                "memory.budget"])

@@ -196,19 +196,26 @@ class CheckpointTrainingTest(unittest.TestCase):
             self.skipTest("mounting a small tmpfs needs root")
         checkpoints = os.path.join(self.tmp, "full_disk_checkpoints")
         os.makedirs(checkpoints)
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1500k", "tmpfs", checkpoints]).returncode != 0:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2000k", "tmpfs", checkpoints]).returncode != 0:
             self.skipTest("this machine does not allow mounting a tmpfs")
         self.addCleanup(subprocess.run, ["umount", "-l", checkpoints])
-        # One step is ~1.4 MiB: the first save fits, later ones do not.
+        # One step is ~1.5 MiB: the first save fits, later ones do not. Periodic
+        # saves that fail let training go on; the final one is the work: exit 5.
         run_dir, output = self.train(2, "full_disk", "checkpoint.dir=" + checkpoints, "checkpoint.interval_steps=2",
-                                     "checkpoint.keep_last=1")
+                                     "checkpoint.keep_last=1", expect=5)
         self.assertIn("failed, nothing was committed", output)
+        self.assertIn("the final save of step %d failed" % STEPS, output)
+        self.assertIn("the last committed step is 2", output)
         self.assertEqual(sorted(step_losses(run_dir)), list(range(1, STEPS + 1)))  # training went on
-        for step in committed_steps(checkpoints):
-            self.assertEqual(verify(os.path.join(checkpoints, "step_%08d" % step)).returncode, 0)
+        self.assertEqual(committed_steps(checkpoints), [2])
+        self.assertEqual(verify(os.path.join(checkpoints, "step_00000002")).returncode, 0)
         self.assertEqual([n for n in os.listdir(checkpoints) if n.endswith(".tmp")], [])
-        _, output = self.train(2, "full_disk_strict", "checkpoint.dir=" + checkpoints, "checkpoint.interval_steps=2",
-                               "checkpoint.fail_on_error=true", "checkpoint.resume=never", expect=5)
+        # checkpoint.fail_on_error stops at the first failed periodic save (step 4).
+        remove(os.path.join(checkpoints, "step_00000002"))
+        strict_dir, output = self.train(2, "full_disk_strict", "checkpoint.dir=" + checkpoints,
+                                        "checkpoint.interval_steps=2", "checkpoint.fail_on_error=true", expect=5)
+        self.assertIn("saving step 4 failed", output)
+        self.assertEqual(max(step_losses(strict_dir)), 4)
         self.assertEqual(output.count("nss_hpc: error:"), 1, output)
 
     def test_lora_checkpoint_refuses_another_base(self):
@@ -218,11 +225,12 @@ class CheckpointTrainingTest(unittest.TestCase):
         self.assertIn("was trained on base model", output)
 
     def test_another_model_shape_is_refused_naming_the_difference(self):
-        checkpoints = os.path.join(self.uninterrupted(2), "checkpoints")
-        _, output = self.train(2, "wider", "checkpoint.dir=" + checkpoints, "model.intermediate_size=192",
+        step = os.path.join(self.uninterrupted(2), "checkpoints", "step_%08d" % STEPS)
+        _, output = self.train(2, "wider", "checkpoint.resume=" + step, "model.intermediate_size=192",
                                expect=5)
         self.assertIn("model.intermediate_size: checkpoint 176, this run 192", output)
-        self.assertIn("checkpoint.resume: never", output)
+        self.assertIn("start fresh in another checkpoint.dir", output)
+        self.assertNotIn("repair or remove", output)
         self.assertNotIn("NOT USING", output)
         self.assertEqual(output.count("nss_hpc: error:"), 1, output)
 

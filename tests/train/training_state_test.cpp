@@ -23,8 +23,9 @@ TrainingState state_of(const config::Config& config, int world_size = 2) {
                                   {"format", "records"},
                                   {"prompt_template", "Generate {columns}\n"},
                                   {"records_schema", {{"columns", nlohmann::json::array()}}}};
-  return current_training_state(config, progress, world_size,
-                                {lora_base_identity(config), dataset});
+  return current_training_state(
+      config, progress, world_size,
+      {lora_base_identity(config), dataset, {"20261124T081500Z-1", "runs/x"}});
 }
 
 std::string error_of(const nlohmann::json& json) {
@@ -53,7 +54,13 @@ TEST(TrainingState, RoundTripsThroughJson) {
   EXPECT_EQ(read.lora_base, written.lora_base);
   EXPECT_EQ(read.dataset.at("prompt_template"), "Generate {columns}\n");
   EXPECT_EQ(read.config, written.config);
+  EXPECT_EQ(read.run.id, "20261124T081500Z-1");
+  EXPECT_EQ(read.run.output_dir, "runs/x");
   EXPECT_EQ(nlohmann::json(read), json);
+  // A step saved before runs had ids belongs to any run.
+  nlohmann::json older = json;
+  older.erase("run");
+  EXPECT_TRUE(older.get<TrainingState>().run.id.empty());
 }
 
 TEST(TrainingState, VersionOneReadsItsSettingsFromTheStoredConfiguration) {
@@ -98,7 +105,7 @@ TEST(TrainingState, ResumeRefusesAnotherShapeOrAdapterAndReportsOtherData) {
     EXPECT_NE(e.message().find("model.hidden_size: checkpoint 64, this run 128"), std::string::npos)
         << e.message();
     EXPECT_NE(e.message().find("training.lora.rank: checkpoint 4, this run 8"), std::string::npos);
-    EXPECT_NE(e.hint().find("checkpoint.resume: never"), std::string::npos);
+    EXPECT_NE(e.hint().find("start fresh in another checkpoint.dir"), std::string::npos);
   }
 
   config::Config reseeded = config;  // a random LoRA base is its seed
