@@ -90,7 +90,7 @@ class RunGuaranteesTest(ScratchDirTest):
             args += ["--set", s]
         return args
 
-    def launch(self, run_dir, *sets, ranks=2, file_limit=None):
+    def launch(self, run_dir, *sets, ranks=2, file_limit=None, flags=()):
         """Starts the job in its own session; returns (Popen, rc_dir).
         `file_limit`: the largest file a rank may write, in bytes."""
         rc_dir = os.path.join(self.dir, "rc_%d" % time.monotonic_ns())
@@ -99,7 +99,7 @@ class RunGuaranteesTest(ScratchDirTest):
         if file_limit:
             env["NSS_TEST_FILE_BLOCKS"] = str(file_limit // 512)
         command = [MPIEXEC, "-n", str(ranks), "--oversubscribe", "sh", "-c", RANK_WRAPPER, "sh", rc_dir]
-        proc = subprocess.Popen(command + self.args(run_dir, *sets), stdout=subprocess.PIPE,
+        proc = subprocess.Popen(command + self.args(run_dir, *sets) + list(flags), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True)
         return proc, rc_dir
 
@@ -194,6 +194,30 @@ class RunGuaranteesTest(ScratchDirTest):
 
     def test_sigusr2_stop_whose_save_fails_is_exit_5_not_7(self):
         self.stop_with_failing_save(signal.SIGUSR2, "usr2")
+
+    # --- 11. --preflight-only checks everything the run will read -------------------------
+
+    def test_preflight_only_refuses_what_the_run_could_not_read(self):
+        run_dir, _ = self.run_job("source")
+        checkpoints = os.path.join(run_dir, "checkpoints")
+        os.rename(os.path.join(checkpoints, "step_%08d" % STEPS), os.path.join(checkpoints, "step_%08d.tmp" % STEPS))
+        cases = [
+            (("checkpoint.resume=" + self.path("nowhere"),), 5, "checkpoint.resume: %s does not exist" % self.path("nowhere")),
+            (("checkpoint.resume=" + os.path.join(checkpoints, "step_%08d.tmp" % STEPS),), 5, "was never committed"),
+            (("checkpoint.dir=" + checkpoints, "checkpoint.resume=never"), 5, "checkpoint.resume is never, but"),
+            (("model.from_pretrained=meta-llama/Llama-3.2-1B",), 4, "meta-llama/Llama-3.2-1B"),
+            (("model.from_pretrained=" + self.path("no_model"),), 4, self.path("no_model")),
+        ]
+        for sets, code, message in cases:
+            with self.subTest(sets=sets):
+                name = "probe_%d" % time.monotonic_ns()
+                start = time.monotonic()
+                proc, rc_dir = self.launch(self.path(name), *sets, flags=["--preflight-only"])
+                codes, output = self.finish(proc, rc_dir)
+                self.assertEqual(codes, {0: code, 1: code}, output)
+                self.assertIn(message, output)
+                self.assertLess(time.monotonic() - start, 60)
+                self.assertFalse(os.path.exists(os.path.join(self.path(name), "metrics.jsonl")))
 
     # --- 2. a corrupt newest step --------------------------------------------------------
 
