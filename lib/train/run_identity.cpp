@@ -27,7 +27,13 @@ std::string run_identity(const std::string& run_dir) {
   const std::string path = run_dir + "/" + kRunIdFile;
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
-    std::string id = read_text_file(path, "run");
+    std::string id;
+    try {
+      id = read_text_file(path, "run");
+    } catch (const Error& e) {
+      throw UsageError("run", e.message(),
+                       "make " + path + " a readable file, as the run wrote it");
+    }
     while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
     if (id.empty() || id.find_first_of(" \n\"") != std::string::npos)
       throw UsageError("run", path + " does not hold a run id",
