@@ -1,0 +1,50 @@
+// Synthetic records checked against the table a model was fine-tuned on,
+// without the table: the schema nss_prepare_data --format records stored in
+// the token file (records_schema, docs/data.md) says which columns there are,
+// which held numbers, and which had empty cells. A completion holds one JSON
+// object per line (several for a grouped example); each is valid when it has
+// exactly the schema's columns, a JSON number in every number column, a
+// string or number in every other column, and an empty cell ("") only where
+// the table had one.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nss::generate {
+
+struct RecordSchema {
+  struct Column {
+    std::string name;
+    bool number = false;       // every non-empty cell was a JSON number literal
+    bool empty_cells = false;  // some cell was empty
+  };
+  std::vector<Column> columns;
+
+  /// Parses the records_schema attribute; DataError naming what is wrong.
+  static RecordSchema from_json(const std::string& text);
+};
+
+/// One line of a completion, judged.
+struct CheckedRecord {
+  std::string line;  // as generated (without the newline)
+  bool valid = false;
+  std::string reason;             // why not, e.g. "column age: \"x\" is not a number"
+  nlohmann::ordered_json record;  // the parsed object, when the line was JSON
+};
+
+/// Every non-blank line of `completion`, judged against `schema`.
+std::vector<CheckedRecord> check_completion(const RecordSchema& schema,
+                                            std::string_view completion);
+
+/// The schema's column names as a CSV header line (with its newline).
+std::string csv_header(const RecordSchema& schema);
+
+/// A valid record as a CSV line in the schema's column order (RFC 4180
+/// quoting; numbers as JSON writes them).
+std::string csv_line(const RecordSchema& schema, const nlohmann::ordered_json& record);
+
+}  // namespace nss::generate

@@ -1,0 +1,71 @@
+// Every rule of the synthetic-record check, on hand-written completions: the
+// columns exactly, numbers where the table held numbers, strings or numbers
+// elsewhere, empty cells only where the table had them, one record per line.
+#include "generate/record_validator.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace nss::generate {
+namespace {
+
+const char* kSchema = R"({"columns":[{"name":"name","type":"string","empty_cells":false},)"
+                      R"({"name":"age","type":"number","empty_cells":false},)"
+                      R"({"name":"note","type":"string","empty_cells":true}]})";
+
+std::vector<std::string> reasons(const std::string& completion) {
+  std::vector<std::string> out;
+  for (const auto& r : check_completion(RecordSchema::from_json(kSchema), completion))
+    out.push_back(r.valid ? "valid" : r.reason);
+  return out;
+}
+
+TEST(RecordValidator, AcceptsRecordsLikeTheTablesRows) {
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":36,"note":""})"), std::vector<std::string>{"valid"});
+  // Keys in another order, a number in a string column (csv rows keep number
+  // literals as numbers), grouped records one per line, CRLF and blank lines.
+  EXPECT_EQ(reasons("{\"age\":1.5e3,\"name\":7,\"note\":\"x\"}\r\n\n  \n"
+                    "{\"name\":\"Bo\",\"age\":-2,\"note\":\"a, \\\"b\\\"\"}"),
+            (std::vector<std::string>{"valid", "valid"}));
+}
+
+TEST(RecordValidator, RejectsEachBrokenRuleWithItsReason) {
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":36})"),
+            std::vector<std::string>{"column note is missing"});
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":36,"note":"","city":"Paris"})"),
+            std::vector<std::string>{"column city is not in the table"});
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":"36","note":""})"),
+            std::vector<std::string>{"column age: \"36\" is not a number"});
+  EXPECT_EQ(reasons(R"({"name":"","age":36,"note":""})"),
+            std::vector<std::string>{"column name: empty, but the table had no empty cell there"});
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":"","note":""})"),
+            std::vector<std::string>{"column age: empty, but the table had no empty cell there"});
+  EXPECT_EQ(reasons(R"({"name":null,"age":36,"note":""})"),
+            std::vector<std::string>{"column name: null is null, not a string or number"});
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":[36],"note":""})"),
+            std::vector<std::string>{"column age: [36] is array, not a number"});
+  EXPECT_EQ(reasons(R"(["Ada",36,""])"), std::vector<std::string>{"not a JSON object"});
+  EXPECT_EQ(reasons(R"({"name":"Ada","age":36,"note":"")"),
+            std::vector<std::string>{"not valid JSON"});
+  EXPECT_EQ(reasons("Sure! Here is a record:"), std::vector<std::string>{"not valid JSON"});
+}
+
+TEST(RecordValidator, WritesValidRecordsAsCsvInSchemaOrder) {
+  const RecordSchema schema = RecordSchema::from_json(kSchema);
+  EXPECT_EQ(csv_header(schema), "name,age,note\n");
+  const auto checked = check_completion(schema, R"({"note":"a, \"b\"\nc","age":36,"name":"Ada"})");
+  ASSERT_TRUE(checked.at(0).valid);
+  EXPECT_EQ(csv_line(schema, checked[0].record), "Ada,36,\"a, \"\"b\"\"\nc\"\n");
+}
+
+TEST(RecordValidator, RefusesASchemaItCannotRead) {
+  EXPECT_THROW(RecordSchema::from_json("{}"), DataError);
+  EXPECT_THROW(RecordSchema::from_json(R"({"columns":[]})"), DataError);
+  EXPECT_THROW(
+      RecordSchema::from_json(R"({"columns":[{"name":"a","type":"date","empty_cells":false}]})"),
+      DataError);
+}
+
+}  // namespace
+}  // namespace nss::generate
