@@ -77,17 +77,19 @@ select_openblas_openmp() {
 # /usr/bin/python3, so Debian's numpy, h5py and torch stay visible:
 # scripts/prepare_data_hf.py needs Hugging Face `tokenizers`, the export
 # tests load nss_consolidate's directories with `transformers` and `peft`,
-# and scripts/convert_gguf_llama.py reads GGUF files with `gguf`.
+# scripts/convert_gguf_llama.py reads GGUF files with `gguf`, and the
+# SentencePiece parity test trains and reads models with `sentencepiece`.
 # Created once; repaired when incomplete.
 PYTHON_VENV=${PYTHON_VENV:-$BUILD_DIR/venv}
 # Releases that run on Debian's torch 1.13 (accelerate is peft's dependency).
-VENV_PIP_PACKAGES=(tokenizers transformers==4.46.3 accelerate==0.34.2 gguf==0.19.0)
+VENV_PIP_PACKAGES=(tokenizers transformers==4.46.3 accelerate==0.34.2 gguf==0.19.0 sentencepiece==0.2.3
+                   protobuf==7.36.2)
 # Without dependencies: peft asks for torch>=1.13.0, which Debian's 1.13.0a0
 # does not satisfy by version number, so pip would install a PyPI torch 2.
 VENV_PIP_NO_DEPS_PACKAGES=(peft==0.13.2)
 create_python_venv() {
   local python="$PYTHON_VENV/bin/python" versions
-  if [ -x "$python" ] && versions=$("$python" -c 'import h5py, numpy, tokenizers, transformers, peft, gguf
+  if [ -x "$python" ] && versions=$("$python" -c 'import h5py, numpy, tokenizers, transformers, peft, gguf, sentencepiece
 from importlib.metadata import version
 print("tokenizers", tokenizers.__version__, "transformers", transformers.__version__, "peft", peft.__version__,
       "gguf", version("gguf"))' 2>/dev/null); then

@@ -83,28 +83,6 @@ torch::Tensor repeat_kv(const torch::Tensor& x, std::int64_t groups) {
   return x.unsqueeze(2).expand({b, heads, groups, s, d}).reshape({b, heads * groups, s, d});
 }
 
-// Scaled-dot-product attention on [B, heads, S, D], causal, or restricted to
-// `allowed` [B, 1, S, S]; softmax in float32 like HF's eager path.
-torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, const torch::Tensor& allowed) {
-#if TORCH_VERSION_MAJOR >= 2
-  if (allowed.defined()) return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false);
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
-#else
-  const std::int64_t s = q.size(2);
-  const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-  torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling;
-  const torch::Tensor hidden =
-      allowed.defined()
-          ? allowed.logical_not()
-          : torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
-                .triu(1);
-  scores = scores.masked_fill(hidden, -std::numeric_limits<float>::infinity());
-  const torch::Tensor weights = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-  return torch::matmul(weights, v);
-#endif
-}
-
 // Causal attention, or inside each document of packed rows.
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const DocumentMask* documents) {
@@ -129,6 +107,27 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 }
 
 }  // namespace
+
+// Like HF's eager path, the softmax is in float32 (SDPA's kernels accumulate in it).
+torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& allowed) {
+#if TORCH_VERSION_MAJOR >= 2
+  if (allowed.defined()) return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+#else
+  const std::int64_t s = q.size(2);
+  const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling;
+  const torch::Tensor hidden =
+      allowed.defined()
+          ? allowed.logical_not()
+          : torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
+                .triu(1);
+  scores = scores.masked_fill(hidden, -std::numeric_limits<float>::infinity());
+  const torch::Tensor weights = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+  return torch::matmul(weights, v);
+#endif
+}
 
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments,
                            DocumentAttention how) {
@@ -189,6 +188,21 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const config::ModelConfig& model,
                                     const config::LoraConfig& lora, const RotaryEmbedding& rope,
                                     const DropoutKey* dropout, const DocumentMask* documents) {
+  const std::int64_t groups = model.num_attention_heads / model.num_key_value_heads;
+  return decoder_block_forward(
+      hidden, params, model, lora, rope, dropout,
+      documents ? documents->positions : torch::Tensor(),
+      [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+        return attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents);
+      });
+}
+
+torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
+                                    const std::vector<torch::Tensor>& params,
+                                    const config::ModelConfig& model,
+                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const DropoutKey* dropout, const torch::Tensor& positions,
+                                    const BlockAttention& attend) {
   const BlockProjections proj(params, lora, dropout);
   const std::int64_t b = hidden.size(0), s = hidden.size(1);
   const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;
@@ -196,15 +210,12 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
 
   const torch::Tensor x = rms_norm(hidden, proj.input_norm(), model.rms_norm_eps);
   const auto rotate = [&](const torch::Tensor& t) {
-    return documents ? rope.apply(t, documents->positions) : rope.apply(t);
+    return positions.defined() ? rope.apply(t, positions) : rope.apply(t);
   };
   const torch::Tensor q = rotate(proj(kQ, x).view({b, s, heads, d}).transpose(1, 2));
   const torch::Tensor k = rotate(proj(kK, x).view({b, s, kv_heads, d}).transpose(1, 2));
   const torch::Tensor v = proj(kV, x).view({b, s, kv_heads, d}).transpose(1, 2);
-  const std::int64_t groups = heads / kv_heads;
-  const torch::Tensor attended = attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents)
-                                     .transpose(1, 2)
-                                     .reshape({b, s, heads * d});
+  const torch::Tensor attended = attend(q, k, v).transpose(1, 2).reshape({b, s, heads * d});
   const torch::Tensor h = hidden + proj(kO, attended);
 
   const torch::Tensor y = rms_norm(h, proj.post_attention_norm(), model.rms_norm_eps);

@@ -4,6 +4,7 @@
 // Parameter lists are in unit_parameters() order, in the compute dtype.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <torch/types.h>
@@ -63,6 +64,27 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const config::ModelConfig& model,
                                     const config::LoraConfig& lora, const RotaryEmbedding& rope,
                                     const DropoutKey* dropout, const DocumentMask* documents);
+
+/// A decoder block's attention: rotated queries [B, heads, S, D] and the
+/// block's new rotated keys and values [B, kv_heads, S, D] -> [B, heads, S, D].
+/// Incremental decoding (lib/generate) passes one that reads a KV cache.
+using BlockAttention = std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k,
+                                                   const torch::Tensor& v)>;
+
+/// The decoder block above with RoPE at `positions` (int64 [B, S]; undefined:
+/// 0..S-1) and its attention computed by `attend`.
+torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
+                                    const std::vector<torch::Tensor>& params,
+                                    const config::ModelConfig& model,
+                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const DropoutKey* dropout, const torch::Tensor& positions,
+                                    const BlockAttention& attend);
+
+/// Attention of q [B, heads, S, D] over k, v [B, heads, T, D]: causal when
+/// `allowed` is undefined, else restricted to it (bool [B, 1, S, T], true
+/// where query i may read key j; every row needs one); softmax in float32.
+torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const torch::Tensor& allowed);
 
 /// Unit L + 1 without the loss: logits [B, S, V] in the compute dtype.
 torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,

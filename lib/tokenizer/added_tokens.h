@@ -1,0 +1,66 @@
+// The added tokens of a tokenizer.json (special tokens such as <|im_start|>
+// and user-added ones): the text is split on them before pre-tokenization,
+// leftmost-longest, with their lstrip/rstrip flags, first on the tokens
+// matched in the raw text (normalized: false), then on the others, as
+// Hugging Face's AddedVocabulary does.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nss::tokenizer {
+
+struct AddedToken {
+  int32_t id = 0;
+  std::string content;
+  bool special = false;
+  bool lstrip = false;
+  bool rstrip = false;
+  bool normalized = false;
+};
+
+/// A part of the input: an added token's id, or text still to be encoded.
+struct TextPart {
+  std::string text;
+  std::optional<int32_t> id;
+};
+
+class AddedVocabulary {
+ public:
+  /// Reads tokenizer.json's "added_tokens"; single_word tokens are a
+  /// DataError naming `origin` (not implemented).
+  static AddedVocabulary from_json(const nlohmann::json& tokens, const std::string& origin);
+
+  /// `text` cut at the added tokens it contains.
+  std::vector<TextPart> split(const std::string& text) const;
+
+  std::optional<int32_t> token_to_id(std::string_view content) const;
+  /// The added token with `id`, or nullptr.
+  const AddedToken* find(int32_t id) const;
+  /// Largest id + 1 (0 without added tokens).
+  int32_t id_bound() const { return id_bound_; }
+
+ private:
+  // Token indices by first byte, longest first, for one matching pass.
+  using Matcher = std::array<std::vector<size_t>, 256>;
+
+  void split_pass(const Matcher& matcher, const std::string& text,
+                  std::vector<TextPart>& parts) const;
+
+  std::vector<AddedToken> tokens_;
+  std::unordered_map<std::string, size_t> by_content_;
+  std::unordered_map<int32_t, size_t> by_id_;
+  Matcher raw_;         // normalized: false
+  Matcher normalized_;  // normalized: true
+  bool has_normalized_ = false;
+  int32_t id_bound_ = 0;
+};
+
+}  // namespace nss::tokenizer

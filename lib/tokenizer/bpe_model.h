@@ -1,0 +1,56 @@
+// The BPE model of a tokenizer.json: vocabulary, ranked merges and the
+// merge loop of Hugging Face `tokenizers` (lowest rank first, leftmost among
+// equal ranks), so a piece encodes to the same ids.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nss::tokenizer {
+
+class BpeModel {
+ public:
+  /// Builds the model from tokenizer.json's "model" (type BPE). Options that
+  /// change the result and are not implemented (dropout, byte_fallback,
+  /// continuing_subword_prefix, end_of_word_suffix) and merges of tokens
+  /// outside the vocabulary are a DataError naming `origin`.
+  static BpeModel from_json(const nlohmann::json& spec, const std::string& origin);
+
+  /// Appends the ids of one pre-tokenized piece to `ids`.
+  void encode(std::string_view piece, std::vector<int32_t>& ids) const;
+
+  std::optional<int32_t> token_to_id(std::string_view token) const;
+  /// The token of `id`, or nullptr when the vocabulary has none.
+  const std::string* id_to_token(int32_t id) const;
+  /// Largest id + 1 (0 for an empty vocabulary).
+  int32_t id_bound() const { return static_cast<int32_t>(tokens_.size()); }
+
+  /// Rank and result of merging `left` and `right`, if a merge exists.
+  struct Merge {
+    int32_t rank;
+    int32_t id;
+  };
+  std::optional<Merge> merge(int32_t left, int32_t right) const;
+
+ private:
+  static uint64_t pair_key(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
+           static_cast<uint32_t>(right);
+  }
+
+  std::unordered_map<std::string, int32_t> vocab_;
+  std::vector<std::string> tokens_;  // by id; ids without a token are empty
+  std::vector<bool> has_token_;
+  std::unordered_map<uint64_t, Merge> merges_;
+  std::optional<int32_t> unk_id_;
+  bool fuse_unk_ = false;
+  bool ignore_merges_ = false;
+};
+
+}  // namespace nss::tokenizer

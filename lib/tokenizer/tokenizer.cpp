@@ -1,0 +1,128 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tokenizer/added_tokens.h"
+#include "tokenizer/bpe_model.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/post_processor.h"
+#include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/utf8.h"
+
+namespace nss::tokenizer {
+
+struct Tokenizer::Parts {
+  AddedVocabulary added;
+  PreTokenizer pre_tokenizer;
+  BpeModel model;
+  PostProcessor post_processor;
+  bool byte_level_decoder = false;  // else tokens are joined with spaces
+};
+
+namespace {
+
+void require_type(const nlohmann::json& spec, const std::string& what, const std::string& type,
+                  const std::string& origin) {
+  const std::string actual = spec.at("type").get<std::string>();
+  if (actual != type) {
+    throw DataError("tokenizer", origin + ": " + what + " type \"" + actual + "\" is not supported",
+                    "only " + type +
+                        " is (Llama 3, SmolLM2); prepare the data with "
+                        "scripts/prepare_data_hf.py instead");
+  }
+}
+
+}  // namespace
+
+Tokenizer Tokenizer::from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw DataError("tokenizer", "cannot read tokenizer file " + path,
+                    "point at a model directory's tokenizer.json");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw DataError("tokenizer", "cannot read tokenizer file " + path);
+  return from_json_text(text.str(), path);
+}
+
+Tokenizer Tokenizer::from_json_text(const std::string& json_text, const std::string& origin) {
+  auto parts = std::make_shared<Parts>();
+  try {
+    const auto json = nlohmann::json::parse(json_text);
+    if (!json.value("normalizer", nlohmann::json()).is_null()) {
+      throw DataError("tokenizer", origin + ": normalizer type " +
+                                       json.at("normalizer").value("type", std::string("?")) +
+                                       " is not supported (only none, as Llama 3 and SmolLM2)");
+    }
+    require_type(json.at("model"), "model", "BPE", origin);
+    parts->model = BpeModel::from_json(json.at("model"), origin);
+    parts->added = AddedVocabulary::from_json(json.value("added_tokens", nlohmann::json()), origin);
+    parts->pre_tokenizer =
+        PreTokenizer::from_json(json.value("pre_tokenizer", nlohmann::json()), origin);
+    parts->post_processor =
+        PostProcessor::from_json(json.value("post_processor", nlohmann::json()), origin);
+    const auto decoder = json.value("decoder", nlohmann::json());
+    if (!decoder.is_null()) {
+      require_type(decoder, "decoder", "ByteLevel", origin);
+      parts->byte_level_decoder = true;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError("tokenizer", origin + " is not a valid tokenizer.json: " + e.what());
+  }
+  return Tokenizer(std::move(parts));
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  std::vector<int32_t> ids;
+  std::vector<std::string> pieces;
+  for (const auto& part : parts_->added.split(utf8_lossy(text))) {
+    if (part.id) {
+      ids.push_back(*part.id);
+      continue;
+    }
+    pieces.clear();
+    parts_->pre_tokenizer.split(part.text, pieces);
+    for (const auto& piece : pieces) parts_->model.encode(piece, ids);
+  }
+  return add_special_tokens ? parts_->post_processor.apply(std::move(ids)) : ids;
+}
+
+std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+  std::string out;
+  bool first = true;
+  for (const int32_t id : ids) {
+    const AddedToken* added = parts_->added.find(id);
+    const std::string* token = added ? &added->content : parts_->model.id_to_token(id);
+    if (token == nullptr) continue;
+    if (skip_special_tokens) {
+      // tokenizers asks whether the token's text is a special token's.
+      const auto special_id = parts_->added.token_to_id(*token);
+      if (special_id && parts_->added.find(*special_id)->special) continue;
+    }
+    if (parts_->byte_level_decoder) {
+      append_byte_level_bytes(*token, out);
+    } else {
+      if (!first) out.push_back(' ');
+      out.append(*token);
+    }
+    first = false;
+  }
+  return parts_->byte_level_decoder ? utf8_lossy(out) : out;
+}
+
+int32_t Tokenizer::vocab_size() const {
+  return std::max(parts_->model.id_bound(), parts_->added.id_bound());
+}
+
+std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
+  if (const auto id = parts_->added.token_to_id(token)) return id;
+  return parts_->model.token_to_id(token);
+}
+
+}  // namespace nss::tokenizer

@@ -1,0 +1,146 @@
+// Internals of the C++ tokenizer: GPT-2's byte alphabet, lossy UTF-8, the BPE
+// merge order, added-token splitting and the errors for what is not
+// supported. Parity with Hugging Face tokenizers on real files is
+// test_tokenizer_parity.py.
+#include "tokenizer/tokenizer.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/regex.h"
+#include "tokenizer/utf8.h"
+
+namespace nss::tokenizer {
+namespace {
+
+TEST(ByteLevel, MatchesGpt2BytesToUnicode) {
+  const auto& table = byte_to_char();
+  EXPECT_EQ(table['A'], U'A');
+  EXPECT_EQ(table['!'], U'!');
+  EXPECT_EQ(table[0], 256u);
+  EXPECT_EQ(table[' '], 0x120u);   // Ġ
+  EXPECT_EQ(table['\n'], 0x10Au);  // Ċ
+  EXPECT_EQ(table[127], 0x121u);
+  EXPECT_EQ(table[173], 0x143u);  // the soft hyphen, the last byte GPT-2 remaps
+  EXPECT_EQ(table[0xE9], 0xE9u);
+  EXPECT_EQ(to_byte_level(" h\xC3\xA9"), "\xC4\xA0h\xC3\x83\xC2\xA9");  // "Ġh" + "Ã©"
+}
+
+TEST(ByteLevel, EveryByteRoundTrips) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<char>(b));
+  std::string back;
+  append_byte_level_bytes(to_byte_level(bytes), back);
+  EXPECT_EQ(back, bytes);
+}
+
+TEST(ByteLevel, TokenOutsideTheAlphabetKeepsItsBytes) {
+  std::string out;
+  append_byte_level_bytes("a\xE4\xB8\xAD", out);  // "a中": 中 is no byte's code point
+  EXPECT_EQ(out, "a\xE4\xB8\xAD");
+}
+
+TEST(Utf8, LossyReplacesMaximalSubparts) {
+  EXPECT_EQ(utf8_lossy("ok \xC3\xA9"), "ok \xC3\xA9");
+  EXPECT_EQ(utf8_lossy("a\xC3"), "a\xEF\xBF\xBD");
+  EXPECT_EQ(utf8_lossy("\xE2\x82z"), "\xEF\xBF\xBDz");            // one for E2 82
+  EXPECT_EQ(utf8_lossy("\xF0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // 80 cannot follow F0
+  EXPECT_EQ(utf8_lossy("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  EXPECT_EQ(utf8_lossy("\xFF"), "\xEF\xBF\xBD");
+}
+
+TEST(Regex, WhitespaceIsOnigurumasWhiteSpace) {
+  // U+180E is no White_Space (Oniguruma), though PCRE2's own \s takes it.
+  const std::string text = "a\u180e b\\s";
+  using Matches = std::vector<std::pair<size_t, size_t>>;
+  EXPECT_EQ(Regex(R"(\s+)", "t").find_all(text), (Matches{{4, 5}}));
+  EXPECT_EQ(Regex(R"([^\s]+)", "t").find_all(text), (Matches{{0, 4}, {5, 8}}));
+  EXPECT_EQ(Regex(R"(\S+)", "t").find_all(text), (Matches{{0, 4}, {5, 8}}));
+  EXPECT_EQ(Regex(R"(\\s)", "t").find_all(text), (Matches{{6, 8}}));  // a literal backslash
+}
+
+// A BPE over the letters a, b, c with the given merges, no pre-tokenizer.
+Tokenizer letters(const std::string& merges, const std::string& extra = "") {
+  return Tokenizer::from_json_text(R"({"model": {"type": "BPE", "vocab":
+      {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5, "aa": 6}, "merges": )" +
+                                       merges + "}" + extra + "}",
+                                   "letters.json");
+}
+
+TEST(Bpe, LowestRankMergesFirst) {
+  EXPECT_EQ(letters(R"(["b c", "a b", "ab c"])").encode("abc", false),
+            (std::vector<int32_t>{0, 4}));
+  EXPECT_EQ(letters(R"(["a b", "b c", "ab c"])").encode("abc", false), (std::vector<int32_t>{5}));
+}
+
+TEST(Bpe, PairMergesAndLeftmostAmongEqualRanks) {
+  const auto tokenizer = letters(R"([["a", "a"]])");
+  EXPECT_EQ(tokenizer.encode("aaa", false), (std::vector<int32_t>{6, 0}));
+  EXPECT_EQ(tokenizer.decode({6, 0}, false), "aa a");  // no decoder: tokens joined by spaces
+}
+
+TEST(Bpe, InvalidUtf8IsEncodedAsReplacementCharacters) {
+  const auto tokenizer = Tokenizer::from_json_text(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0, "\ufffd": 1}, "merges": []}})", "fffd.json");
+  EXPECT_EQ(tokenizer.encode("a\xFF\xE2\x82"
+                             "a",
+                             false),
+            (std::vector<int32_t>{0, 1, 1, 0}));
+}
+
+TEST(Bpe, CharactersWithoutAnIdAreDropped) {
+  EXPECT_EQ(letters("[]").encode("axb", false), (std::vector<int32_t>{0, 1}));
+}
+
+TEST(AddedTokens, SplitFirstLongestMatchAndLstrip) {
+  const auto tokenizer = letters("[]", R"(, "added_tokens": [
+      {"id": 7, "content": "<s>", "special": true, "normalized": false},
+      {"id": 8, "content": "<s>>", "special": false, "normalized": false},
+      {"id": 9, "content": "<m>", "special": true, "lstrip": true, "normalized": false}])");
+  EXPECT_EQ(tokenizer.encode("a<s>b<s>>c", false), (std::vector<int32_t>{0, 7, 1, 8, 2}));
+  EXPECT_EQ(tokenizer.encode("a  <m>", false), (std::vector<int32_t>{0, 9}));
+  EXPECT_EQ(tokenizer.decode({0, 7, 8}, true), "a <s>>");  // only 7 is special
+  EXPECT_EQ(tokenizer.vocab_size(), 10);
+  EXPECT_EQ(tokenizer.token_to_id("<m>"), 9);
+  EXPECT_EQ(tokenizer.token_to_id("bc"), 4);
+  EXPECT_FALSE(tokenizer.token_to_id("zz"));
+}
+
+void expect_data_error(const std::string& json, const std::string& needle) {
+  try {
+    Tokenizer::from_json_text(json, "model/tokenizer.json");
+    FAIL() << "no error for " << json;
+  } catch (const DataError& e) {
+    EXPECT_NE(e.message().find("model/tokenizer.json"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(needle), std::string::npos) << e.message();
+  }
+}
+
+TEST(Errors, UnsupportedFeaturesAreDataErrors) {
+  const std::string bpe = R"({"type": "BPE", "vocab": {"a": 0}, "merges": []})";
+  expect_data_error(R"({"model": {"type": "Unigram", "vocab": []}})", "model type \"Unigram\"");
+  expect_data_error(R"({"model": )" + bpe + R"(, "pre_tokenizer": {"type": "Metaspace"}})",
+                    "pre-tokenizer type \"Metaspace\"");
+  expect_data_error(R"({"model": )" + bpe + R"(, "normalizer": {"type": "NFC"}})",
+                    "normalizer type NFC");
+  expect_data_error(R"({"model": )" + bpe + R"(, "decoder": {"type": "WordPiece"}})",
+                    "decoder type \"WordPiece\"");
+  expect_data_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [],
+                     "byte_fallback": true}})",
+                    "byte_fallback");
+  expect_data_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})",
+                    "outside the vocabulary");
+  expect_data_error(R"({"model": )" + bpe +
+                        R"(, "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("},
+                     "behavior": "Isolated"}})",
+                    "cannot be compiled");
+  expect_data_error("{not json", "not a valid tokenizer.json");
+  EXPECT_THROW(Tokenizer::from_file("/nonexistent/tokenizer.json"), DataError);
+}
+
+}  // namespace
+}  // namespace nss::tokenizer
