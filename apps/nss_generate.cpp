@@ -1,0 +1,118 @@
+// nss_generate --model HF_DIR|STEP_DIR [--tokenizer PATH] (--prompt TEXT | --prompts FILE.jsonl)
+//              [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0]
+//              [--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]
+#include <cstdio>
+#include <fstream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "checkpoint/committed_step.h"
+#include "core/app_main.h"
+#include "core/fs.h"
+#include "eval/checkpoint_model.h"
+#include "generate/generation.h"
+#include "log/logger.h"
+#include "tool_cli.h"
+
+namespace {
+
+const char* kUsage =
+    "nss_generate --model HF_DIR|STEP_DIR [--tokenizer PATH] (--prompt TEXT | --prompts "
+    "FILE.jsonl) [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0] "
+    "[--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]";
+
+// The "prompt" of each line of a JSONL file (scripts/render_chat_prompts.py
+// turns {"messages": ...} lines into such lines).
+std::vector<std::string> read_prompts(const std::string& path) {
+  const std::string text = nss::read_text_file(path, "generate");
+  std::vector<std::string> prompts;
+  std::size_t start = 0, line = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string row = text.substr(start, end - start);
+    start = end + 1;
+    ++line;
+    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto record = nlohmann::json::parse(row, nullptr, /*allow_exceptions=*/false);
+    if (!record.is_object() || !record.contains("prompt") || !record.at("prompt").is_string())
+      throw nss::DataError(
+          "generate",
+          path + ":" + std::to_string(line) + ": a prompt line needs a string \"prompt\"",
+          "render chat conversations first with scripts/render_chat_prompts.py");
+    prompts.push_back(record.at("prompt").get<std::string>());
+  }
+  if (prompts.empty()) throw nss::DataError("generate", path + " holds no prompt");
+  return prompts;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return nss::run_app("nss_generate", [&] {
+    nss::log::init(0);  // stderr: stdout carries only the samples
+    std::string model_path, tokenizer, prompt, prompts_path, output;
+    nss::generate::GenerationRequest request;
+    request.sampling = {0.9, 0, 1.0, 0};
+    CLI::App cli{"nss_generate: write text with a model; one JSON object per prompt and sample"};
+    cli.add_option("--model", model_path,
+                   "Hugging Face model directory, or a checkpoint step directory")
+        ->required();
+    cli.add_option("--tokenizer", tokenizer,
+                   "tokenizer.json, tokenizer.model or a directory holding one (default: the "
+                   "model's)");
+    auto* one = cli.add_option("--prompt", prompt, "One prompt");
+    auto* many = cli.add_option("--prompts", prompts_path, "JSONL with a \"prompt\" per line");
+    one->excludes(many);
+    cli.add_option("--max-new-tokens", request.max_new_tokens, "Tokens to generate at most")
+        ->capture_default_str();
+    cli.add_option("--temperature", request.sampling.temperature, "0: greedy")
+        ->capture_default_str();
+    cli.add_option("--top-k", request.sampling.top_k, "0: no limit")->capture_default_str();
+    cli.add_option("--top-p", request.sampling.top_p, "1: no limit")->capture_default_str();
+    cli.add_option("--seed", request.sampling.seed, "Random seed")->capture_default_str();
+    cli.add_option("--num-samples", request.num_samples, "Samples per prompt")
+        ->capture_default_str();
+    cli.add_option("--stop", request.stop, "Text that ends a sample (repeatable)");
+    cli.add_option("--batch-size", request.batch_size, "Sequences decoded together")
+        ->capture_default_str();
+    cli.add_option("--output", output, "JSONL file to write (default: stdout)");
+    if (!nss::parse_tool_arguments(cli, argc, argv, "nss_generate", kUsage))
+      return nss::ExitCode::kOk;
+    if (prompt.empty() == prompts_path.empty())
+      throw nss::UsageError("cli", "give exactly one of --prompt and --prompts",
+                            std::string("usage: ") + kUsage);
+    request.prompts =
+        prompts_path.empty() ? std::vector<std::string>{prompt} : read_prompts(prompts_path);
+
+    const bool step = nss::checkpoint::names_a_step(model_path);
+    const nss::model::LlamaModel model =
+        step ? nss::eval::load_checkpoint_model(model_path)
+             : nss::model::load_pretrained_model(model_path, {}, torch::kFloat32);
+    const std::string model_dir = step ? model.config().from_pretrained : model_path;
+    const auto codec =
+        nss::generate::open_text_codec(tokenizer, model_dir, model.config().vocab_size);
+    spdlog::info("[generate] {} prompts x {} samples with {}", request.prompts.size(),
+                 request.num_samples, codec->description());
+
+    std::string lines;
+    nss::generate::generate(model, *codec, request, [&](const nss::generate::GeneratedSample& s) {
+      const std::string line = nlohmann::json{{"prompt_index", s.prompt_index},
+                                              {"sample", s.sample},
+                                              {"text", s.text},
+                                              {"tokens", s.tokens},
+                                              {"finish_reason", s.finish_reason}}
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                               "\n";
+      if (output.empty()) {
+        std::fputs(line.c_str(), stdout);
+        std::fflush(stdout);
+      } else {
+        lines += line;
+      }
+    });
+    if (!output.empty()) nss::write_file_atomic(output, lines);
+    return nss::ExitCode::kOk;
+  });
+}

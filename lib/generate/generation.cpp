@@ -1,0 +1,104 @@
+#include "generate/generation.h"
+
+#include <algorithm>
+
+#include <torch/torch.h>
+
+#include "core/error.h"
+#include "generate/decoder.h"
+
+namespace nss::generate {
+namespace {
+
+// One (prompt, sample) being decoded.
+struct Sequence {
+  GeneratedSample out;
+  bool finished = false;
+};
+
+// Ends `s` when its last token is an end id or its text reaches a stop string.
+void judge(Sequence& s, const TextCodec& codec, const std::vector<std::string>& stop) {
+  const auto& ends = codec.end_ids();
+  if (std::find(ends.begin(), ends.end(), s.out.tokens.back()) != ends.end()) {
+    s.out.tokens.pop_back();
+    s.out.finish_reason = "eos";
+    s.finished = true;
+    return;
+  }
+  if (stop.empty()) return;
+  const std::string text = codec.decode(s.out.tokens);
+  std::size_t cut = std::string::npos;
+  for (const auto& marker : stop) cut = std::min(cut, text.find(marker));
+  if (cut == std::string::npos) return;
+  s.out.text = text.substr(0, cut);
+  s.out.finish_reason = "stop";
+  s.finished = true;
+}
+
+void check(const GenerationRequest& r) {
+  if (r.max_new_tokens < 1)
+    throw UsageError("generate",
+                     "--max-new-tokens must be >= 1, got " + std::to_string(r.max_new_tokens));
+  if (r.num_samples < 1)
+    throw UsageError("generate",
+                     "--num-samples must be >= 1, got " + std::to_string(r.num_samples));
+  if (r.batch_size < 1)
+    throw UsageError("generate", "--batch-size must be >= 1, got " + std::to_string(r.batch_size));
+  for (const auto& marker : r.stop)
+    if (marker.empty()) throw UsageError("generate", "--stop needs a non-empty text");
+}
+
+}  // namespace
+
+void generate(const model::LlamaModel& model, const TextCodec& codec,
+              const GenerationRequest& request,
+              const std::function<void(const GeneratedSample&)>& emit) {
+  check(request);
+  const TokenSampler sampler(request.sampling);
+  torch::NoGradGuard no_grad;
+  std::vector<std::vector<std::int64_t>> prompt_ids;
+  for (const auto& prompt : request.prompts) prompt_ids.push_back(codec.encode_prompt(prompt));
+
+  const std::int64_t total =
+      static_cast<std::int64_t>(request.prompts.size()) * request.num_samples;
+  Decoder decoder(model);
+  for (std::int64_t first = 0; first < total; first += request.batch_size) {
+    const std::int64_t count = std::min(request.batch_size, total - first);
+    std::vector<Sequence> batch(static_cast<std::size_t>(count));
+    std::vector<std::vector<std::int64_t>> prompts;
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t job = first + i;
+      batch[i].out.prompt_index = request.first_prompt_index + job / request.num_samples;
+      batch[i].out.sample = job % request.num_samples;
+      prompts.push_back(prompt_ids[static_cast<std::size_t>(job / request.num_samples)]);
+    }
+    torch::Tensor logits = decoder.prefill(prompts, request.max_new_tokens);
+    for (std::int64_t position = 0; position < request.max_new_tokens; ++position) {
+      const torch::Tensor host = logits.to(torch::kCPU).contiguous();
+      const std::int64_t vocab = host.size(1);
+      std::vector<std::int64_t> next(static_cast<std::size_t>(count));
+      bool all_finished = true;
+      for (std::int64_t i = 0; i < count; ++i) {
+        Sequence& s = batch[i];
+        if (s.finished) {
+          next[i] = s.out.tokens.empty() ? 0 : s.out.tokens.back();  // its output is never read
+          continue;
+        }
+        next[i] = sampler.pick(host[i].data_ptr<float>(), vocab,
+                               {s.out.prompt_index, s.out.sample, position});
+        s.out.tokens.push_back(next[i]);
+        judge(s, codec, request.stop);
+        all_finished = all_finished && s.finished;
+      }
+      if (all_finished || position + 1 == request.max_new_tokens) break;
+      logits = decoder.step(torch::tensor(next, torch::kInt64).to(logits.device()));
+    }
+    for (Sequence& s : batch) {
+      if (!s.finished) s.out.finish_reason = "length";
+      if (s.out.finish_reason != "stop") s.out.text = codec.decode(s.out.tokens);
+      emit(s.out);
+    }
+  }
+}
+
+}  // namespace nss::generate

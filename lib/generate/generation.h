@@ -1,0 +1,45 @@
+// Generating text: prompts (each sampled num_samples times) in batches
+// through the KV-cache decoder, a token chosen per step by TokenSampler, and
+// each sequence ended by an end id (finish_reason "eos"), a stop string
+// ("stop": the text is cut before it) or max_new_tokens ("length").
+// Samples come out in prompt order, then sample order, whatever the batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "generate/text_codec.h"
+#include "generate/token_sampler.h"
+#include "model/llama_model.h"
+
+namespace nss::generate {
+
+struct GenerationRequest {
+  std::vector<std::string> prompts;
+  std::int64_t max_new_tokens = 256;
+  std::int64_t num_samples = 1;
+  std::vector<std::string> stop;  // texts that end a sequence
+  std::int64_t batch_size = 8;    // sequences decoded together
+  SamplingSettings sampling;
+  /// The first prompt's index in the caller's numbering (a rank's share).
+  std::int64_t first_prompt_index = 0;
+};
+
+struct GeneratedSample {
+  std::int64_t prompt_index = 0;
+  std::int64_t sample = 0;
+  std::string text;
+  std::vector<std::int64_t> tokens;  // the generated ids (without the end id)
+  std::string finish_reason;         // "eos", "stop" or "length"
+};
+
+/// Generates every (prompt, sample) of `request`; calls `emit` for each,
+/// in order. UsageError for settings out of range or a prompt longer than
+/// the model's context.
+void generate(const model::LlamaModel& model, const TextCodec& codec,
+              const GenerationRequest& request,
+              const std::function<void(const GeneratedSample&)>& emit);
+
+}  // namespace nss::generate

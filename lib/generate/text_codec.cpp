@@ -1,0 +1,146 @@
+#include "generate/text_codec.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "data/byte_tokenizer.h"
+#include "tokenizer/tokenizer.h"
+
+namespace fs = std::filesystem;
+
+namespace nss::generate {
+namespace {
+
+std::vector<std::int64_t> widen(const std::vector<std::int32_t>& ids) {
+  return {ids.begin(), ids.end()};
+}
+
+std::vector<std::int32_t> narrow(const std::vector<std::int64_t>& ids) {
+  std::vector<std::int32_t> out;
+  for (const std::int64_t id : ids)
+    if (id >= 0 && id <= INT32_MAX) out.push_back(static_cast<std::int32_t>(id));
+  return out;
+}
+
+class JsonCodec : public TextCodec {
+ public:
+  explicit JsonCodec(const std::string& path)
+      : path_(path), tokenizer_(tokenizer::Tokenizer::from_file(path)) {}
+  std::vector<std::int64_t> encode_prompt(const std::string& text) const override {
+    return widen(tokenizer_.encode(text, true));
+  }
+  std::string decode(const std::vector<std::int64_t>& ids) const override {
+    return tokenizer_.decode(narrow(ids), true);
+  }
+  std::string description() const override { return "tokenizer.json " + path_; }
+  void set_end_ids(std::vector<std::int64_t> ids) { end_ids_ = std::move(ids); }
+  const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
+
+ private:
+  std::string path_;
+  tokenizer::Tokenizer tokenizer_;
+};
+
+class ByteCodec : public TextCodec {
+ public:
+  ByteCodec() { end_ids_ = {data::byte_tokenizer::kEos}; }
+  std::vector<std::int64_t> encode_prompt(const std::string& text) const override {
+    std::vector<std::int64_t> ids{data::byte_tokenizer::kBos};
+    for (const unsigned char c : text) ids.push_back(c);
+    return ids;
+  }
+  std::string decode(const std::vector<std::int64_t>& ids) const override {
+    std::string text;
+    for (const std::int64_t id : ids)
+      if (id >= 0 && id < 256) text += static_cast<char>(id);
+    return text;
+  }
+  std::string description() const override { return "the built-in byte-level tokenizer"; }
+};
+
+// eos_token_id of a model directory's generation_config.json, else config.json.
+std::vector<std::int64_t> configured_end_ids(const std::string& model_dir) {
+  for (const char* name : {"generation_config.json", "config.json"}) {
+    const fs::path path = fs::path(model_dir) / name;
+    std::ifstream in(path);
+    if (model_dir.empty() || !in) continue;
+    const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_object() || !doc.contains("eos_token_id")) continue;
+    const auto& eos = doc.at("eos_token_id");
+    std::vector<std::int64_t> ids;
+    if (eos.is_number_integer()) ids.push_back(eos.get<std::int64_t>());
+    if (eos.is_array())
+      for (const auto& id : eos)
+        if (id.is_number_integer()) ids.push_back(id.get<std::int64_t>());
+    if (!ids.empty()) return ids;
+  }
+  return {};
+}
+
+// The tokenizer file `path` names: itself, or the one a directory holds.
+std::string tokenizer_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return path;
+  for (const char* name : {"tokenizer.json", "tokenizer.model"})
+    if (fs::is_regular_file(fs::path(path) / name, ec)) return (fs::path(path) / name).string();
+  return "";
+}
+
+template <class Codec>
+std::unique_ptr<TextCodec> with_end_ids(std::unique_ptr<Codec> codec, const std::string& model_dir,
+                                        std::vector<std::int64_t> own_end_ids) {
+  auto ids = configured_end_ids(model_dir);
+  codec->set_end_ids(ids.empty() ? std::move(own_end_ids) : std::move(ids));
+  return codec;
+}
+
+std::unique_ptr<TextCodec> open_file(const std::string& file, const std::string& model_dir) {
+  // libsentencepiece carries its own copy of protobuf, whose exported
+  // symbols clash with libtorch's libprotobuf in one process (a crash at
+  // start-up): SentencePiece models are read by the torch-free tools only.
+  if (fs::path(file).extension() == ".model")
+    throw UsageError("generate",
+                     file + " is a SentencePiece model, which nss_generate cannot read yet",
+                     "give the model's tokenizer.json with --tokenizer");
+  // Without an eos_token_id in the model directory: the tokenizer's own
+  // end-of-text tokens (Llama 3, SmolLM2, Llama 2 names).
+  std::vector<std::int64_t> own;
+  auto codec = std::make_unique<JsonCodec>(file);
+  for (const char* name : {"<|end_of_text|>", "<|endoftext|>", "<|eot_id|>", "<|im_end|>", "</s>"})
+    if (const auto id = codec->tokenizer().token_to_id(name)) own.push_back(*id);
+  return with_end_ids(std::move(codec), model_dir, std::move(own));
+}
+
+}  // namespace
+
+std::unique_ptr<TextCodec> open_text_codec(const std::string& tokenizer,
+                                           const std::string& model_dir, std::int64_t vocab_size) {
+  if (!tokenizer.empty()) {
+    std::error_code ec;
+    if (!fs::exists(tokenizer, ec))
+      throw UsageError("generate", "--tokenizer " + tokenizer + " does not exist",
+                       "give a tokenizer.json, a tokenizer.model or a directory holding one");
+    const std::string file = tokenizer_file(tokenizer);
+    if (file.empty())
+      throw UsageError("generate",
+                       "--tokenizer " + tokenizer + " holds no tokenizer.json or tokenizer.model",
+                       "give a tokenizer.json, a tokenizer.model or a directory holding one");
+    return open_file(file, model_dir);
+  }
+  if (!model_dir.empty()) {
+    const std::string file = tokenizer_file(model_dir);
+    if (!file.empty()) return open_file(file, model_dir);
+  }
+  if (vocab_size == data::byte_tokenizer::kVocabSize) return std::make_unique<ByteCodec>();
+  throw UsageError(
+      "generate",
+      "no tokenizer for a model of " + std::to_string(vocab_size) + " tokens: " +
+          (model_dir.empty() ? std::string("it was not started from a model directory")
+                             : model_dir + " holds no tokenizer.json or tokenizer.model"),
+      "give one with --tokenizer PATH");
+}
+
+}  // namespace nss::generate

@@ -1,0 +1,120 @@
+"""nss_generate through the real binary: greedy generation on the real
+SmolLM2-135M-Instruct writes the tokens transformers' own generate() writes
+(fp32, CPU), also for prompts of different lengths decoded together; sampling
+is reproducible for a seed and identical at batch sizes 1 and 8; --stop and
+EOS end samples with their finish_reason; a checkpoint step of nss_hpc (byte
+level) generates; bad input is exit 2 or 4."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from nss_e2e import SOURCE, VENV_PYTHON, VenvScratchDirTest, binary, mpirun, prepare_text_dataset  # noqa: E402
+
+MODEL = os.environ.get("NSS_REAL_MODEL", os.path.join(SOURCE, "build", "models", "smollm2-135m-instruct"))
+PROMPTS = ["The capital of France is", "def fibonacci(n):", "Once upon a time, in a small village near the sea,"]
+REFERENCE = r"""
+import json, sys, torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+model_dir, new_tokens = sys.argv[1], int(sys.argv[2])
+tokenizer = AutoTokenizer.from_pretrained(model_dir)
+model = AutoModelForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
+for line in sys.stdin:
+    ids = tokenizer(json.loads(line), return_tensors="pt").input_ids
+    with torch.no_grad():
+        # synced_gpus=None probes for FSDP, which Debian's torch 1.13 cannot.
+        out = model.generate(ids, max_new_tokens=new_tokens, do_sample=False, synced_gpus=False,
+                             eos_token_id=None, pad_token_id=tokenizer.eos_token_id)
+    print(json.dumps(out[0, ids.shape[1]:].tolist()))
+"""
+
+
+def generate(*args):
+    proc = subprocess.run([binary("nss_generate")] + list(args), capture_output=True, text=True, timeout=600)
+    samples = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    return proc, samples
+
+
+class GenerateTest(VenvScratchDirTest):
+    SCRATCH_TAG = "generate"
+
+    def prompts_file(self, prompts):
+        return self.write("prompts.jsonl", "".join(json.dumps({"prompt": p}) + "\n" for p in prompts).encode())
+
+    def test_greedy_matches_transformers_generate(self):
+        if not os.path.isdir(MODEL):
+            raise AssertionError("no model at %s: run scripts/setup.sh (it converts SmolLM2)" % MODEL)
+        new = 12
+        proc, samples = generate("--model", MODEL, "--prompts", self.prompts_file(PROMPTS), "--temperature", "0",
+                                 "--max-new-tokens", str(new), "--batch-size", "3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        reference = subprocess.run([VENV_PYTHON, "-c", REFERENCE, MODEL, str(new)], capture_output=True, text=True,
+                                   timeout=600, input="".join(json.dumps(p) + "\n" for p in PROMPTS))
+        self.assertEqual(reference.returncode, 0, reference.stderr)
+        expected = [json.loads(line) for line in reference.stdout.splitlines()]
+        self.assertEqual([s["prompt_index"] for s in samples], [0, 1, 2])
+        for sample, tokens in zip(samples, expected):
+            # transformers does not stop at EOS here (eos_token_id=None): compare what we wrote.
+            self.assertEqual(sample["tokens"], tokens[:len(sample["tokens"])], sample)
+        self.assertIn("Paris", samples[0]["text"])
+
+    def test_sampling_is_reproducible_and_independent_of_the_batch(self):
+        args = ["--model", MODEL, "--prompts", self.prompts_file(PROMPTS), "--temperature", "0.9", "--top-p", "0.95",
+                "--top-k", "50", "--seed", "7", "--num-samples", "3", "--max-new-tokens", "10"]
+        _, batch8 = generate(*args, "--batch-size", "8")
+        _, batch1 = generate(*args, "--batch-size", "1")
+        _, again = generate(*args, "--batch-size", "8")
+        self.assertEqual(len(batch8), 9)
+        self.assertEqual([(s["prompt_index"], s["sample"]) for s in batch8],
+                         [(p, s) for p in range(3) for s in range(3)])
+        self.assertEqual(batch8, again)
+        self.assertEqual(batch8, batch1)
+        self.assertGreater(len({tuple(s["tokens"]) for s in batch8 if s["prompt_index"] == 2}), 1)
+        _, other_seed = generate(*args[:-2], "--seed", "8", "--max-new-tokens", "10")
+        self.assertNotEqual(batch8, other_seed)
+
+    def test_stop_text_and_output_file(self):
+        out = self.path("out.jsonl")
+        proc, _ = generate("--model", MODEL, "--prompt", "The capital of France is", "--temperature", "0",
+                           "--max-new-tokens", "16", "--stop", ".", "--output", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(out) as f:
+            sample = json.loads(f.read())
+        self.assertEqual(sample["finish_reason"], "stop")
+        self.assertEqual(sample["text"], " Paris")
+
+    def test_a_trained_step_generates_with_the_byte_tokenizer(self):
+        data = prepare_text_dataset(self.dir)
+        run = self.path("run")
+        train = mpirun(2, [binary("nss_hpc"), os.path.join(SOURCE, "configs", "run.yaml"), "--set",
+                           "run.output_dir=" + run, "--set", "data.path=" + data, "--set", "eval.interval_steps=0",
+                           "--set", "data.seq_len=32", "--set", "training.max_steps=4", "--set",
+                           "preflight.enabled=false"])
+        self.assertEqual(train.returncode, 0, train.stderr)
+        step = os.path.join(run, "checkpoints", "step_00000004")
+        proc, samples = generate("--model", step, "--prompt", "Checkpoints are", "--max-new-tokens", "8",
+                                 "--temperature", "0.8")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("built-in byte-level tokenizer", proc.stderr)
+        self.assertEqual(len(samples), 1)
+        self.assertIn(samples[0]["finish_reason"], ("eos", "length"))
+        self.assertTrue(all(0 <= t < 256 for t in samples[0]["tokens"]))
+
+    def test_bad_input_is_a_usage_or_data_error(self):
+        proc, _ = generate("--model", MODEL, "--prompt", "x", "--prompts", self.prompts_file(["y"]))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        proc, _ = generate("--model", MODEL, "--prompt", "x", "--top-p", "0")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("top_p must be in (0, 1]", proc.stderr)
+        bad = self.write("bad.jsonl", b'{"messages": []}\n')
+        proc, _ = generate("--model", MODEL, "--prompts", bad)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn("bad.jsonl:1: a prompt line needs a string \"prompt\"", proc.stderr)
+        proc, _ = generate("--model", MODEL, "--prompt", "x", "--tokenizer", self.path("missing.json"))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
