@@ -1,15 +1,22 @@
 // nss_generate --model HF_DIR|STEP_DIR [--tokenizer PATH] (--prompt TEXT | --prompts FILE.jsonl)
 //              [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0]
 //              [--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]
+//
+// Under mpirun every rank holds the whole model and generates a contiguous
+// share of the prompts; rank 0 writes every rank's lines in rank order, so
+// the output is the one a single process writes.
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "checkpoint/committed_step.h"
-#include "core/app_main.h"
+#include "comm/agreement.h"
+#include "comm/mpi_app.h"
+#include "comm/mpi_communicator.h"
 #include "core/fs.h"
 #include "eval/checkpoint_model.h"
 #include "generate/generation.h"
@@ -50,8 +57,9 @@ std::vector<std::string> read_prompts(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return nss::run_app("nss_generate", [&] {
-    nss::log::init(0);  // stderr: stdout carries only the samples
+  return nss::comm::run_mpi_app(argc, argv, [&](int rank) {
+    nss::log::init(rank);  // stderr: stdout carries only the samples
+    const auto world = nss::comm::MpiCommunicator::create(MPI_COMM_WORLD);
     std::string model_path, tokenizer, prompt, prompts_path, output;
     nss::generate::GenerationRequest request;
     request.sampling = {0.9, 0, 1.0, 0};
@@ -78,41 +86,72 @@ int main(int argc, char** argv) {
     cli.add_option("--batch-size", request.batch_size, "Sequences decoded together")
         ->capture_default_str();
     cli.add_option("--output", output, "JSONL file to write (default: stdout)");
-    if (!nss::parse_tool_arguments(cli, argc, argv, "nss_generate", kUsage))
-      return nss::ExitCode::kOk;
-    if (prompt.empty() == prompts_path.empty())
-      throw nss::UsageError("cli", "give exactly one of --prompt and --prompts",
-                            std::string("usage: ") + kUsage);
-    request.prompts =
-        prompts_path.empty() ? std::vector<std::string>{prompt} : read_prompts(prompts_path);
+    // Every rank parses the same argv: a bad flag is the same error everywhere.
+    bool help = false;
+    nss::comm::run_on_all(*world, [&] {
+      help = !nss::parse_tool_arguments(cli, argc, argv, "nss_generate", kUsage);
+      if (!help && prompt.empty() == prompts_path.empty())
+        throw nss::UsageError("cli", "give exactly one of --prompt and --prompts",
+                              std::string("usage: ") + kUsage);
+    });
+    if (help) return nss::ExitCode::kOk;
+    // Rank 0 reads the prompts once; every rank gets the same list.
+    std::string listing;
+    nss::comm::run_on_root(*world, 0, [&] {
+      listing = nlohmann::json(prompts_path.empty() ? std::vector<std::string>{prompt}
+                                                    : read_prompts(prompts_path))
+                    .dump();
+    });
+    nss::comm::broadcast_text(*world, listing, 0);
+    const auto prompts = nlohmann::json::parse(listing).get<std::vector<std::string>>();
+    const auto count = static_cast<std::int64_t>(prompts.size());
+    const std::int64_t first = count * rank / world->size();
+    const std::int64_t last = count * (rank + 1) / world->size();
+    request.prompts.assign(prompts.begin() + first, prompts.begin() + last);
+    request.first_prompt_index = first;
 
-    const bool step = nss::checkpoint::names_a_step(model_path);
-    const nss::model::LlamaModel model =
-        step ? nss::eval::load_checkpoint_model(model_path)
-             : nss::model::load_pretrained_model(model_path, {}, torch::kFloat32);
-    const std::string model_dir = step ? model.config().from_pretrained : model_path;
-    const auto codec =
-        nss::generate::open_text_codec(tokenizer, model_dir, model.config().vocab_size);
-    spdlog::info("[generate] {} prompts x {} samples with {}", request.prompts.size(),
-                 request.num_samples, codec->description());
+    std::optional<nss::model::LlamaModel> model;
+    std::unique_ptr<nss::generate::TextCodec> codec;
+    nss::comm::run_on_all(*world, [&] {
+      const bool step = nss::checkpoint::names_a_step(model_path);
+      model.emplace(step ? nss::eval::load_checkpoint_model(model_path)
+                         : nss::model::load_pretrained_model(model_path, {}, torch::kFloat32));
+      const std::string model_dir = step ? model->config().from_pretrained : model_path;
+      codec = nss::generate::open_text_codec(tokenizer, model_dir, model->config().vocab_size);
+    });
+    spdlog::info("[generate] {} prompts x {} samples on {} ranks with {}", count,
+                 request.num_samples, world->size(), codec->description());
 
     std::string lines;
-    nss::generate::generate(model, *codec, request, [&](const nss::generate::GeneratedSample& s) {
-      const std::string line = nlohmann::json{{"prompt_index", s.prompt_index},
-                                              {"sample", s.sample},
-                                              {"text", s.text},
-                                              {"tokens", s.tokens},
-                                              {"finish_reason", s.finish_reason}}
-                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                               "\n";
+    const bool alone = world->size() == 1 && output.empty();
+    nss::comm::run_on_all(*world, [&] {
+      nss::generate::generate(
+          *model, *codec, request, [&](const nss::generate::GeneratedSample& s) {
+            const std::string line =
+                nlohmann::json{{"prompt_index", s.prompt_index},
+                               {"sample", s.sample},
+                               {"text", s.text},
+                               {"tokens", s.tokens},
+                               {"finish_reason", s.finish_reason}}
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                "\n";
+            if (!alone) return void(lines += line);
+            std::fputs(line.c_str(), stdout);  // one process: each sample as soon as it is written
+            std::fflush(stdout);
+          });
+    });
+    if (alone) return nss::ExitCode::kOk;
+    const auto shares = nss::comm::all_gather_text(*world, lines);
+    nss::comm::run_on_root(*world, 0, [&] {
+      std::string all;
+      for (const auto& share : shares) all += share;
       if (output.empty()) {
-        std::fputs(line.c_str(), stdout);
+        std::fputs(all.c_str(), stdout);
         std::fflush(stdout);
       } else {
-        lines += line;
+        nss::write_file_atomic(output, all);
       }
     });
-    if (!output.empty()) nss::write_file_atomic(output, lines);
     return nss::ExitCode::kOk;
   });
 }

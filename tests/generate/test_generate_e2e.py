@@ -1,7 +1,8 @@
 """nss_generate through the real binary: greedy generation on the real
 SmolLM2-135M-Instruct writes the tokens transformers' own generate() writes
 (fp32, CPU), also for prompts of different lengths decoded together; sampling
-is reproducible for a seed and identical at batch sizes 1 and 8; --stop and
+is reproducible for a seed and identical at batch sizes 1 and 8 and at 1, 2
+and 4 ranks (mpirun splits the prompts); --stop and
 EOS end samples with their finish_reason; a checkpoint step of nss_hpc (byte
 level) generates; bad input is exit 2 or 4."""
 import json
@@ -74,6 +75,19 @@ class GenerateTest(VenvScratchDirTest):
         self.assertGreater(len({tuple(s["tokens"]) for s in batch8 if s["prompt_index"] == 2}), 1)
         _, other_seed = generate(*args[:-2], "--seed", "8", "--max-new-tokens", "10")
         self.assertNotEqual(batch8, other_seed)
+
+    def test_ranks_share_the_prompts_and_write_what_one_process_writes(self):
+        args = ["--model", MODEL, "--prompts", self.prompts_file(PROMPTS), "--num-samples", "2", "--seed", "3",
+                "--max-new-tokens", "8"]
+        _, alone = generate(*args)
+        for ranks in (2, 4):  # 4 ranks for 3 prompts: one rank has none
+            proc = mpirun(ranks, [binary("nss_generate")] + args + ["--output", self.path("ranks.jsonl")])
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(self.path("ranks.jsonl")) as f:
+                self.assertEqual([json.loads(line) for line in f], alone)
+        proc = mpirun(2, [binary("nss_generate"), "--model", MODEL, "--prompt", "x", "--top-p", "0"])
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stderr.count("nss_generate: error"), 1, proc.stderr)
 
     def test_stop_text_and_output_file(self):
         out = self.path("out.jsonl")
