@@ -290,7 +290,7 @@ class RunGuaranteesTest(ScratchDirTest):
         self.assertEqual(committed_steps(checkpoints), saved)  # nothing of the second run
         # ...but may start from one on purpose, in its own checkpoint.dir.
         step = os.path.join(checkpoints, "step_%08d" % saved[-1])
-        run_dir, output = self.run_job("third", "checkpoint.resume=" + step,
+        run_dir, output = self.run_job("third", "checkpoint.resume=" + step, "checkpoint.interval_steps=0",
                                        "training.max_steps=%d" % (saved[-1] + 2))
         self.assertIn("was saved by another run", output)
         self.assertEqual(committed_steps(os.path.join(run_dir, "checkpoints")), [saved[-1] + 2])
