@@ -5,6 +5,8 @@
 // Under mpirun every rank holds the whole model and generates a contiguous
 // share of the prompts; rank 0 writes every rank's lines in rank order, so
 // the output is the one a single process writes.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -122,6 +124,8 @@ int main(int argc, char** argv) {
     spdlog::info("[generate] {} prompts x {} samples on {} ranks with {}", count,
                  request.num_samples, world->size(), codec->description());
 
+    std::int64_t generated = 0;
+    const auto start = std::chrono::steady_clock::now();
     std::string lines;
     const bool alone = world->size() == 1 && output.empty();
     nss::comm::run_on_all(*world, [&] {
@@ -135,11 +139,17 @@ int main(int argc, char** argv) {
                                {"finish_reason", s.finish_reason}}
                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
                 "\n";
+            generated += static_cast<std::int64_t>(s.tokens.size());
             if (!alone) return void(lines += line);
             std::fputs(line.c_str(), stdout);  // one process: each sample as soon as it is written
             std::fflush(stdout);
           });
     });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    spdlog::info(
+        "[generate] rank {}: {} new tokens in {:.3f} s ({:.1f} tokens/s, prefill included)", rank,
+        generated, seconds, generated / std::max(seconds, 1e-9));
     if (alone) return nss::ExitCode::kOk;
     const auto shares = nss::comm::all_gather_text(*world, lines);
     nss::comm::run_on_root(*world, 0, [&] {
