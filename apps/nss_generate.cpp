@@ -20,6 +20,7 @@
 #include "comm/mpi_app.h"
 #include "comm/mpi_communicator.h"
 #include "core/fs.h"
+#include "data/input_file.h"
 #include "eval/checkpoint_model.h"
 #include "generate/generation.h"
 #include "log/logger.h"
@@ -35,23 +36,15 @@ const char* kUsage =
 // The "prompt" of each line of a JSONL file (scripts/render_chat_prompts.py
 // turns {"messages": ...} lines into such lines).
 std::vector<std::string> read_prompts(const std::string& path) {
-  const std::string text = nss::read_text_file(path, "generate");
   std::vector<std::string> prompts;
-  std::size_t start = 0, line = 0;
-  while (start < text.size()) {
-    const std::size_t end = std::min(text.find('\n', start), text.size());
-    const std::string row = text.substr(start, end - start);
-    start = end + 1;
-    ++line;
-    if (row.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto record = nlohmann::json::parse(row, nullptr, /*allow_exceptions=*/false);
+  nss::data::for_each_jsonl_record(path, [&](const nlohmann::ordered_json& record,
+                                             std::int64_t line) {
     if (!record.is_object() || !record.contains("prompt") || !record.at("prompt").is_string())
       throw nss::DataError(
-          "generate",
-          path + ":" + std::to_string(line) + ": a prompt line needs a string \"prompt\"",
+          "generate", nss::data::where(path, line) + ": a prompt line needs a string \"prompt\"",
           "render chat conversations first with scripts/render_chat_prompts.py");
     prompts.push_back(record.at("prompt").get<std::string>());
-  }
+  });
   if (prompts.empty()) throw nss::DataError("generate", path + " holds no prompt");
   return prompts;
 }
