@@ -42,12 +42,10 @@ std::string describe_step(const std::string& step_dir) {
 }  // namespace
 
 std::uint64_t predicted_checkpoint_bytes(const config::Config& config, int world_size) {
-  const auto units = model::unit_layouts(config, world_size);
-  std::uint64_t total = 0;
-  for (int rank = 0; rank < world_size; ++rank)
-    total += static_cast<std::uint64_t>(fsdp::ShardedStateLayout(units, rank).saved_bytes()) +
-             kRankFileOverheadBytes;
-  return total;
+  // Every rank saves shards of the same (padded) size: one rank's file times N.
+  const auto per_rank = static_cast<std::uint64_t>(
+      fsdp::ShardedStateLayout(model::unit_layouts(config, world_size), 0).saved_bytes());
+  return static_cast<std::uint64_t>(world_size) * (per_rank + kRankFileOverheadBytes);
 }
 
 Check check_checkpoint_directory(const PreflightContext& context) {
