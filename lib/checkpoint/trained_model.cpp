@@ -40,6 +40,7 @@ TrainedModel trained_model(const CheckpointIndex& index, const std::string& orig
   if (state.contains("lora_base") && state["lora_base"].is_object() &&
       state["lora_base"].contains("path") && state["lora_base"]["path"].is_string())
     model.base_path = state["lora_base"]["path"].get<std::string>();
+  if (state.contains("dataset") && state["dataset"].is_object()) model.dataset = state["dataset"];
   return model;
 }
 

@@ -3,6 +3,8 @@
 //   state.config          the resolved configuration, as YAML text (config.resolved.yaml)
 //   state.lora_base.path  the pretrained directory (else config model.from_pretrained):
 //                         the LoRA base, and where an hf export's tokenizer files come from
+//   state.dataset         the training data's tokenizer and preparation
+//                         (data::describe_preparation)
 // and from the tensor names: LoRA adapters are "<module>.lora_A.weight" ([r, in])
 // and "<module>.lora_B.weight" ([out, r]), <module> being the Hugging Face
 // module of the base weight "<module>.weight".
@@ -26,6 +28,7 @@ struct TrainedModel {
   std::optional<config::Config> config;  // from state.config, when present
   bool lora = false;                     // the checkpoint holds LoRA adapters
   std::string base_path;                 // the pretrained directory the run started from
+  nlohmann::json dataset;                // state.dataset; null when absent
 };
 
 /// Reads the state of `index`; throws CheckpointError when state.config is present but invalid.

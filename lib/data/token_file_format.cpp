@@ -16,7 +16,8 @@ nlohmann::json describe_preparation(const TokenFileMetadata& metadata) {
       const bool json_text =
           name == kRecordsSchemaAttribute && nlohmann::ordered_json::accept(value);
       out[name] = json_text ? nlohmann::ordered_json::parse(value) : nlohmann::ordered_json(value);
-    } else if (name == kDroppedExamplesAttribute && value) {
+    } else if (value && (name == kDroppedExamplesAttribute || name == kBosTokenIdAttribute ||
+                         name == kEosTokenIdAttribute || name == kVocabSizeAttribute)) {
       out[name] = *value;
     }
   });

@@ -83,9 +83,11 @@ void visit_attributes(Metadata& metadata, Visit&& visit) {
   visit(kRecordsSchemaAttribute, metadata.preparation.records_schema);
 }
 
-/// The tokenizer and preparation attributes (every string attribute, and
-/// dropped_examples) as one JSON object, absent ones left out, records_schema
-/// parsed: what a checkpoint records of its data.
+/// The tokenizer and preparation attributes (every string attribute,
+/// vocab_size, bos_token_id, eos_token_id and dropped_examples) as one JSON
+/// object, absent ones left out, records_schema parsed: what a checkpoint
+/// records of its data, and what nss_generate --records rebuilds the
+/// training prompt from.
 nlohmann::json describe_preparation(const TokenFileMetadata& metadata);
 
 /// True for the element types /tokens may have: uint16, int32, uint32, int64.

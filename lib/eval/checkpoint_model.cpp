@@ -12,7 +12,7 @@
 
 namespace nss::eval {
 
-model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
+model::LlamaModel load_checkpoint_model(const std::string& step_dir, torch::TensorOptions options) {
   checkpoint::require_committed_step(step_dir);
   checkpoint::CheckpointReader reader(step_dir);
   const checkpoint::TrainedModel trained = checkpoint::trained_model(reader.index(), step_dir);
@@ -21,8 +21,7 @@ model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
                           "this step was not written by nss_hpc; consolidate it with "
                           "nss_consolidate --format hf and pass that directory");
   const config::Config& config = *trained.config;
-  model::LlamaModel model(config.model, config.training.lora,
-                          torch::TensorOptions().dtype(torch::kFloat32));
+  model::LlamaModel model(config.model, config.training.lora, options);
   // The frozen base first (pretrained files or the run's seed), then every
   // trained tensor from the shards.
   model.load(model::InitialWeights(config.model, config.training.lora,
@@ -34,8 +33,12 @@ model::LlamaModel load_checkpoint_model(const std::string& step_dir) {
       const auto& spec = model.unit_specs(u)[i];
       if (!spec.trainable) continue;
       torch::Tensor tensor = model.unit_tensors(u)[i];
-      checkpoint::read_finite(reader, spec.name, 0, static_cast<std::uint64_t>(tensor.numel()),
-                              tensor.data_ptr());
+      // Read as stored (float32, on the host), then converted where the model lives.
+      const bool direct = tensor.dtype() == torch::kFloat32 && tensor.device().is_cpu();
+      torch::Tensor host = direct ? tensor : torch::empty(tensor.sizes(), torch::kFloat32);
+      checkpoint::read_finite(reader, spec.name, 0, static_cast<std::uint64_t>(host.numel()),
+                              host.data_ptr());
+      if (!direct) tensor.copy_(host);
       ++read;
     }
   }

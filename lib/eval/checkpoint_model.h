@@ -10,9 +10,12 @@
 
 namespace nss::eval {
 
-/// Loads step `step_dir` as a float32 LlamaModel; CheckpointError (exit 5)
+/// Loads step `step_dir` as a LlamaModel created with `options` (dtype and
+/// device; trained tensors are read as float32 and converted); CheckpointError (exit 5)
 /// when the step is not committed, fails a checksum or lacks its configuration,
 /// DataError (exit 4) when a value it holds (or its LoRA base holds) is not finite.
-model::LlamaModel load_checkpoint_model(const std::string& step_dir);
+model::LlamaModel load_checkpoint_model(
+    const std::string& step_dir,
+    torch::TensorOptions options = torch::TensorOptions().dtype(torch::kFloat32));
 
 }  // namespace nss::eval

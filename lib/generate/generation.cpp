@@ -56,8 +56,6 @@ void generate(const model::LlamaModel& model, const TextCodec& codec,
   check(request);
   const TokenSampler sampler(request.sampling);
   torch::NoGradGuard no_grad;
-  std::vector<std::vector<std::int64_t>> prompt_ids;
-  for (const auto& prompt : request.prompts) prompt_ids.push_back(codec.encode_prompt(prompt));
 
   const std::int64_t total =
       static_cast<std::int64_t>(request.prompts.size()) * request.num_samples;
@@ -69,8 +67,8 @@ void generate(const model::LlamaModel& model, const TextCodec& codec,
     for (std::int64_t i = 0; i < count; ++i) {
       const std::int64_t job = first + i;
       batch[i].out.prompt_index = request.first_prompt_index + job / request.num_samples;
-      batch[i].out.sample = job % request.num_samples;
-      prompts.push_back(prompt_ids[static_cast<std::size_t>(job / request.num_samples)]);
+      batch[i].out.sample = request.first_sample_index + job % request.num_samples;
+      prompts.push_back(request.prompts[static_cast<std::size_t>(job / request.num_samples)]);
     }
     torch::Tensor logits = decoder.prefill(prompts, request.max_new_tokens);
     for (std::int64_t position = 0; position < request.max_new_tokens; ++position) {

@@ -17,7 +17,7 @@
 namespace nss::generate {
 
 struct GenerationRequest {
-  std::vector<std::string> prompts;
+  std::vector<std::vector<std::int64_t>> prompts;  // token ids (TextCodec::encode_prompt)
   std::int64_t max_new_tokens = 256;
   std::int64_t num_samples = 1;
   std::vector<std::string> stop;  // texts that end a sequence
@@ -25,6 +25,9 @@ struct GenerationRequest {
   SamplingSettings sampling;
   /// The first prompt's index in the caller's numbering (a rank's share).
   std::int64_t first_prompt_index = 0;
+  /// The first sample's index (--records numbers its samples across rounds
+  /// and ranks); the sampler's random stream is keyed by it.
+  std::int64_t first_sample_index = 0;
 };
 
 struct GeneratedSample {
@@ -36,8 +39,8 @@ struct GeneratedSample {
 };
 
 /// Generates every (prompt, sample) of `request`; calls `emit` for each,
-/// in order. UsageError for settings out of range or a prompt longer than
-/// the model's context.
+/// in order. UsageError for settings out of range, an empty prompt or one
+/// longer than the model's context.
 void generate(const model::LlamaModel& model, const TextCodec& codec,
               const GenerationRequest& request,
               const std::function<void(const GeneratedSample&)>& emit);

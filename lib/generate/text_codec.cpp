@@ -1,11 +1,13 @@
 #include "generate/text_codec.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "data/byte_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -32,6 +34,9 @@ class JsonCodec : public TextCodec {
   std::vector<std::int64_t> encode_prompt(const std::string& text) const override {
     return widen(tokenizer_.encode(text, true));
   }
+  std::vector<std::int64_t> encode_plain(const std::string& text) const override {
+    return widen(tokenizer_.encode(text, false));
+  }
   std::string decode(const std::vector<std::int64_t>& ids) const override {
     return tokenizer_.decode(narrow(ids), true);
   }
@@ -51,6 +56,9 @@ class ByteCodec : public TextCodec {
     std::vector<std::int64_t> ids{data::byte_tokenizer::kBos};
     for (const unsigned char c : text) ids.push_back(c);
     return ids;
+  }
+  std::vector<std::int64_t> encode_plain(const std::string& text) const override {
+    return {text.begin(), text.end()};
   }
   std::string decode(const std::vector<std::int64_t>& ids) const override {
     std::string text;
@@ -116,30 +124,62 @@ std::unique_ptr<TextCodec> open_file(const std::string& file, const std::string&
 
 }  // namespace
 
-std::unique_ptr<TextCodec> open_text_codec(const std::string& tokenizer,
-                                           const std::string& model_dir, std::int64_t vocab_size) {
-  if (!tokenizer.empty()) {
+void TextCodec::also_end_at(std::int64_t id) {
+  if (std::find(end_ids_.begin(), end_ids_.end(), id) == end_ids_.end()) end_ids_.push_back(id);
+}
+
+namespace {
+
+// The codec the training data was tokenised with, when it can be found
+// unchanged; nullptr when the data's record names none.
+std::unique_ptr<TextCodec> trained_codec(const TokenizerSources& s) {
+  if (s.trained_with == data::byte_tokenizer::kName) return std::make_unique<ByteCodec>();
+  const std::string prefix = "hf:";
+  if (s.trained_with.rfind(prefix, 0) != 0) return nullptr;
+  const std::string recorded = s.trained_with.substr(prefix.size());
+  std::error_code ec;
+  const auto unchanged = [&](const std::string& file) {
+    return !file.empty() && fs::is_regular_file(file, ec) &&
+           (s.trained_sha256.empty() || sha256_file_hex(file) == s.trained_sha256);
+  };
+  if (unchanged(recorded)) return open_file(recorded, s.model_dir);
+  const std::string beside = s.model_dir.empty() ? "" : tokenizer_file(s.model_dir);
+  if (!s.trained_sha256.empty() && unchanged(beside)) return open_file(beside, s.model_dir);
+  throw UsageError("generate",
+                   "the model was trained on data tokenised with " + recorded +
+                       (s.trained_sha256.empty() ? "" : " (sha256 " + s.trained_sha256 + ")") +
+                       ", which " +
+                       (fs::exists(recorded, ec) ? "has changed since" : "no longer exists") +
+                       (beside.empty() ? "" : ", and " + beside + " is another tokenizer"),
+                   "give that tokenizer with --tokenizer PATH");
+}
+
+}  // namespace
+
+std::unique_ptr<TextCodec> open_text_codec(const TokenizerSources& s) {
+  if (!s.flag.empty()) {
     std::error_code ec;
-    if (!fs::exists(tokenizer, ec))
-      throw UsageError("generate", "--tokenizer " + tokenizer + " does not exist",
+    if (!fs::exists(s.flag, ec))
+      throw UsageError("generate", "--tokenizer " + s.flag + " does not exist",
                        "give a tokenizer.json, a tokenizer.model or a directory holding one");
-    const std::string file = tokenizer_file(tokenizer);
+    const std::string file = tokenizer_file(s.flag);
     if (file.empty())
       throw UsageError("generate",
-                       "--tokenizer " + tokenizer + " holds no tokenizer.json or tokenizer.model",
+                       "--tokenizer " + s.flag + " holds no tokenizer.json or tokenizer.model",
                        "give a tokenizer.json, a tokenizer.model or a directory holding one");
-    return open_file(file, model_dir);
+    return open_file(file, s.model_dir);
   }
-  if (!model_dir.empty()) {
-    const std::string file = tokenizer_file(model_dir);
-    if (!file.empty()) return open_file(file, model_dir);
+  if (auto codec = trained_codec(s)) return codec;
+  if (!s.model_dir.empty()) {
+    const std::string file = tokenizer_file(s.model_dir);
+    if (!file.empty()) return open_file(file, s.model_dir);
   }
-  if (vocab_size == data::byte_tokenizer::kVocabSize) return std::make_unique<ByteCodec>();
+  if (s.vocab_size == data::byte_tokenizer::kVocabSize) return std::make_unique<ByteCodec>();
   throw UsageError(
       "generate",
-      "no tokenizer for a model of " + std::to_string(vocab_size) + " tokens: " +
-          (model_dir.empty() ? std::string("it was not started from a model directory")
-                             : model_dir + " holds no tokenizer.json or tokenizer.model"),
+      "no tokenizer for a model of " + std::to_string(s.vocab_size) + " tokens: " +
+          (s.model_dir.empty() ? std::string("it was not started from a model directory")
+                               : s.model_dir + " holds no tokenizer.json or tokenizer.model"),
       "give one with --tokenizer PATH");
 }
 

@@ -243,6 +243,7 @@ TEST_F(TokenDatasetTest, LossMaskOffsetsAndPreparationRoundTrip) {
   TokenFileMetadata metadata;
   metadata.tokenizer = "byte-level";
   metadata.dropped_examples = 2;
+  metadata.eos_token_id = 257;
   metadata.preparation = {"records", "Generate {columns}\n", "patient", "visit",
                           R"({"columns":[{"name":"visit","type":"number","empty_cells":false}]})"};
   writer.commit(metadata);
@@ -263,7 +264,10 @@ TEST_F(TokenDatasetTest, LossMaskOffsetsAndPreparationRoundTrip) {
   const nlohmann::json described = describe_preparation(m);
   EXPECT_EQ(described.at("records_schema").at("columns").at(0).at("type"), "number");
   EXPECT_EQ(described.at("group_by"), "patient");
+  EXPECT_EQ(described.at("eos_token_id"), 257);
   EXPECT_FALSE(described.contains("vocab_size"));
+  EXPECT_FALSE(described.contains("bos_token_id"));
+  EXPECT_FALSE(described.contains("max_token_id"));
 }
 
 TEST_F(TokenDatasetTest, TokensMustComeFromTheModelsTokenizer) {

@@ -1,0 +1,104 @@
+#include "generate/record_generation.h"
+
+#include <chrono>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "comm/agreement.h"
+#include "core/error.h"
+#include "generate/generation.h"
+#include "generate/invalid_record_stop.h"
+
+namespace nss::generate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void log_progress(const RecordCollector& records, std::int64_t wanted, double seconds) {
+  const RecordCounts& t = records.totals();
+  spdlog::info(
+      "[records] {} of {} valid records; {:.1f}% of the {} judged are valid; {} samples; "
+      "{:.2f} valid records/s",
+      t.valid, wanted, 100.0 * records.valid_fraction(), t.valid + t.invalid, records.samples(),
+      t.valid / std::max(seconds, 1e-9));
+}
+
+// Judges one round's samples (every rank's JSONL share, in rank order) in
+// sample order; this round's counts.
+RecordCounts judge_round(RecordCollector& records, const std::vector<std::string>& shares) {
+  RecordCounts round;
+  for (const std::string& share : shares) {
+    std::istringstream lines(share);
+    std::string line;
+    while (!records.done() && std::getline(lines, line)) {
+      const auto sample = nlohmann::json::parse(line);
+      const RecordCounts c =
+          records.add(sample.at("sample").get<std::int64_t>(), sample.at("text").get<std::string>(),
+                      sample.at("finish_reason").get<std::string>());
+      round.valid += c.valid;
+      round.invalid += c.invalid;
+    }
+  }
+  return round;
+}
+
+}  // namespace
+
+void check_records_request(const RecordsRequest& request) {
+  if (request.wanted < 1)
+    throw UsageError("generate", "--records must be >= 1, got " + std::to_string(request.wanted));
+  InvalidRecordStop(request.invalid_fraction_threshold, request.patience);  // checks both
+}
+
+RecordsOutcome generate_records(comm::Communicator& world, const model::LlamaModel& model,
+                                const TextCodec& codec, const std::vector<std::int64_t>& prompt,
+                                const RecordSchema& schema, const RecordsRequest& request) {
+  check_records_request(request);
+  RecordsOutcome outcome{RecordCollector(schema, request.wanted)};
+  InvalidRecordStop stop(request.invalid_fraction_threshold, request.patience);
+  GenerationRequest round;
+  round.prompts = {prompt};
+  round.num_samples = request.batch_size;
+  round.batch_size = request.batch_size;
+  round.max_new_tokens = request.max_new_tokens;
+  round.sampling = request.sampling;
+  const auto start = Clock::now();
+  auto last_progress = start;
+  for (std::int64_t number = 0;; ++number) {
+    round.first_sample_index = (number * world.size() + world.rank()) * request.batch_size;
+    std::string share;
+    comm::run_on_all(world, [&] {
+      generate(model, codec, round, [&](const GeneratedSample& s) {
+        share +=
+            nlohmann::json{
+                {"sample", s.sample}, {"text", s.text}, {"finish_reason", s.finish_reason}}
+                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+            "\n";
+      });
+    });
+    const auto shares = comm::all_gather_text(world, share);
+    std::string verdict;
+    comm::run_on_root(world, 0, [&] {
+      const RecordCounts counts = judge_round(outcome.records, shares);
+      const bool give_up = stop.after_batch(counts.valid, counts.invalid);
+      verdict = outcome.records.done() ? "done" : give_up ? "stop" : "more";
+      if (seconds_since(last_progress) >= 10 && verdict == "more") {
+        last_progress = Clock::now();
+        log_progress(outcome.records, request.wanted, seconds_since(start));
+      }
+    });
+    comm::broadcast_text(world, verdict, 0);
+    if (verdict == "more") continue;
+    outcome.stopped_early = verdict == "stop";
+    outcome.seconds = seconds_since(start);
+    return outcome;
+  }
+}
+
+}  // namespace nss::generate

@@ -1,0 +1,164 @@
+"""nss_generate --records through the real binaries: a tiny byte-level model
+fine-tuned in the test on a small CSV table (nss_prepare_data --format
+records, nss_hpc) writes synthetic records with the table's columns;
+synthetic.csv, synthetic.jsonl, invalid.jsonl and generation.json agree with
+each other; the records are the same at 1 and 2 ranks and at batch sizes 4
+and 8; a barely trained model that writes garbage is stopped early (exit 4)
+with the records it wrote; misuse is exit 2."""
+import csv
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
+from nss_e2e import SOURCE, binary, mpirun, remove, scratch  # noqa: E402
+
+CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
+COLUMNS = ["city", "temp", "rain"]
+CITIES = ["Oslo", "Lima", "Pune", "Kyiv"]
+
+
+def table(rows, seed):
+    rng = random.Random(seed)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for _ in range(rows):
+        writer.writerow([rng.choice(CITIES), rng.randrange(10, 30), rng.choice(["yes", "no", ""])])
+    return out.getvalue()
+
+
+def generate(*args, ranks=1):
+    command = [binary("nss_generate")] + list(args)
+    if ranks == 1:
+        return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    return mpirun(ranks, command, timeout=600)
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class GenerateRecordsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = scratch("generate_records")
+        source = os.path.join(cls.tmp, "table.csv")
+        with open(source, "w") as f:
+            f.write(table(400, 1))
+        data = os.path.join(cls.tmp, "records.h5")
+        prepared = subprocess.run([binary("nss_prepare_data"), "--format", "records", "--input", source,
+                                   "--output", data, "--prompt-template", "Row of {columns}:\n"],
+                                  capture_output=True, text=True)
+        assert prepared.returncode == 0, prepared.stderr
+        cls.trained = cls.train(data, "trained", 300)
+        cls.garbage = cls.train(data, "garbage", 1)
+
+    @classmethod
+    def train(cls, data, name, steps):
+        run = os.path.join(cls.tmp, name)
+        sets = ["run.output_dir=" + run, "data.path=" + data, "eval.interval_steps=0", "data.seq_len=64",
+                "training.max_steps=%d" % steps, "training.warmup_steps=10", "training.lr=3e-3",
+                "checkpoint.interval_steps=0", "preflight.enabled=false"]
+        proc = mpirun(2, [binary("nss_hpc"), CONFIG] + [a for s in sets for a in ("--set", s)], timeout=900)
+        assert proc.returncode == 0, proc.stderr
+        return os.path.join(run, "checkpoints", "step_%08d" % steps)
+
+    @classmethod
+    def tearDownClass(cls):
+        remove(cls.tmp)
+
+    def out(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_a_fine_tuned_model_writes_records_of_the_tables_columns(self):
+        out = self.out("records")
+        proc = generate("--model", self.trained, "--records", "24", "--output", out, "--temperature", "0.8",
+                        "--seed", "5", "--max-new-tokens", "48")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = list(csv.reader(io.StringIO(read(os.path.join(out, "synthetic.csv")))))
+        self.assertEqual(rows[0], COLUMNS)
+        self.assertEqual(len(rows), 25)
+        for row in rows[1:]:
+            self.assertEqual(len(row), 3, row)
+            self.assertTrue(row[1].lstrip("-").isdigit(), row)
+        records = [json.loads(line) for line in read(os.path.join(out, "synthetic.jsonl")).splitlines()]
+        self.assertEqual([[str(r[c]) for c in COLUMNS] for r in records], rows[1:])
+        invalid = [json.loads(line) for line in read(os.path.join(out, "invalid.jsonl")).splitlines()]
+        summary = json.loads(read(os.path.join(out, "generation.json")))
+        self.assertEqual(summary["valid_records"], 24)
+        self.assertEqual(summary["invalid_records"], len(invalid))
+        self.assertTrue(summary["complete"])
+        self.assertGreater(summary["valid_fraction"], 0.5, read(os.path.join(out, "invalid.jsonl")))
+        self.assertTrue(all(r["reason"] for r in invalid))
+        self.assertIn("valid records/s", proc.stderr)
+        self.assertIn("of the %d records judged were valid" % (24 + len(invalid)), proc.stderr)
+        self.assertIn("the built-in byte-level tokenizer", proc.stderr)  # the tokenizer the data names
+
+        # The same records at 2 ranks and another batch size: samples are numbered, not scheduled.
+        for ranks, batch in ((2, 4), (1, 8)):
+            other = self.out("records_%d_%d" % (ranks, batch))
+            proc = generate("--model", self.trained, "--records", "24", "--output", other, "--temperature", "0.8",
+                            "--seed", "5", "--max-new-tokens", "48", "--batch-size", str(batch), ranks=ranks)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            for name in ("synthetic.csv", "synthetic.jsonl", "invalid.jsonl"):
+                self.assertEqual(read(os.path.join(other, name)), read(os.path.join(out, name)), (ranks, batch, name))
+
+    def test_a_model_that_writes_garbage_is_stopped_early(self):
+        out = self.out("garbage")
+        proc = generate("--model", self.garbage, "--records", "50", "--output", out, "--temperature", "1.0",
+                        "--max-new-tokens", "24", "--invalid-fraction-threshold", "0.8", "--patience", "1",
+                        ranks=2)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn("stopped early", proc.stderr)
+        self.assertIn("invalid.jsonl", proc.stderr)
+        self.assertEqual(proc.stderr.count("nss_generate: error"), 1, proc.stderr)
+        summary = json.loads(read(os.path.join(out, "generation.json")))
+        self.assertFalse(summary["complete"])
+        self.assertLess(summary["valid_records"], 50)
+        self.assertGreater(len(read(os.path.join(out, "invalid.jsonl")).splitlines()), 0)
+
+    def test_misuse_is_a_usage_error(self):
+        out = self.out("misuse")
+        cases = [
+            (["--model", self.trained, "--records", "5"], "--records needs --output DIR"),
+            (["--model", self.trained, "--records", "0", "--output", out], "--records must be >= 1"),
+            (["--model", self.trained, "--records", "-3", "--output", out], "--records must be >= 1"),
+            (["--model", self.trained, "--records", "5", "--prompt", "x", "--output", out], "exactly one of"),
+            (["--model", self.trained, "--records", "5", "--stop", "}", "--output", out], "--stop does not apply"),
+            (["--model", self.trained, "--records", "5", "--output", out, "--invalid-fraction-threshold", "1.5"],
+             "--invalid-fraction-threshold must be in [0, 1]"),
+            (["--model", self.trained, "--records", "5", "--output", out, "--patience", "0"], "--patience must be"),
+            (["--model", self.trained, "--records", "5", "--output", out, "--dtype", "fp16"],
+             "--dtype must be auto, fp32 or bf16"),
+            (["--model", self.trained, "--records", "5", "--output", os.path.join(self.trained, "metadata.json")],
+             "records output directory"),
+        ]
+        for args, message in cases:
+            proc = generate(*args)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertIn(message, proc.stderr, args)
+        text_run = os.path.dirname(os.path.dirname(self.trained))
+        self.assertTrue(os.path.isdir(text_run))
+
+    def test_a_model_not_trained_on_records_is_refused(self):
+        data = os.path.join(self.tmp, "text.txt")
+        with open(data, "w") as f:
+            f.write("plain text for a plain model\n" * 200)
+        h5 = os.path.join(self.tmp, "text.h5")
+        prepared = subprocess.run([binary("nss_prepare_data"), "--input", data, "--output", h5], capture_output=True,
+                                  text=True)
+        self.assertEqual(prepared.returncode, 0, prepared.stderr)
+        step = self.train(h5, "text_model", 1)
+        proc = generate("--model", step, "--records", "5", "--output", self.out("refused"))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("was trained on 'text' data", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
