@@ -13,6 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from nss_e2e import SOURCE, VENV_PYTHON, VenvScratchDirTest, binary, mpirun, prepare_text_dataset  # noqa: E402
+import bpe_tokenizer  # noqa: E402
 
 MODEL = os.environ.get("NSS_REAL_MODEL", os.path.join(SOURCE, "build", "models", "smollm2-135m-instruct"))
 PROMPTS = ["The capital of France is", "def fibonacci(n):", "Once upon a time, in a small village near the sea,"]
@@ -115,6 +116,44 @@ class GenerateTest(VenvScratchDirTest):
         self.assertEqual(len(samples), 1)
         self.assertIn(samples[0]["finish_reason"], ("eos", "length"))
         self.assertTrue(all(0 <= t < 256 for t in samples[0]["tokens"]))
+
+    def test_a_step_uses_the_tokenizer_its_data_was_made_with(self):
+        os.makedirs(self.path("tok"))
+        tokenizer = self.path("tok/tokenizer.json")
+        bpe_tokenizer.train(VENV_PYTHON, tokenizer, 600, ["<s>", "</s>"])
+        text = self.write("text.txt", b"The checkpoint of a model is saved in shards.\n" * 300)
+        data = self.path("bpe.h5")
+        prepared = subprocess.run([VENV_PYTHON, os.path.join(SOURCE, "scripts", "prepare_data_hf.py"), "--tokenizer",
+                                   tokenizer, "--input", text, "--output", data], capture_output=True, text=True)
+        self.assertEqual(prepared.returncode, 0, prepared.stderr)
+        run = self.path("run")
+        train = mpirun(1, [binary("nss_hpc"), os.path.join(SOURCE, "configs", "run.yaml"), "--set",
+                           "run.output_dir=" + run, "--set", "data.path=" + data, "--set", "eval.interval_steps=0",
+                           "--set", "data.seq_len=32", "--set", "training.max_steps=2", "--set",
+                           "model.vocab_size=600", "--set", "preflight.enabled=false"])
+        self.assertEqual(train.returncode, 0, train.stderr)
+        step = os.path.join(run, "checkpoints", "step_00000002")
+        args = ["--model", step, "--prompt", "The checkpoint", "--max-new-tokens", "4", "--temperature", "0"]
+        proc, samples = generate(*args)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("tokenizer.json " + tokenizer, proc.stderr)
+        self.assertTrue(all(0 <= t < 600 for t in samples[0]["tokens"]))
+        with open(tokenizer, "a") as f:  # another tokenizer now: its SHA-256 differs
+            f.write("\n")
+        proc, _ = generate(*args)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("which has changed since", proc.stderr)
+        self.assertIn("--tokenizer", proc.stderr)
+        proc, again = generate(*args, "--tokenizer", tokenizer)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(again, samples)
+
+    def test_bf16_on_the_cpu_writes_the_answer(self):
+        proc, samples = generate("--model", MODEL, "--prompt", "The capital of France is", "--temperature", "0",
+                                 "--max-new-tokens", "4", "--dtype", "bf16")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("on cpu in bf16", proc.stderr)
+        self.assertIn("Paris", samples[0]["text"])
 
     def test_bad_input_is_a_usage_or_data_error(self):
         proc, _ = generate("--model", MODEL, "--prompt", "x", "--prompts", self.prompts_file(["y"]))
