@@ -148,6 +148,47 @@ class GenerateTest(VenvScratchDirTest):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(again, samples)
 
+    def nss_hpc(self, run, data, *sets):
+        args = [binary("nss_hpc"), os.path.join(SOURCE, "configs", "run.yaml"), "--set", "run.output_dir=" + run,
+                "--set", "data.path=" + data, "--set", "eval.interval_steps=0", "--set", "data.seq_len=32",
+                "--set", "preflight.enabled=false"]
+        for s in sets:
+            args += ["--set", s]
+        proc = mpirun(2, args)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_a_lora_step_generates_what_its_merged_export_generates(self):
+        data = prepare_text_dataset(self.dir)
+        self.nss_hpc(self.path("base_run"), data, "training.max_steps=3")
+        base = self.path("base")
+        consolidate = [binary("nss_consolidate"), self.path("base_run/checkpoints/step_00000003"), "--output", base,
+                       "--format", "hf"]
+        self.assertEqual(subprocess.run(consolidate, capture_output=True).returncode, 0)
+        self.nss_hpc(self.path("lora_run"), data, "training.max_steps=4", "model.from_pretrained=" + base,
+                     "training.lora.enabled=true", "training.lora.targets=[q_proj,v_proj,down_proj]",
+                     "training.lr=2e-2")
+        step = self.path("lora_run/checkpoints/step_00000004")
+        merged = self.path("merged")
+        proc = subprocess.run([binary("nss_consolidate"), step, "--output", merged, "--format", "hf", "--merge-lora"],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        args = ["--prompts", self.prompts_file(["Checkpoints are", "A", "The run directory holds"]),
+                "--temperature", "0", "--max-new-tokens", "24", "--batch-size", "3"]
+        proc, unmerged = generate("--model", step, *args)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc, exported = generate("--model", merged, *args)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(unmerged, exported)
+        _, base_samples = generate("--model", base, *args)
+        self.assertNotEqual(unmerged, base_samples)  # the adapters changed what the model writes
+        scores = []
+        for model in (step, merged):
+            proc = subprocess.run([binary("nss_eval"), "--model", model, "--data", data, "--batches", "2",
+                                   "--batch-size", "4"], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            scores.append(json.loads(proc.stdout)["loss"])
+        self.assertAlmostEqual(scores[0], scores[1], delta=1e-5 * scores[1])
+
     def test_bf16_on_the_cpu_writes_the_answer(self):
         proc, samples = generate("--model", MODEL, "--prompt", "The capital of France is", "--temperature", "0",
                                  "--max-new-tokens", "4", "--dtype", "bf16")
