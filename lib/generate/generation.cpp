@@ -17,6 +17,10 @@ struct Sequence {
 };
 
 // Ends `s` when its last token is an end id or its text reaches a stop string.
+// Only the tail that can hold a new match is decoded each step (a stop text
+// of L bytes spans at most L tokens; the margin covers special tokens, which
+// decode to nothing, and a first piece's dropped space), so a long sample
+// costs O(length), not O(length^2); the whole text only once it matched.
 void judge(Sequence& s, const TextCodec& codec, const std::vector<std::string>& stop) {
   const auto& ends = codec.end_ids();
   if (std::find(ends.begin(), ends.end(), s.out.tokens.back()) != ends.end()) {
@@ -26,10 +30,19 @@ void judge(Sequence& s, const TextCodec& codec, const std::vector<std::string>& 
     return;
   }
   if (stop.empty()) return;
+  std::size_t longest = 0;
+  for (const auto& marker : stop) longest = std::max(longest, marker.size());
+  const std::size_t window = std::min(s.out.tokens.size(), longest + 8);
+  const std::string tail =
+      codec.decode({s.out.tokens.end() - static_cast<std::ptrdiff_t>(window), s.out.tokens.end()});
+  if (std::none_of(stop.begin(), stop.end(), [&](const std::string& marker) {
+        return tail.find(marker) != std::string::npos;
+      }))
+    return;
   const std::string text = codec.decode(s.out.tokens);
   std::size_t cut = std::string::npos;
   for (const auto& marker : stop) cut = std::min(cut, text.find(marker));
-  if (cut == std::string::npos) return;
+  if (cut == std::string::npos) return;  // the tail's match was an artefact of cutting it
   s.out.text = text.substr(0, cut);
   s.out.finish_reason = "stop";
   s.finished = true;
