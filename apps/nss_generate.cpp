@@ -27,6 +27,7 @@
 #include "comm/mpi_app.h"
 #include "comm/mpi_communicator.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 #include "data/input_file.h"
 #include "eval/checkpoint_model.h"
 #include "generate/generation.h"
@@ -48,20 +49,23 @@ const char* kUsage =
     "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1]";
 
 constexpr nss::log::DirectoryRole kRecordsDirectory{"records output directory", "--output",
-                                                    nss::ExitCode::kUsage};
+                                                    "--output DIR", nss::ExitCode::kUsage};
 
 // The "prompt" of each line of a JSONL file (scripts/render_chat_prompts.py
 // turns {"messages": ...} lines into such lines).
 std::vector<std::string> read_prompts(const std::string& path) {
   std::vector<std::string> prompts;
-  nss::data::for_each_jsonl_record(path, [&](const nlohmann::ordered_json& record,
-                                             std::int64_t line) {
-    if (!record.is_object() || !record.contains("prompt") || !record.at("prompt").is_string())
-      throw nss::DataError(
-          "generate", nss::data::where(path, line) + ": a prompt line needs a string \"prompt\"",
-          "render chat conversations first with scripts/render_chat_prompts.py");
-    prompts.push_back(record.at("prompt").get<std::string>());
-  });
+  nss::data::for_each_jsonl_record(
+      path,
+      [&](const nlohmann::ordered_json& record, std::int64_t line) {
+        if (!record.is_object() || !record.contains("prompt") || !record.at("prompt").is_string())
+          throw nss::DataError(
+              "generate",
+              nss::data::where(path, line) + ": a prompt line needs a string \"prompt\"",
+              "render chat conversations first with scripts/render_chat_prompts.py");
+        prompts.push_back(record.at("prompt").get<std::string>());
+      },
+      "--prompts");
   if (prompts.empty()) throw nss::DataError("generate", path + " holds no prompt");
   return prompts;
 }
@@ -157,7 +161,7 @@ nss::ExitCode write_samples(nss::comm::Communicator& world, const Arguments& arg
       std::fputs(all.c_str(), stdout);
       std::fflush(stdout);
     } else {
-      nss::write_file_atomic(args.output, all);
+      nss::write_output_file(args.output, all, "generate");
     }
   });
   return nss::ExitCode::kOk;
@@ -170,10 +174,10 @@ void write_records(const std::string& dir, const generate::RecordsOutcome& outco
                    const Arguments& args) {
   const auto path = [&](const char* name) { return (std::filesystem::path(dir) / name).string(); };
   const generate::RecordCounts& t = outcome.records.totals();
-  nss::write_file_atomic(path("synthetic.csv"), outcome.records.csv());
-  nss::write_file_atomic(path("synthetic.jsonl"), outcome.records.jsonl());
-  nss::write_file_atomic(path("invalid.jsonl"), outcome.records.invalid_jsonl());
-  nss::write_file_atomic(path("generation.json"),
+  nss::write_output_file(path("synthetic.csv"), outcome.records.csv(), "generate");
+  nss::write_output_file(path("synthetic.jsonl"), outcome.records.jsonl(), "generate");
+  nss::write_output_file(path("invalid.jsonl"), outcome.records.invalid_jsonl(), "generate");
+  nss::write_output_file(path("generation.json"),
                          nlohmann::json{{"model", args.model},
                                         {"records_wanted", args.records.wanted},
                                         {"valid_records", t.valid},
@@ -183,7 +187,8 @@ void write_records(const std::string& dir, const generate::RecordsOutcome& outco
                                         {"seconds", outcome.seconds},
                                         {"complete", !outcome.stopped_early}}
                                  .dump(2) +
-                             "\n");
+                             "\n",
+                         "generate");
 }
 
 nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Arguments& args,
@@ -196,8 +201,6 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
                                       : codec.encode_prompt(task.prompt);  // older steps
   prompt.insert(prompt.end(), text.begin(), text.end());
   if (task.eos_token_id) codec.also_end_at(*task.eos_token_id);
-  std::optional<nss::log::DirectoryLock> lock;
-  nss::comm::run_on_root(world, 0, [&] { lock.emplace(args.output, kRecordsDirectory); });
   spdlog::info(
       "[records] {} valid records of {} columns wanted, {} samples per rank and round "
       "on {} ranks, with {}",
@@ -227,6 +230,24 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
         t.valid, args.output, rate, outcome.seconds, t.valid / std::max(outcome.seconds, 1e-9));
   });
   return nss::ExitCode::kOk;
+}
+
+// Where the output goes, claimed before the model loads: the records
+// directory locked against a second job, or the JSONL file's place checked.
+void claim_output(const Arguments& args, std::optional<nss::log::DirectoryLock>& lock) {
+  if (args.records.wanted > 0) {
+    lock.emplace(args.output, kRecordsDirectory);
+    return;
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path path(args.output);
+  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  if (fs::is_directory(path, ec))
+    throw nss::output_location_error("generate", "--output " + args.output + " is a directory");
+  if (!fs::is_directory(parent, ec))
+    throw nss::output_location_error(
+        "generate", "--output " + args.output + ": " + parent.string() + " is not a directory");
 }
 
 void check_modes(const Arguments& args, const CLI::App& cli) {
@@ -301,6 +322,10 @@ int main(int argc, char** argv) {
     });
     if (help) return nss::ExitCode::kOk;
 
+    std::optional<nss::log::DirectoryLock> lock;
+    nss::comm::run_on_root(*world, 0, [&] {
+      if (!args.output.empty()) claim_output(args, lock);
+    });
     torch::TensorOptions options;
     LoadedModel loaded;
     std::unique_ptr<generate::TextCodec> codec;

@@ -8,16 +8,16 @@
 
 namespace nss::data {
 
-std::ifstream open_input(const std::string& path) {
+std::ifstream open_input(const std::string& path, const char* flag) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     const int err = errno;
     throw DataError("data", "cannot read input " + path + ": " + errno_text(err),
-                    "check the --input path");
+                    std::string("check the ") + flag + " path");
   }
   if (!S_ISREG(info.st_mode))
     throw DataError("data", "input " + path + " is not a regular file",
-                    "pass files with --input (one per text document, or JSONL/CSV files)");
+                    std::string("pass regular files with ") + flag);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;

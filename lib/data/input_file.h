@@ -12,8 +12,8 @@
 namespace nss::data {
 
 /// Opens `path` for binary reading; DataError when it is missing, not a
-/// regular file or unreadable.
-std::ifstream open_input(const std::string& path);
+/// regular file or unreadable, its hint naming `flag`, the option that gave it.
+std::ifstream open_input(const std::string& path, const char* flag = "--input");
 
 /// DataError when a read of `path` failed (not at the end of the file).
 void check_read(const std::ifstream& in, const std::string& path);
@@ -32,8 +32,9 @@ nlohmann::ordered_json parse_jsonl_line(const std::string& line, const std::stri
 /// Calls `visit(record, line_number)` for each non-blank line of the JSONL
 /// file `path` and returns how many there were (CRLF and a BOM are accepted).
 template <class Visit>
-std::int64_t for_each_jsonl_record(const std::string& path, Visit visit) {
-  std::ifstream in = open_input(path);
+std::int64_t for_each_jsonl_record(const std::string& path, Visit visit,
+                                   const char* flag = "--input") {
+  std::ifstream in = open_input(path, flag);
   skip_bom(in);
   std::string line;
   std::int64_t number = 0;

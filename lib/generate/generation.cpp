@@ -48,15 +48,20 @@ void judge(Sequence& s, const TextCodec& codec, const std::vector<std::string>& 
   s.finished = true;
 }
 
+// Beyond these a typo, not a plan: a run would not end in any queue's time.
+constexpr std::int64_t kMaxSamples = 1000000;
+constexpr std::int64_t kMaxBatch = 65536;
+
 void check(const GenerationRequest& r) {
   if (r.max_new_tokens < 1)
     throw UsageError("generate",
                      "--max-new-tokens must be >= 1, got " + std::to_string(r.max_new_tokens));
-  if (r.num_samples < 1)
-    throw UsageError("generate",
-                     "--num-samples must be >= 1, got " + std::to_string(r.num_samples));
-  if (r.batch_size < 1)
-    throw UsageError("generate", "--batch-size must be >= 1, got " + std::to_string(r.batch_size));
+  if (r.num_samples < 1 || r.num_samples > kMaxSamples)
+    throw UsageError("generate", "--num-samples must be in [1, " + std::to_string(kMaxSamples) +
+                                     "], got " + std::to_string(r.num_samples));
+  if (r.batch_size < 1 || r.batch_size > kMaxBatch)
+    throw UsageError("generate", "--batch-size must be in [1, " + std::to_string(kMaxBatch) +
+                                     "], got " + std::to_string(r.batch_size));
   for (const auto& marker : r.stop)
     if (marker.empty()) throw UsageError("generate", "--stop needs a non-empty text");
 }

@@ -51,8 +51,10 @@ RecordCounts judge_round(RecordCollector& records, const std::vector<std::string
 }  // namespace
 
 void check_records_request(const RecordsRequest& request) {
-  if (request.wanted < 1)
-    throw UsageError("generate", "--records must be >= 1, got " + std::to_string(request.wanted));
+  constexpr std::int64_t kMaxRecords = 1000000000;
+  if (request.wanted < 1 || request.wanted > kMaxRecords)
+    throw UsageError("generate", "--records must be in [1, " + std::to_string(kMaxRecords) +
+                                     "], got " + std::to_string(request.wanted));
   InvalidRecordStop(request.invalid_fraction_threshold, request.patience);  // checks both
 }
 

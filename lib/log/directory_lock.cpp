@@ -37,8 +37,7 @@ std::string read_owner(int fd) {
 
 DirectoryLock::DirectoryLock(const std::string& dir, const DirectoryRole& role)
     : path_(dir + "/.nss_hpc.lock") {
-  const std::string move =
-      std::string("give this run its own ") + role.what + " with --set " + role.setting + "=PATH";
+  const std::string move = std::string("give this run its own ") + role.what + " with " + role.move;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec)

@@ -14,11 +14,13 @@ namespace nss::log {
 struct DirectoryRole {
   const char* what;
   const char* setting;
+  const char* move;  // how to give a job another one
   ExitCode unusable;
 };
-inline constexpr DirectoryRole kRunDirectory{"run directory", "run.output_dir", ExitCode::kUsage};
-inline constexpr DirectoryRole kCheckpointDirectory{"checkpoint directory", "checkpoint.dir",
-                                                    ExitCode::kCheckpoint};
+inline constexpr DirectoryRole kRunDirectory{"run directory", "run.output_dir",
+                                             "--set run.output_dir=PATH", ExitCode::kUsage};
+inline constexpr DirectoryRole kCheckpointDirectory{
+    "checkpoint directory", "checkpoint.dir", "--set checkpoint.dir=PATH", ExitCode::kCheckpoint};
 
 class DirectoryLock {
  public:

@@ -127,8 +127,9 @@ class GenerateRecordsTest(unittest.TestCase):
         out = self.out("misuse")
         cases = [
             (["--model", self.trained, "--records", "5"], "--records needs --output DIR"),
-            (["--model", self.trained, "--records", "0", "--output", out], "--records must be >= 1"),
-            (["--model", self.trained, "--records", "-3", "--output", out], "--records must be >= 1"),
+            (["--model", self.trained, "--records", "0", "--output", out], "--records must be in [1, "),
+            (["--model", self.trained, "--records", "-3", "--output", out], "--records must be in [1, "),
+            (["--model", self.trained, "--records", "99999999999999999999", "--output", out], "--records"),
             (["--model", self.trained, "--records", "5", "--prompt", "x", "--output", out], "exactly one of"),
             (["--model", self.trained, "--records", "5", "--stop", "}", "--output", out], "--stop does not apply"),
             (["--model", self.trained, "--records", "5", "--output", out, "--invalid-fraction-threshold", "1.5"],
@@ -143,8 +144,21 @@ class GenerateRecordsTest(unittest.TestCase):
             proc = generate(*args)
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
             self.assertIn(message, proc.stderr, args)
-        text_run = os.path.dirname(os.path.dirname(self.trained))
-        self.assertTrue(os.path.isdir(text_run))
+        # A second job on a directory a live job writes to.
+        busy = self.out("busy")
+        first = subprocess.Popen([binary("nss_generate"), "--model", self.trained, "--records", "1000000000",
+                                  "--output", busy], stderr=subprocess.PIPE, text=True)
+        try:
+            for line in first.stderr:  # the first job holds the lock once it generates
+                if "[records]" in line:
+                    break
+            proc = generate("--model", self.trained, "--records", "5", "--output", busy)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("is in use by a live job", proc.stderr)
+            self.assertIn("--output DIR", proc.stderr)
+        finally:
+            first.kill()
+            first.wait()
 
     def test_a_model_not_trained_on_records_is_refused(self):
         data = os.path.join(self.tmp, "text.txt")
