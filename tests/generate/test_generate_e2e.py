@@ -1,7 +1,8 @@
 """nss_generate through the real binary: greedy generation on the real
 SmolLM2-135M-Instruct writes the tokens transformers' own generate() writes
 (fp32, CPU), also for prompts of different lengths decoded together; sampling
-is reproducible for a seed and identical at batch sizes 1 and 8 and at 1, 2
+is reproducible for a seed and identical at batch sizes 1 and 8, at 1 and 2
+threads and at 1, 2
 and 4 ranks (mpirun splits the prompts); --stop and
 EOS end samples with their finish_reason; a checkpoint step of nss_hpc (byte
 level) generates; bad input is exit 2 or 4."""
@@ -33,8 +34,10 @@ for line in sys.stdin:
 """
 
 
-def generate(*args):
-    proc = subprocess.run([binary("nss_generate")] + list(args), capture_output=True, text=True, timeout=600)
+def generate(*args, threads=None):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads)) if threads else None
+    proc = subprocess.run([binary("nss_generate")] + list(args), capture_output=True, text=True, timeout=600,
+                          env=env)
     samples = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     return proc, samples
 
@@ -62,12 +65,12 @@ class GenerateTest(VenvScratchDirTest):
             self.assertEqual(sample["tokens"], tokens[:len(sample["tokens"])], sample)
         self.assertIn("Paris", samples[0]["text"])
 
-    def test_sampling_is_reproducible_and_independent_of_the_batch(self):
+    def test_sampling_is_reproducible_and_independent_of_the_batch_and_threads(self):
         args = ["--model", MODEL, "--prompts", self.prompts_file(PROMPTS), "--temperature", "0.9", "--top-p", "0.95",
                 "--top-k", "50", "--seed", "7", "--num-samples", "3", "--max-new-tokens", "10"]
         _, batch8 = generate(*args, "--batch-size", "8")
         _, batch1 = generate(*args, "--batch-size", "1")
-        _, again = generate(*args, "--batch-size", "8")
+        _, again = generate(*args, "--batch-size", "8", threads=2)  # the ctest default is 1 thread
         self.assertEqual(len(batch8), 9)
         self.assertEqual([(s["prompt_index"], s["sample"]) for s in batch8],
                          [(p, s) for p in range(3) for s in range(3)])
