@@ -1,4 +1,5 @@
-// nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len 128] [--batches 4] [--batch-size 2]
+// nss_eval --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] --data DATA.h5 [--seq-len 128]
+//          [--batches 4] [--batch-size 2]
 //          [--packing windows|documents|none] [--long-documents truncate|split]
 #include <cstdio>
 
@@ -19,8 +20,11 @@ int main(int argc, char** argv) {
         "prints {\"loss\": ..., \"tokens\": ...}"};
     cli.add_option("--model", options.model_path,
                    "Local Hugging Face model directory (config.json + safetensors), or a "
-                   "checkpoint step directory (checkpoints/step_NNNNNNNN)")
+                   "checkpoint step directory (checkpoints/step_NNNNNNNN), or a PEFT adapter "
+                   "directory (with --base)")
         ->required();
+    cli.add_option("--base", options.base_path,
+                   "The base model's Hugging Face directory, for a PEFT adapter directory");
     cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
     // The ranges of data.seq_len, eval.batches and training.micro_batch_size.
     const auto in = [](const nss::config::Range<std::int64_t>& range) {
@@ -43,7 +47,8 @@ int main(int argc, char** argv) {
                    "truncate or split: a document longer than a row, as data.long_documents")
         ->capture_default_str();
     if (!nss::parse_tool_arguments(cli, argc, argv, "nss_eval",
-                                   "nss_eval --model HF_DIR|STEP_DIR --data DATA.h5 [--seq-len "
+                                   "nss_eval --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] "
+                                   "--data DATA.h5 [--seq-len "
                                    "128] [--batches 4] [--batch-size 2] [--packing "
                                    "windows|documents|none] [--long-documents truncate|split]"))
       return nss::ExitCode::kOk;

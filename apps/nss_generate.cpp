@@ -1,4 +1,5 @@
-// nss_generate --model HF_DIR|STEP_DIR [--tokenizer PATH] [--dtype auto|fp32|bf16]
+// nss_generate --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] [--tokenizer PATH]
+//              [--dtype auto|fp32|bf16]
 //              (--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR)
 //              [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0]
 //              [--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]
@@ -20,16 +21,13 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "checkpoint/checkpoint_reader.h"
-#include "checkpoint/committed_step.h"
-#include "checkpoint/trained_model.h"
 #include "comm/agreement.h"
 #include "comm/mpi_app.h"
 #include "comm/mpi_communicator.h"
 #include "core/fs.h"
 #include "core/output_location.h"
 #include "data/input_file.h"
-#include "eval/checkpoint_model.h"
+#include "eval/inference_model.h"
 #include "generate/generation.h"
 #include "generate/generation_device.h"
 #include "generate/record_generation.h"
@@ -43,7 +41,8 @@ namespace {
 namespace generate = nss::generate;
 
 const char* kUsage =
-    "nss_generate --model HF_DIR|STEP_DIR [--tokenizer PATH] [--dtype auto|fp32|bf16] "
+    "nss_generate --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] [--tokenizer PATH] "
+    "[--dtype auto|fp32|bf16] "
     "(--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR) [--max-new-tokens 256] "
     "[--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0] [--num-samples 1] [--stop TEXT]... "
     "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1]";
@@ -71,47 +70,25 @@ std::vector<std::string> read_prompts(const std::string& path) {
 }
 
 struct Arguments {
-  std::string model, tokenizer, prompt, prompts, output, dtype = "auto";
+  std::string model, base, tokenizer, prompt, prompts, output, dtype = "auto";
   generate::GenerationRequest request;
   generate::RecordsRequest records;
 };
 
-// A model with what the tokenizer is resolved from, and the step's record
-// of its training data (null for a Hugging Face directory).
-struct LoadedModel {
-  std::optional<nss::model::LlamaModel> model;
-  std::string model_dir;  // where the weights (and the tokenizer beside them) came from
-  nlohmann::json dataset;
-};
-
-LoadedModel load_model(const Arguments& args, torch::TensorOptions options) {
-  LoadedModel loaded;
-  if (!nss::checkpoint::names_a_step(args.model)) {
-    loaded.model.emplace(nss::model::load_pretrained_model(args.model, {}, options));
-    loaded.model_dir = args.model;
-    return loaded;
-  }
-  loaded.model.emplace(nss::eval::load_checkpoint_model(args.model, options));
-  const nss::checkpoint::CheckpointReader reader(args.model);
-  const auto trained = nss::checkpoint::trained_model(reader.index(), args.model);
-  loaded.model_dir = trained.base_path;
-  loaded.dataset = trained.dataset;
-  return loaded;
-}
-
-std::unique_ptr<generate::TextCodec> open_codec(const Arguments& args, const LoadedModel& m) {
+std::unique_ptr<generate::TextCodec> open_codec(const Arguments& args,
+                                                const nss::eval::InferenceModel& m) {
   const auto text = [&](const char* key) {
     return m.dataset.is_object() && m.dataset.value(key, nlohmann::json()).is_string()
                ? m.dataset.at(key).get<std::string>()
                : std::string();
   };
   return generate::open_text_codec({args.tokenizer, text("tokenizer"), text("tokenizer_sha256"),
-                                    m.model_dir, m.model->config().vocab_size});
+                                    m.pretrained_dir, m.model.config().vocab_size});
 }
 
 // One JSON line per sample, in prompt and sample order.
 nss::ExitCode write_samples(nss::comm::Communicator& world, const Arguments& args,
-                            const LoadedModel& m, const generate::TextCodec& codec) {
+                            const nss::eval::InferenceModel& m, const generate::TextCodec& codec) {
   std::string listing;  // rank 0 reads the prompts once; every rank gets the same list
   nss::comm::run_on_root(world, 0, [&] {
     listing = nlohmann::json(args.prompts.empty() ? std::vector<std::string>{args.prompt}
@@ -134,7 +111,7 @@ nss::ExitCode write_samples(nss::comm::Communicator& world, const Arguments& arg
   std::string lines;
   const bool alone = world.size() == 1 && args.output.empty();
   nss::comm::run_on_all(world, [&] {
-    generate::generate(*m.model, codec, request, [&](const generate::GeneratedSample& s) {
+    generate::generate(m.model, codec, request, [&](const generate::GeneratedSample& s) {
       const std::string line = nlohmann::json{{"prompt_index", s.prompt_index},
                                               {"sample", s.sample},
                                               {"text", s.text},
@@ -192,7 +169,8 @@ void write_records(const std::string& dir, const generate::RecordsOutcome& outco
 }
 
 nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Arguments& args,
-                                      const LoadedModel& m, generate::TextCodec& codec) {
+                                      const nss::eval::InferenceModel& m,
+                                      generate::TextCodec& codec) {
   const generate::RecordsTask task = generate::records_task(m.dataset, args.model);
   // The ids every training example began with: [BOS] prompt, tokenised alone.
   std::vector<std::int64_t> prompt;
@@ -207,7 +185,7 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
       args.records.wanted, task.schema.columns.size(), args.records.batch_size, world.size(),
       codec.description());
   const generate::RecordsOutcome outcome =
-      generate::generate_records(world, *m.model, codec, prompt, task.schema, args.records);
+      generate::generate_records(world, m.model, codec, prompt, task.schema, args.records);
   nss::comm::run_on_root(world, 0, [&] {
     write_records(args.output, outcome, args);
     const generate::RecordCounts& t = outcome.records.totals();
@@ -278,8 +256,11 @@ int main(int argc, char** argv) {
     args.request.sampling = {0.9, 0, 1.0, 0};
     CLI::App cli{"nss_generate: write text, or synthetic records, with a model"};
     cli.add_option("--model", args.model,
-                   "Hugging Face model directory, or a checkpoint step directory")
+                   "Hugging Face model directory, checkpoint step directory, or PEFT adapter "
+                   "directory (with --base)")
         ->required();
+    cli.add_option("--base", args.base,
+                   "The base model's Hugging Face directory, for a PEFT adapter directory");
     cli.add_option("--tokenizer", args.tokenizer,
                    "tokenizer.json, tokenizer.model or a directory holding one (default: the "
                    "training data's, else the model's)");
@@ -327,16 +308,16 @@ int main(int argc, char** argv) {
       if (!args.output.empty()) claim_output(args, lock);
     });
     torch::TensorOptions options;
-    LoadedModel loaded;
+    std::optional<nss::eval::InferenceModel> loaded;
     std::unique_ptr<generate::TextCodec> codec;
     nss::comm::run_on_all(*world, [&] {
       options = generate::generation_options(args.dtype, MPI_COMM_WORLD);
-      loaded = load_model(args, options);
-      codec = open_codec(args, loaded);
+      loaded.emplace(nss::eval::load_inference_model(args.model, args.base, options));
+      codec = open_codec(args, *loaded);
     });
     spdlog::info("[generate] {} on {} in {}", args.model, options.device().str(),
                  options.dtype() == torch::kBFloat16 ? "bf16" : "fp32");
-    return args.records.wanted > 0 ? write_synthetic_records(*world, args, loaded, *codec)
-                                   : write_samples(*world, args, loaded, *codec);
+    return args.records.wanted > 0 ? write_synthetic_records(*world, args, *loaded, *codec)
+                                   : write_samples(*world, args, *loaded, *codec);
   });
 }

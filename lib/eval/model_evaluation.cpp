@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"
-#include "eval/checkpoint_model.h"
+#include "eval/inference_model.h"
 
 namespace nss::eval {
 
@@ -52,11 +52,9 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.seq_len) + ", " +
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
-  // A step directory, committed or not (refused then), else a Hugging Face directory.
-  const bool step_directory = checkpoint::names_a_step(options.model_path);
-  const model::LlamaModel model =
-      step_directory ? load_checkpoint_model(options.model_path)
-                     : model::load_pretrained_model(options.model_path, {}, torch::kFloat32);
+  const InferenceModel loaded =
+      load_inference_model(options.model_path, options.base_path, torch::kFloat32);
+  const model::LlamaModel& model = loaded.model;
   const auto& shape = model.config();
   if (options.seq_len > shape.max_position_embeddings)
     throw UsageError("eval",
@@ -69,11 +67,10 @@ EvalResult run_evaluation(const EvalOptions& options) {
   const data::SequentialBatchReader reader(dataset, options.seq_len, options.batch_size,
                                            options.batches, 0, 1, options.packing,
                                            options.long_documents);
-  // A step directory's tokenizer is its pretrained base's.
+  // A step's or an adapter's tokenizer is its pretrained base's.
   data::check_dataset_vocabulary(
-      *dataset,
-      {options.seq_len, options.batches * options.batch_size, shape.vocab_size,
-       data::model_tokenizer(step_directory ? shape.from_pretrained : options.model_path)});
+      *dataset, {options.seq_len, options.batches * options.batch_size, shape.vocab_size,
+                 data::model_tokenizer(loaded.pretrained_dir)});
   spdlog::info("[eval] {} ({} layers, hidden {}) on {}: {} batches x {} windows of {} tokens",
                options.model_path, shape.num_hidden_layers, shape.hidden_size, options.data_path,
                options.batches, options.batch_size, options.seq_len + 1);

@@ -13,7 +13,8 @@
 namespace nss::eval {
 
 struct EvalOptions {
-  std::string model_path;  // a local Hugging Face directory or a checkpoint step directory
+  std::string model_path;  // a Hugging Face directory, a checkpoint step or a PEFT adapter
+  std::string base_path;   // the adapter's base model directory (--base); empty: none
   std::string data_path;   // a token dataset (docs/data.md)
   std::int64_t seq_len = 128;
   std::int64_t batches = 4;

@@ -1,0 +1,32 @@
+#include "eval/inference_model.h"
+
+#include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/committed_step.h"
+#include "checkpoint/trained_model.h"
+#include "core/error.h"
+#include "eval/checkpoint_model.h"
+#include "eval/peft_adapter.h"
+
+namespace nss::eval {
+
+InferenceModel load_inference_model(const std::string& path, const std::string& base,
+                                    torch::TensorOptions options) {
+  const bool adapter = is_peft_adapter(path);
+  if (adapter && base.empty())
+    throw UsageError("eval", path + " is a PEFT adapter directory: its base model is needed",
+                     "pass the base model's Hugging Face directory with --base DIR");
+  if (!adapter && !base.empty())
+    throw UsageError(
+        "eval",
+        "--base applies to a PEFT adapter directory, and " + path + " holds no adapter_config.json",
+        "leave --base out for a model directory or a checkpoint step");
+  if (adapter) return {load_peft_adapter_model(path, base, options), base, nullptr};
+  if (!checkpoint::names_a_step(path))
+    return {model::load_pretrained_model(path, {}, options), path, nullptr};
+  model::LlamaModel model = load_checkpoint_model(path, options);
+  const checkpoint::CheckpointReader reader(path);
+  const auto trained = checkpoint::trained_model(reader.index(), path);
+  return {std::move(model), trained.base_path, trained.dataset};
+}
+
+}  // namespace nss::eval
