@@ -1,7 +1,7 @@
 // nss_hpc CONFIG.yaml [--set key.path=value]... [--preflight-only] [--print-config]
-#include <CLI/CLI.hpp>
-
 #include <cstdio>
+
+#include <CLI/CLI.hpp>
 
 #include "comm/agreement.h"
 #include "comm/mpi_app.h"

@@ -18,7 +18,8 @@ Outcome outcome_of(const std::exception_ptr& error) {
   } catch (const Error& e) {
     return {e.code(), e.component(), e.message(), e.hint()};
   } catch (const std::bad_alloc&) {
-    return {ExitCode::kResources, "memory", "out of host memory", "reduce micro_batch_size or use more ranks"};
+    return {ExitCode::kResources, "memory", "out of host memory",
+            "reduce micro_batch_size or use more ranks"};
   } catch (const std::exception& e) {
     return {ExitCode::kInternal, "internal", e.what(), ""};
   } catch (...) {

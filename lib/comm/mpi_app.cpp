@@ -1,12 +1,12 @@
 #include "comm/mpi_app.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
+
+#include <spdlog/spdlog.h>
 
 #include "comm/agreement.h"
 #include "comm/mpi_runtime.h"

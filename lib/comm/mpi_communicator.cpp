@@ -1,7 +1,8 @@
 #include "comm/mpi_communicator.h"
 
-#include <climits>
 #include <mutex>
+
+#include <climits>
 
 #include "comm/mpi_check.h"
 #include "comm/mpi_runtime.h"
@@ -34,7 +35,8 @@ template <class Format, class Op>
 void reduce_half(void* in, void* inout, int* len, MPI_Datatype*) {
   const auto* a = static_cast<const std::uint16_t*>(in);
   auto* b = static_cast<std::uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = Format::store(Op::apply(Format::load(a[i]), Format::load(b[i])));
+  for (int i = 0; i < *len; ++i)
+    b[i] = Format::store(Op::apply(Format::load(a[i]), Format::load(b[i])));
 }
 
 struct HalfOps {
@@ -88,8 +90,7 @@ std::unique_ptr<MpiCommunicator> MpiCommunicator::create(MPI_Comm parent) {
       new MpiCommunicator(comm, p.rank, p.size, p.local_rank, p.local_size));
 }
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, int rank, int size, int local_rank,
-                                 int local_size)
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, int rank, int size, int local_rank, int local_size)
     : Communicator(rank, size, local_rank, local_size), comm_(comm) {}
 
 MpiCommunicator::~MpiCommunicator() {
@@ -100,7 +101,8 @@ MpiCommunicator::~MpiCommunicator() {
 
 void MpiCommunicator::do_all_gather(const void* shard, void* full, std::size_t count, DType dtype) {
   const int n = checked_count(count, "all_gather");
-  NSS_MPI_CHECK(MPI_Allgather(shard, n, mpi_datatype_of(dtype), full, n, mpi_datatype_of(dtype), comm_));
+  NSS_MPI_CHECK(
+      MPI_Allgather(shard, n, mpi_datatype_of(dtype), full, n, mpi_datatype_of(dtype), comm_));
 }
 
 void MpiCommunicator::do_reduce_scatter(const void* full, void* shard, std::size_t count,
@@ -126,10 +128,13 @@ void MpiCommunicator::do_broadcast(void* buffer, std::size_t count, DType dtype,
   const std::size_t piece = static_cast<std::size_t>(INT_MAX) / 2;
   for (std::size_t done = 0; done < count; done += piece) {
     const int n = static_cast<int>(std::min(piece, count - done));
-    NSS_MPI_CHECK(MPI_Bcast(bytes + done * dtype_size(dtype), n, mpi_datatype_of(dtype), root, comm_));
+    NSS_MPI_CHECK(
+        MPI_Bcast(bytes + done * dtype_size(dtype), n, mpi_datatype_of(dtype), root, comm_));
   }
 }
 
-void MpiCommunicator::do_barrier() { NSS_MPI_CHECK(MPI_Barrier(comm_)); }
+void MpiCommunicator::do_barrier() {
+  NSS_MPI_CHECK(MPI_Barrier(comm_));
+}
 
 }  // namespace nss::comm

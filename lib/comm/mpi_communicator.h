@@ -2,9 +2,9 @@
 // user-defined MPI operations (MPI has no 16-bit float types).
 #pragma once
 
-#include <mpi.h>
-
 #include <memory>
+
+#include <mpi.h>
 
 #include "comm/communicator.h"
 

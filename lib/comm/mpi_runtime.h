@@ -2,10 +2,10 @@
 // rank, host, usable CPUs and the thread count it should use.
 #pragma once
 
-#include <mpi.h>
-
 #include <string>
 #include <vector>
+
+#include <mpi.h>
 
 #include "core/error.h"
 
@@ -27,12 +27,12 @@ class MpiRuntime {
 struct ProcessLayout {
   int rank = 0;
   int size = 1;
-  int local_rank = 0;       // from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)
+  int local_rank = 0;  // from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)
   int local_size = 1;
   std::string host;
-  int usable_cpus = 1;      // sched_getaffinity of this process
-  int threads_per_rank = 1; // OMP_NUM_THREADS, else usable CPUs shared among local ranks
-  bool cpus_shared = true;  // local ranks share one CPU set (not bound by the launcher)
+  int usable_cpus = 1;       // sched_getaffinity of this process
+  int threads_per_rank = 1;  // OMP_NUM_THREADS, else usable CPUs shared among local ranks
+  bool cpus_shared = true;   // local ranks share one CPU set (not bound by the launcher)
 };
 
 /// Rank and node-local rank of this process in `comm` (collective).

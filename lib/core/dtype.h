@@ -42,15 +42,45 @@ namespace nss {
 /// The DType of a C++ element type, for typed wrappers over raw-buffer APIs.
 template <class T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::kFloat32; }
-template <> constexpr DType dtype_of<double>() { return DType::kFloat64; }
-template <> constexpr DType dtype_of<std::int8_t>() { return DType::kInt8; }
-template <> constexpr DType dtype_of<std::uint8_t>() { return DType::kUInt8; }
-template <> constexpr DType dtype_of<std::int16_t>() { return DType::kInt16; }
-template <> constexpr DType dtype_of<std::uint16_t>() { return DType::kUInt16; }
-template <> constexpr DType dtype_of<std::int32_t>() { return DType::kInt32; }
-template <> constexpr DType dtype_of<std::uint32_t>() { return DType::kUInt32; }
-template <> constexpr DType dtype_of<std::int64_t>() { return DType::kInt64; }
-template <> constexpr DType dtype_of<std::uint64_t>() { return DType::kUInt64; }
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::kFloat32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::kFloat64;
+}
+template <>
+constexpr DType dtype_of<std::int8_t>() {
+  return DType::kInt8;
+}
+template <>
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::kUInt8;
+}
+template <>
+constexpr DType dtype_of<std::int16_t>() {
+  return DType::kInt16;
+}
+template <>
+constexpr DType dtype_of<std::uint16_t>() {
+  return DType::kUInt16;
+}
+template <>
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::kInt32;
+}
+template <>
+constexpr DType dtype_of<std::uint32_t>() {
+  return DType::kUInt32;
+}
+template <>
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::kInt64;
+}
+template <>
+constexpr DType dtype_of<std::uint64_t>() {
+  return DType::kUInt64;
+}
 
 }  // namespace nss

@@ -16,15 +16,24 @@ std::string compose(const std::string& component, const std::string& message,
 
 const char* exit_code_name(ExitCode code) {
   switch (code) {
-    case ExitCode::kOk: return "ok";
-    case ExitCode::kInternal: return "internal error";
-    case ExitCode::kUsage: return "usage/configuration error";
-    case ExitCode::kResources: return "insufficient resources";
-    case ExitCode::kData: return "data error";
-    case ExitCode::kCheckpoint: return "checkpoint error";
-    case ExitCode::kCollectiveTimeout: return "collective timeout";
-    case ExitCode::kStopped: return "stopped by signal";
-    case ExitCode::kRequeue: return "stopped for requeue";
+    case ExitCode::kOk:
+      return "ok";
+    case ExitCode::kInternal:
+      return "internal error";
+    case ExitCode::kUsage:
+      return "usage/configuration error";
+    case ExitCode::kResources:
+      return "insufficient resources";
+    case ExitCode::kData:
+      return "data error";
+    case ExitCode::kCheckpoint:
+      return "checkpoint error";
+    case ExitCode::kCollectiveTimeout:
+      return "collective timeout";
+    case ExitCode::kStopped:
+      return "stopped by signal";
+    case ExitCode::kRequeue:
+      return "stopped for requeue";
   }
   return "unknown";
 }

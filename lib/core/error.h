@@ -78,9 +78,9 @@ std::string source_location(const char* file, int line);
 }  // namespace nss
 
 /// Internal invariant: throws InternalError with file:line when `cond` is false.
-#define NSS_ASSERT(cond, component, message)                                              \
-  do {                                                                                    \
-    if (!(cond))                                                                          \
-      throw ::nss::InternalError(component, std::string(message) + " (" #cond " failed at " + \
+#define NSS_ASSERT(cond, component, message)                                                       \
+  do {                                                                                             \
+    if (!(cond))                                                                                   \
+      throw ::nss::InternalError(component, std::string(message) + " (" #cond " failed at " +      \
                                                 ::nss::source_location(__FILE__, __LINE__) + ")"); \
   } while (0)

@@ -7,7 +7,7 @@ std::uint16_t float_to_f16(float value) {
   std::memcpy(&bits, &value, 4);
   const std::uint32_t sign = (bits >> 16) & 0x8000u;
   const std::uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
   if (abs < 0x38800000u) {
     // Subnormal or zero in half precision: shift the implicit-1 mantissa into place.

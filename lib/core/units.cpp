@@ -23,11 +23,20 @@ std::uint64_t parse_bytes(const std::string& text) {
     const char* name;
     double factor;
   };
-  static const Unit kUnits[] = {{"", 1},          {"b", 1},           {"k", 1024.0},
-                                {"kib", 1024.0},  {"kb", 1e3},        {"m", 1048576.0},
-                                {"mib", 1048576.0}, {"mb", 1e6},      {"g", 1073741824.0},
-                                {"gib", 1073741824.0}, {"gb", 1e9},   {"t", 1099511627776.0},
-                                {"tib", 1099511627776.0}, {"tb", 1e12}};
+  static const Unit kUnits[] = {{"", 1},
+                                {"b", 1},
+                                {"k", 1024.0},
+                                {"kib", 1024.0},
+                                {"kb", 1e3},
+                                {"m", 1048576.0},
+                                {"mib", 1048576.0},
+                                {"mb", 1e6},
+                                {"g", 1073741824.0},
+                                {"gib", 1073741824.0},
+                                {"gb", 1e9},
+                                {"t", 1099511627776.0},
+                                {"tib", 1099511627776.0},
+                                {"tb", 1e12}};
   for (const auto& u : kUnits)
     if (unit == u.name) return static_cast<std::uint64_t>(std::llround(number * u.factor));
   throw UsageError("units", "unknown unit in byte size '" + text + "'",

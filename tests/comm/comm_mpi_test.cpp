@@ -1,9 +1,9 @@
 // MpiCommunicator against hand-computed results at 1, 2 and 4 ranks, for every
 // dtype and for sizes that are not multiples of anything convenient.
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
@@ -12,42 +12,138 @@
 namespace nss::comm {
 namespace {
 
-std::unique_ptr<MpiCommunicator> world() { return MpiCommunicator::create(MPI_COMM_WORLD); }
+std::unique_ptr<MpiCommunicator> world() {
+  return MpiCommunicator::create(MPI_COMM_WORLD);
+}
 
 // Stores/loads a small integer-valued double in any dtype (exact for all of them).
 void store(DType dtype, void* base, std::size_t i, double value) {
   char* p = static_cast<char*>(base) + i * dtype_size(dtype);
   switch (dtype) {
-    case DType::kFloat32: { float v = static_cast<float>(value); std::memcpy(p, &v, 4); break; }
-    case DType::kFloat64: std::memcpy(p, &value, 8); break;
-    case DType::kBFloat16: { auto v = float_to_bf16(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
-    case DType::kFloat16: { auto v = float_to_f16(static_cast<float>(value)); std::memcpy(p, &v, 2); break; }
-    case DType::kInt8: { auto v = static_cast<std::int8_t>(value); std::memcpy(p, &v, 1); break; }
-    case DType::kUInt8: { auto v = static_cast<std::uint8_t>(value); std::memcpy(p, &v, 1); break; }
-    case DType::kInt16: { auto v = static_cast<std::int16_t>(value); std::memcpy(p, &v, 2); break; }
-    case DType::kUInt16: { auto v = static_cast<std::uint16_t>(value); std::memcpy(p, &v, 2); break; }
-    case DType::kInt32: { auto v = static_cast<std::int32_t>(value); std::memcpy(p, &v, 4); break; }
-    case DType::kUInt32: { auto v = static_cast<std::uint32_t>(value); std::memcpy(p, &v, 4); break; }
-    case DType::kInt64: { auto v = static_cast<std::int64_t>(value); std::memcpy(p, &v, 8); break; }
-    case DType::kUInt64: { auto v = static_cast<std::uint64_t>(value); std::memcpy(p, &v, 8); break; }
+    case DType::kFloat32: {
+      float v = static_cast<float>(value);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case DType::kFloat64:
+      std::memcpy(p, &value, 8);
+      break;
+    case DType::kBFloat16: {
+      auto v = float_to_bf16(static_cast<float>(value));
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::kFloat16: {
+      auto v = float_to_f16(static_cast<float>(value));
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::kInt8: {
+      auto v = static_cast<std::int8_t>(value);
+      std::memcpy(p, &v, 1);
+      break;
+    }
+    case DType::kUInt8: {
+      auto v = static_cast<std::uint8_t>(value);
+      std::memcpy(p, &v, 1);
+      break;
+    }
+    case DType::kInt16: {
+      auto v = static_cast<std::int16_t>(value);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::kUInt16: {
+      auto v = static_cast<std::uint16_t>(value);
+      std::memcpy(p, &v, 2);
+      break;
+    }
+    case DType::kInt32: {
+      auto v = static_cast<std::int32_t>(value);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case DType::kUInt32: {
+      auto v = static_cast<std::uint32_t>(value);
+      std::memcpy(p, &v, 4);
+      break;
+    }
+    case DType::kInt64: {
+      auto v = static_cast<std::int64_t>(value);
+      std::memcpy(p, &v, 8);
+      break;
+    }
+    case DType::kUInt64: {
+      auto v = static_cast<std::uint64_t>(value);
+      std::memcpy(p, &v, 8);
+      break;
+    }
   }
 }
 
 double load(DType dtype, const void* base, std::size_t i) {
   const char* p = static_cast<const char*>(base) + i * dtype_size(dtype);
   switch (dtype) {
-    case DType::kFloat32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::kFloat64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::kBFloat16: { std::uint16_t v; std::memcpy(&v, p, 2); return bf16_to_float(v); }
-    case DType::kFloat16: { std::uint16_t v; std::memcpy(&v, p, 2); return f16_to_float(v); }
-    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::kFloat32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kFloat64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::kBFloat16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return bf16_to_float(v);
+    }
+    case DType::kFloat16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return f16_to_float(v);
+    }
+    case DType::kInt8: {
+      std::int8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case DType::kUInt8: {
+      std::uint8_t v;
+      std::memcpy(&v, p, 1);
+      return v;
+    }
+    case DType::kInt16: {
+      std::int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::kUInt16: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::kInt32: {
+      std::int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kUInt32: {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kInt64: {
+      std::int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DType::kUInt64: {
+      std::uint64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
   }
   return 0;
 }
@@ -80,7 +176,8 @@ TEST(MpiCommunicator, ReduceScatterSumsEveryDType) {
   for (DType dtype : kAllDTypes) {
     for (std::size_t count : kCounts) {
       std::vector<char> full(count * n * dtype_size(dtype)), shard(count * dtype_size(dtype));
-      for (std::size_t j = 0; j < count * n; ++j) store(dtype, full.data(), j, (r + 1) * (j % 5 + 1));
+      for (std::size_t j = 0; j < count * n; ++j)
+        store(dtype, full.data(), j, (r + 1) * (j % 5 + 1));
       comm->reduce_scatter(full.data(), shard.data(), count, dtype);
       for (std::size_t i = 0; i < count; ++i) {
         const std::size_t j = r * count + i;
@@ -100,7 +197,8 @@ TEST(MpiCommunicator, AllReduceSumMaxMinEveryDType) {
       for (std::size_t i = 0; i < 7; ++i) store(dtype, buffer.data(), i, r + i);
       comm->all_reduce(buffer.data(), 7, dtype, op);
       for (std::size_t i = 0; i < 7; ++i) {
-        const double expected = op == ReduceOp::kSum   ? n * (n - 1) / 2.0 + n * static_cast<double>(i)
+        const double expected = op == ReduceOp::kSum
+                                    ? n * (n - 1) / 2.0 + n * static_cast<double>(i)
                                 : op == ReduceOp::kMax ? n - 1 + static_cast<double>(i)
                                                        : static_cast<double>(i);
         ASSERT_EQ(load(dtype, buffer.data(), i), expected) << dtype_name(dtype);

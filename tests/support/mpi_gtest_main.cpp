@@ -1,10 +1,10 @@
 // main() for MPI GoogleTest binaries: every rank runs every test; rank 0
 // prints the usual report, other ranks print only their failures; the process
 // fails if any rank failed, so mpiexec's status is honest.
+#include <cstdio>
+
 #include <gtest/gtest.h>
 #include <mpi.h>
-
-#include <cstdio>
 
 namespace {
 

@@ -1,10 +1,9 @@
 #include "support/test_paths.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <unistd.h>
 
 namespace nss::testing {
 
