@@ -43,6 +43,16 @@ void require_setting(const json& doc, const std::string& path, const char* key, 
                    "nss_hpc applies plain LoRA adapters (" + what + ")");
 }
 
+// A boolean setting; absent or null is PEFT's default, false.
+bool flag(const json& doc, const char* key, const std::string& path) {
+  const auto it = doc.find(key);
+  if (it == doc.end() || it->is_null()) return false;
+  if (!it->is_boolean())
+    throw DataError("eval", path + ": " + key + " is " + it->dump() + ", not true or false",
+                    "write it again with PEFT's save_pretrained or nss_consolidate --format hf");
+  return it->get<bool>();
+}
+
 bool empty_or_null(const json& doc, const char* key) {
   const auto it = doc.find(key);
   return it == doc.end() || it->is_null() || (it->is_structured() && it->empty());
@@ -75,9 +85,9 @@ config::LoraConfig lora_settings(const std::string& path) {
   require_setting(doc, path, "peft_type", doc.value("peft_type", json()) == "LORA",
                   "peft_type LORA");
   require_setting(doc, path, "bias", doc.value("bias", json("none")) == "none", "bias \"none\"");
-  require_setting(doc, path, "fan_in_fan_out", !doc.value("fan_in_fan_out", false),
+  require_setting(doc, path, "fan_in_fan_out", !flag(doc, "fan_in_fan_out", path),
                   "fan_in_fan_out false");
-  require_setting(doc, path, "use_dora", !doc.value("use_dora", false), "no DoRA");
+  require_setting(doc, path, "use_dora", !flag(doc, "use_dora", path), "no DoRA");
   for (const char* key : {"modules_to_save", "layers_to_transform", "rank_pattern", "alpha_pattern",
                           "layer_replication"})
     require_setting(doc, path, key, empty_or_null(doc, key), std::string("no ") + key);
@@ -92,7 +102,7 @@ config::LoraConfig lora_settings(const std::string& path) {
   lora.rank = r.get<std::int64_t>();
   // PEFT scales by lora_alpha / r, or lora_alpha / sqrt(r) with rsLoRA;
   // nss_hpc by alpha / rank.
-  const bool rslora = doc.value("use_rslora", false);
+  const bool rslora = flag(doc, "use_rslora", path);
   lora.alpha =
       alpha.get<double>() *
       (rslora ? static_cast<double>(lora.rank) / std::sqrt(static_cast<double>(lora.rank)) : 1.0);
@@ -153,6 +163,9 @@ model::LlamaModel load_peft_adapter_model(const std::string& adapter_dir,
                       weights_path + " holds " + stored.name +
                           ", which is not a LoRA matrix of this model's target_modules",
                       "nss_hpc applies A and B of the projections adapter_config.json targets");
+    if (!filled.insert(name).second)
+      throw DataError("eval", weights_path + " holds " + name + " twice (as " + stored.name + ")",
+                      "keep one adapter per module: write it again with PEFT's save_pretrained");
     torch::Tensor& tensor = it->second;
     if (stored.shape != tensor.sizes().vec())
       throw UsageError("eval",
@@ -165,7 +178,6 @@ model::LlamaModel load_peft_adapter_model(const std::string& adapter_dir,
     torch::Tensor host = torch::empty(tensor.sizes(), torch::kFloat32);
     weights->read_float32(stored.name, 0, stored.numel(), host.data_ptr<float>());
     tensor.copy_(host);
-    filled.insert(name);
   }
   for (const auto& [name, tensor] : adapters)
     if (!filled.count(name))
