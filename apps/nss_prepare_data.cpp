@@ -1,13 +1,13 @@
 // nss_prepare_data --input PATH [--input PATH]... --output OUT.h5
 //     [--format text|jsonl|csv|sft|records] [--max-tokens N]
 //     [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]]
+//     [--tokenizer DIR_OR_tokenizer.json [--bos-token TOKEN|none] [--eos-token TOKEN]]
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
 
 #include "config/config.h"
 #include "core/app_main.h"
-#include "data/byte_tokenizer.h"
 #include "data/prepare_dataset.h"
 #include "tool_cli.h"
 
@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
     std::string format;
     std::int64_t max_tokens = 0;
     CLI::App cli{
-        "nss_prepare_data: text, JSONL or CSV documents, or sft/records examples -> byte-level "
-        "token dataset (docs/data.md)"};
+        "nss_prepare_data: text, JSONL or CSV documents, or sft/records examples -> token "
+        "dataset, byte-level or with a tokenizer.json (docs/data.md)"};
     cli.add_option("--input", options.inputs,
                    "Input file (repeatable): a text file is one document, a JSONL line one "
                    "record, a CSV row one JSON object")
@@ -39,17 +39,25 @@ int main(int argc, char** argv) {
                    "records: one example per value of this column");
     cli.add_option("--order-by", options.records.order_by,
                    "records: order of the rows inside a group");
+    cli.add_option("--tokenizer", options.tokenizer.path,
+                   "tokenizer.json or the directory holding it (default: byte-level); the "
+                   "output equals scripts/prepare_data_hf.py's");
+    cli.add_option("--bos-token", options.tokenizer.bos_token,
+                   "with --tokenizer: beginning-of-document token, or 'none'");
+    cli.add_option("--eos-token", options.tokenizer.eos_token,
+                   "with --tokenizer: end-of-document token");
     if (!nss::parse_tool_arguments(cli, argc, argv, "nss_prepare_data",
                                    "nss_prepare_data --input PATH [--input PATH]... --output "
                                    "OUT.h5 [--format text|jsonl|csv|sft|records]"))
       return nss::ExitCode::kOk;
     if (!format.empty()) options.format = nss::data::parse_input_format(format);
     if (max_tokens_option->count() > 0) options.max_tokens = max_tokens;
-    const auto summary = nss::data::prepare_byte_level_dataset(options);
+    nss::data::PreparedTokenizer tokenizer;
+    const auto summary = nss::data::prepare_dataset(options, &tokenizer);
     std::printf("wrote %s: %lld documents, %lld tokens (%s, vocab_size %lld) from %lld bytes",
                 options.output.c_str(), static_cast<long long>(summary.documents),
-                static_cast<long long>(summary.tokens), nss::data::byte_tokenizer::kName,
-                static_cast<long long>(nss::data::byte_tokenizer::kVocabSize),
+                static_cast<long long>(summary.tokens), tokenizer.name.c_str(),
+                static_cast<long long>(tokenizer.vocab_size),
                 static_cast<long long>(summary.input_bytes));
     if (options.format && nss::data::is_example_format(*options.format))
       std::printf(

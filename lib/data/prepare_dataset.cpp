@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "data/byte_tokenizer.h"
+#include "data/document_tokenizer.h"
 #include "data/token_file_writer.h"
 
 namespace nss::data {
@@ -27,6 +27,12 @@ void check_options(const PrepareOptions& options) {
   if (options.max_tokens && *options.max_tokens < 1)
     throw UsageError("data", "--max-tokens is " + std::to_string(*options.max_tokens),
                      "give a positive number of tokens per example");
+  const bool special_flags =
+      !options.tokenizer.bos_token.empty() || !options.tokenizer.eos_token.empty();
+  if (special_flags && options.tokenizer.path.empty())
+    throw UsageError(
+        "data", "--bos-token and --eos-token need --tokenizer",
+        "add --tokenizer DIR_OR_tokenizer.json, or drop them (byte-level has its own)");
   if (options.format == InputFormat::kChat)
     throw UsageError("data",
                      "nss_prepare_data cannot make chat examples: they are rendered with the "
@@ -45,41 +51,63 @@ void check_options(const PrepareOptions& options) {
                      "add --format records, or drop them");
 }
 
-TokenFileMetadata byte_level_metadata() {
-  TokenFileMetadata metadata;
-  metadata.tokenizer = byte_tokenizer::kName;
-  metadata.vocab_size = byte_tokenizer::kVocabSize;
-  metadata.bos_token_id = byte_tokenizer::kBos;
-  metadata.eos_token_id = byte_tokenizer::kEos;
-  return metadata;
-}
+// Pass one's ids, kept when counting means encoding (a tokenizer.json), so
+// pass two writes them instead of encoding every document again: 4 bytes a
+// token, about the size of the text.
+struct HeldDocuments {
+  std::vector<std::int32_t> ids;
+  std::vector<std::int64_t> ends{0};
+};
 
-PrepareSummary prepare_documents(const PrepareOptions& options) {
+PrepareSummary prepare_documents(const PrepareOptions& options,
+                                 const DocumentTokenizer& tokenizer) {
   std::vector<InputFormat> formats;
   std::set<std::string> names;
   for (const auto& input : options.inputs) {
     formats.push_back(options.format ? *options.format : input_format_for(input));
     names.insert(input_format_name(formats.back()));
   }
+  const bool hold = !tokenizer.counts_without_encoding();
+  HeldDocuments held;
+  std::vector<std::int64_t> tokens;
   PrepareSummary counted;
   for (std::size_t i = 0; i < options.inputs.size(); ++i)
     counted.documents += for_each_document(options.inputs[i], formats[i], [&](std::string_view d) {
       counted.input_bytes += static_cast<std::int64_t>(d.size());
-      counted.tokens += byte_tokenizer::document_tokens(d.size());
+      if (!hold) {
+        counted.tokens += (tokenizer.bos() ? 2 : 1) + tokenizer.count(d);
+        return;
+      }
+      tokens.clear();
+      tokenizer.encode_document(d, tokens);
+      held.ids.insert(held.ids.end(), tokens.begin(), tokens.end());
+      held.ends.push_back(static_cast<std::int64_t>(held.ids.size()));
+      counted.tokens += static_cast<std::int64_t>(tokens.size());
     });
 
-  TokenFileWriter writer(options.output, DType::kUInt16, counted.tokens);
+  TokenFileWriter writer(options.output, tokenizer.dtype(), counted.tokens);
+  TokenFileMetadata metadata = tokenizer.metadata();
+  metadata.preparation.format = names.size() == 1 ? *names.begin() : "mixed";
+  if (hold) {
+    for (std::size_t doc = 0; doc + 1 < held.ends.size(); ++doc) {
+      tokens.assign(held.ids.begin() + held.ends[doc], held.ids.begin() + held.ends[doc + 1]);
+      writer.append(tokens.data(), static_cast<std::int64_t>(tokens.size()));
+      writer.end_document();
+    }
+    writer.commit(metadata);
+    return counted;
+  }
+
   PrepareSummary written;
-  std::vector<std::int64_t> tokens;
   for (std::size_t i = 0; i < options.inputs.size(); ++i)
     written.documents += for_each_document(options.inputs[i], formats[i], [&](std::string_view d) {
+      tokens.clear();
+      tokenizer.encode_document(d, tokens);
       // Stop before the writer sees more than pass one counted.
-      if (written.tokens + byte_tokenizer::document_tokens(d.size()) > counted.tokens)
+      if (written.tokens + static_cast<std::int64_t>(tokens.size()) > counted.tokens)
         throw DataError("data", "input " + options.inputs[i] + " changed while being read",
                         "run nss_prepare_data again on inputs that are not being written");
       written.input_bytes += static_cast<std::int64_t>(d.size());
-      tokens.clear();
-      byte_tokenizer::encode_document(d, tokens);
       writer.append(tokens.data(), static_cast<std::int64_t>(tokens.size()));
       writer.end_document();
       written.tokens += static_cast<std::int64_t>(tokens.size());
@@ -87,9 +115,6 @@ PrepareSummary prepare_documents(const PrepareOptions& options) {
   if (written.tokens != counted.tokens || written.documents != counted.documents)
     throw DataError("data", "the inputs changed while being read",
                     "run nss_prepare_data again on inputs that are not being written");
-
-  TokenFileMetadata metadata = byte_level_metadata();
-  metadata.preparation.format = names.size() == 1 ? *names.begin() : "mixed";
   writer.commit(metadata);
   return written;
 }
@@ -100,13 +125,14 @@ struct EncodedExample {
   std::vector<std::uint8_t> mask;
 };
 
-EncodedExample encode_example(const Example& example, std::optional<std::int64_t> max_tokens) {
+EncodedExample encode_example(const Example& example, const DocumentTokenizer& tokenizer,
+                              std::optional<std::int64_t> max_tokens) {
   EncodedExample out;
-  out.tokens.push_back(byte_tokenizer::kBos);
-  for (const unsigned char byte : example.prompt) out.tokens.push_back(byte);
+  if (tokenizer.bos()) out.tokens.push_back(*tokenizer.bos());
+  tokenizer.encode(example.prompt, out.tokens);
   out.mask.assign(out.tokens.size(), 0);
-  for (const unsigned char byte : example.completion) out.tokens.push_back(byte);
-  out.tokens.push_back(byte_tokenizer::kEos);
+  tokenizer.encode(example.completion, out.tokens);
+  out.tokens.push_back(tokenizer.eos());
   out.mask.resize(out.tokens.size(), 1);
   if (max_tokens && static_cast<std::int64_t>(out.tokens.size()) > *max_tokens) {
     out.tokens.resize(static_cast<std::size_t>(*max_tokens));
@@ -115,7 +141,7 @@ EncodedExample encode_example(const Example& example, std::optional<std::int64_t
   return out;
 }
 
-PrepareSummary prepare_examples(const PrepareOptions& options) {
+PrepareSummary prepare_examples(const PrepareOptions& options, const DocumentTokenizer& tokenizer) {
   ExampleSet set;
   if (*options.format == InputFormat::kRecords) {
     set = read_record_examples(options.inputs.front(), options.records);
@@ -129,7 +155,7 @@ PrepareSummary prepare_examples(const PrepareOptions& options) {
   PrepareSummary summary;
   std::vector<EncodedExample> kept;
   for (const Example& example : set.examples) {
-    EncodedExample encoded = encode_example(example, options.max_tokens);
+    EncodedExample encoded = encode_example(example, tokenizer, options.max_tokens);
     std::int64_t targets = 0;
     for (const std::uint8_t m : encoded.mask) targets += m;
     if (targets == 0) {
@@ -148,14 +174,15 @@ PrepareSummary prepare_examples(const PrepareOptions& options) {
                         std::to_string(summary.dropped_examples) +
                         " completions lie beyond --max-tokens",
                     "raise --max-tokens or shorten the prompts");
-  TokenFileWriter writer(options.output, DType::kUInt16, summary.tokens, /*with_loss_mask=*/true);
+  TokenFileWriter writer(options.output, tokenizer.dtype(), summary.tokens,
+                         /*with_loss_mask=*/true);
   for (const EncodedExample& example : kept) {
     writer.append(example.tokens.data(), static_cast<std::int64_t>(example.tokens.size()),
                   example.mask.data());
     writer.end_document();
   }
   summary.documents = static_cast<std::int64_t>(kept.size());
-  TokenFileMetadata metadata = byte_level_metadata();
+  TokenFileMetadata metadata = tokenizer.metadata();
   metadata.preparation = set.preparation;
   metadata.dropped_examples = summary.dropped_examples;
   writer.commit(metadata);
@@ -164,10 +191,17 @@ PrepareSummary prepare_examples(const PrepareOptions& options) {
 
 }  // namespace
 
-PrepareSummary prepare_byte_level_dataset(const PrepareOptions& options) {
+PrepareSummary prepare_dataset(const PrepareOptions& options, PreparedTokenizer* used) {
   check_options(options);
-  if (options.format && is_example_format(*options.format)) return prepare_examples(options);
-  return prepare_documents(options);
+  const auto tokenizer = options.tokenizer.path.empty() ? make_byte_level_tokenizer()
+                                                        : make_json_tokenizer(options.tokenizer);
+  if (used) {
+    used->name = tokenizer->metadata().tokenizer;
+    used->vocab_size = *tokenizer->metadata().vocab_size;
+  }
+  if (options.format && is_example_format(*options.format))
+    return prepare_examples(options, *tokenizer);
+  return prepare_documents(options, *tokenizer);
 }
 
 }  // namespace nss::data

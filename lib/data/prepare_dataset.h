@@ -1,6 +1,6 @@
 // nss_prepare_data's work: text, JSONL and CSV documents, or sft and records
-// examples, -> a byte-level token dataset (token_file_format.h), written
-// atomically.
+// examples, -> a token dataset (token_file_format.h), written atomically,
+// with the byte-level tokenizer or a tokenizer.json (document_tokenizer.h).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "data/document_source.h"
+#include "data/document_tokenizer.h"
 #include "data/example_source.h"
 
 namespace nss::data {
@@ -19,6 +20,13 @@ struct PrepareOptions {
   std::optional<InputFormat> format;       // unset: from each input's extension
   RecordsOptions records;                  // --format records
   std::optional<std::int64_t> max_tokens;  // examples: keep the first N tokens of each
+  TokenizerChoice tokenizer;               // empty path: byte-level
+};
+
+/// The tokenizer a preparation used, for its summary line.
+struct PreparedTokenizer {
+  std::string name;  // "byte-level" or "hf:<tokenizer.json>"
+  std::int64_t vocab_size = 0;
 };
 
 struct PrepareSummary {
@@ -29,15 +37,19 @@ struct PrepareSummary {
   std::int64_t dropped_examples = 0;  // examples: no target left after max_tokens
 };
 
-/// Tokenizes every document of `inputs` in order (BOS, bytes, EOS) into
+/// Tokenizes every document of `inputs` in order ([BOS], tokens, EOS) into
 /// `output`, with /document_offsets. Reads the inputs twice, once to count
 /// and once to write, so memory stays bounded by the largest document. With
-/// an example format (sft, records) each example is BOS, prompt, completion,
-/// EOS with a /loss_mask marking completion and EOS; examples are held in
-/// memory. UsageError for no inputs, an output that is also an input, chat
-/// (needs a chat template: scripts/prepare_data_hf.py), records with other
-/// than one input, max_tokens without examples or below 1; DataError as for
-/// for_each_document and the example readers.
-PrepareSummary prepare_byte_level_dataset(const PrepareOptions& options);
+/// an example format (sft, records) each example is [BOS], prompt,
+/// completion, EOS with a /loss_mask marking completion and EOS; examples
+/// are held in memory. With options.tokenizer.path the ids, dtype and
+/// attributes are those scripts/prepare_data_hf.py writes. UsageError for no
+/// inputs, an output that is also an input, chat (needs a chat template:
+/// scripts/prepare_data_hf.py), records with other than one input,
+/// max_tokens without examples or below 1, --bos/--eos-token without a
+/// tokenizer, and as make_json_tokenizer; DataError as for
+/// for_each_document, the example readers and make_json_tokenizer. Fills
+/// `used` (when given) once the tokenizer is loaded.
+PrepareSummary prepare_dataset(const PrepareOptions& options, PreparedTokenizer* used = nullptr);
 
 }  // namespace nss::data

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/sha256.h"
 #include "data/byte_tokenizer.h"
+#include "generate/end_ids.h"
+#include "generate/sentencepiece_codec.h"
 #include "tokenizer/tokenizer.h"
 
 namespace fs = std::filesystem;
@@ -69,25 +68,6 @@ class ByteCodec : public TextCodec {
   std::string description() const override { return "the built-in byte-level tokenizer"; }
 };
 
-// eos_token_id of a model directory's generation_config.json, else config.json.
-std::vector<std::int64_t> configured_end_ids(const std::string& model_dir) {
-  for (const char* name : {"generation_config.json", "config.json"}) {
-    const fs::path path = fs::path(model_dir) / name;
-    std::ifstream in(path);
-    if (model_dir.empty() || !in) continue;
-    const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object() || !doc.contains("eos_token_id")) continue;
-    const auto& eos = doc.at("eos_token_id");
-    std::vector<std::int64_t> ids;
-    if (eos.is_number_integer()) ids.push_back(eos.get<std::int64_t>());
-    if (eos.is_array())
-      for (const auto& id : eos)
-        if (id.is_number_integer()) ids.push_back(id.get<std::int64_t>());
-    if (!ids.empty()) return ids;
-  }
-  return {};
-}
-
 // The tokenizer file `path` names: itself, or the one a directory holds.
 std::string tokenizer_file(const std::string& path) {
   std::error_code ec;
@@ -97,22 +77,9 @@ std::string tokenizer_file(const std::string& path) {
   return "";
 }
 
-template <class Codec>
-std::unique_ptr<TextCodec> with_end_ids(std::unique_ptr<Codec> codec, const std::string& model_dir,
-                                        std::vector<std::int64_t> own_end_ids) {
-  auto ids = configured_end_ids(model_dir);
-  codec->set_end_ids(ids.empty() ? std::move(own_end_ids) : std::move(ids));
-  return codec;
-}
-
 std::unique_ptr<TextCodec> open_file(const std::string& file, const std::string& model_dir) {
-  // libsentencepiece carries its own copy of protobuf, whose exported
-  // symbols clash with libtorch's libprotobuf in one process (a crash at
-  // start-up): SentencePiece models are read by the torch-free tools only.
-  if (fs::path(file).extension() == ".model")
-    throw UsageError("generate",
-                     file + " is a SentencePiece model, which nss_generate cannot read yet",
-                     "give the model's tokenizer.json with --tokenizer");
+  // Through a bridge library kept apart from libtorch's protobuf.
+  if (fs::path(file).extension() == ".model") return open_sentencepiece_codec(file, model_dir);
   // Without an eos_token_id in the model directory: the tokenizer's own
   // end-of-text tokens (Llama 3, SmolLM2, Llama 2 names).
   std::vector<std::int64_t> own;

@@ -1,9 +1,9 @@
 // Text in and out of a generating model: which tokenizer to use, how a
 // prompt becomes ids, and which ids end a sequence. nss_generate resolves the
-// tokenizer in this order: --tokenizer (a tokenizer.json or a directory
-// holding one; a SentencePiece tokenizer.model is refused for now, see
-// text_codec.cpp), else the one a checkpoint step's training data was
-// tokenised with (state.dataset: "byte-level", or "hf:<tokenizer.json>"
+// tokenizer in this order: --tokenizer (a tokenizer.json, a SentencePiece
+// tokenizer.model read through a bridge library, see sentencepiece_codec.h,
+// or a directory holding one), else the one a checkpoint step's training
+// data was tokenised with (state.dataset: "byte-level", or "hf:<tokenizer.json>"
 // with its SHA-256), else the one beside the model's weights (the model
 // directory, or a checkpoint step's model.from_pretrained), else the built-in
 // byte-level tokenizer when the vocabulary is its 258; otherwise UsageError

@@ -55,4 +55,12 @@ std::optional<int32_t> SentencePieceTokenizer::token_to_id(std::string_view piec
   return id;
 }
 
+int32_t SentencePieceTokenizer::bos_id() const {
+  return processor_->bos_id();
+}
+
+int32_t SentencePieceTokenizer::eos_id() const {
+  return processor_->eos_id();
+}
+
 }  // namespace nss::tokenizer

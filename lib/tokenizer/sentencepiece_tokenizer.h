@@ -38,6 +38,10 @@ class SentencePieceTokenizer {
   /// The id of `piece`, when the model has it.
   std::optional<int32_t> token_to_id(std::string_view piece) const;
 
+  /// The model's BOS and EOS ids (-1 when it has none).
+  int32_t bos_id() const;
+  int32_t eos_id() const;
+
  private:
   explicit SentencePieceTokenizer(std::shared_ptr<const sentencepiece::SentencePieceProcessor> p)
       : processor_(std::move(p)) {}

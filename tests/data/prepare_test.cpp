@@ -40,7 +40,7 @@ class PrepareTest : public ::testing::Test {
   std::vector<std::string> round_trip(const std::vector<std::string>& inputs,
                                       std::optional<InputFormat> format = std::nullopt) {
     PrepareOptions options = options_of(inputs, dir_ + "/out/tokens.h5", format);
-    const PrepareSummary summary = prepare_byte_level_dataset(options);
+    const PrepareSummary summary = prepare_dataset(options);
     const auto dataset = TokenDataset::open(options.output);
     EXPECT_EQ(dataset->num_tokens(), summary.tokens);
     EXPECT_EQ(dataset->dtype(), DType::kUInt16);
@@ -60,7 +60,7 @@ class PrepareTest : public ::testing::Test {
                          const std::vector<std::string>& fragments) {
     PrepareOptions options = options_of(inputs, dir_ + "/bad.h5");
     try {
-      prepare_byte_level_dataset(options);
+      prepare_dataset(options);
       ADD_FAILURE() << "no error";
     } catch (const DataError& e) {
       for (const auto& fragment : fragments)
@@ -138,8 +138,8 @@ TEST_F(PrepareTest, InputErrorsNameTheFileAndLine) {
 
 TEST_F(PrepareTest, UsageErrors) {
   const std::string in = input("in.txt", "text");
-  EXPECT_THROW(prepare_byte_level_dataset(options_of({}, dir_ + "/x.h5")), UsageError);
-  EXPECT_THROW(prepare_byte_level_dataset(options_of({in}, in)), UsageError);
+  EXPECT_THROW(prepare_dataset(options_of({}, dir_ + "/x.h5")), UsageError);
+  EXPECT_THROW(prepare_dataset(options_of({in}, in)), UsageError);
   EXPECT_THROW(parse_input_format("xml"), UsageError);
   EXPECT_THROW(input_format_for("data.json"), UsageError);
   EXPECT_EQ(input_format_for("a.JSONL"), InputFormat::kJsonl);

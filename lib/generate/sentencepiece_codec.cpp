@@ -1,0 +1,160 @@
+#include "generate/sentencepiece_codec.h"
+
+#include <dlfcn.h>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <climits>
+
+#include "core/error.h"
+#include "generate/end_ids.h"
+#include "tokenizer/sentencepiece_bridge.h"
+
+namespace fs = std::filesystem;
+
+namespace nss::generate {
+namespace {
+
+constexpr const char* kBridgeName = "libnss_sentencepiece_bridge.so";
+
+// The bridge's entry points. It is loaded once and never unloaded: its
+// protobuf copy registers exit-time destructors.
+struct Bridge {
+  decltype(&nss_sp_open) open;
+  decltype(&nss_sp_close) close;
+  decltype(&nss_sp_encode) encode;
+  decltype(&nss_sp_decode) decode;
+  decltype(&nss_sp_eos_id) eos_id;
+};
+
+template <class Fn>
+void resolve(void* handle, const std::string& where, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, name));
+  if (fn == nullptr)
+    throw InternalError("generate", where + " has no " + name,
+                        "rebuild it: cmake --build build --target nss_sentencepiece_bridge");
+}
+
+// Beside the executable (build/bin, or bin/ of an install with lib/ beside
+// it), else wherever the dynamic loader looks (LD_LIBRARY_PATH).
+Bridge load_bridge() {
+#if defined(__SANITIZE_ADDRESS__)
+  throw InternalError("generate", "SentencePiece models cannot be read in a sanitizer build",
+                      "AddressSanitizer refuses RTLD_DEEPBIND: use a build without NSS_SANITIZE");
+#endif
+  std::vector<std::string> candidates;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back((exe.parent_path() / kBridgeName).string());
+    candidates.push_back((exe.parent_path().parent_path() / "lib" / kBridgeName).string());
+  }
+  candidates.push_back(kBridgeName);
+  std::string tried;
+  for (const auto& candidate : candidates) {
+    if (candidate != kBridgeName && !fs::exists(candidate, ec)) continue;
+    // RTLD_DEEPBIND: libsentencepiece binds to its own protobuf, not to
+    // libtorch's; RTLD_LOCAL: libtorch's never sees libsentencepiece's.
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+      tried += std::string(tried.empty() ? "" : "; ") + dlerror();
+      continue;
+    }
+    const auto abi =
+        reinterpret_cast<decltype(&nss_sp_abi_version)>(dlsym(handle, "nss_sp_abi_version"));
+    if (abi == nullptr || abi() != NSS_SP_BRIDGE_ABI)
+      throw InternalError("generate", candidate + " is another version of the SentencePiece bridge",
+                          "rebuild it: cmake --build build --target nss_sentencepiece_bridge");
+    Bridge bridge{};
+    resolve(handle, candidate, "nss_sp_open", bridge.open);
+    resolve(handle, candidate, "nss_sp_close", bridge.close);
+    resolve(handle, candidate, "nss_sp_encode", bridge.encode);
+    resolve(handle, candidate, "nss_sp_decode", bridge.decode);
+    resolve(handle, candidate, "nss_sp_eos_id", bridge.eos_id);
+    return bridge;
+  }
+  throw InternalError(
+      "generate", std::string("cannot load ") + kBridgeName + ": " + tried,
+      "build it (cmake --build build --target nss_sentencepiece_bridge) and keep it "
+      "beside nss_generate or in ../lib");
+}
+
+const Bridge& bridge() {
+  static const Bridge loaded = load_bridge();
+  return loaded;
+}
+
+class SentencePieceCodec : public TextCodec {
+ public:
+  explicit SentencePieceCodec(const std::string& path) : path_(path), bridge_(bridge()) {
+    char error[512] = "";
+    nss_sp_model* model = nullptr;
+    if (bridge_.open(path.c_str(), &model, error, sizeof error) != 0)
+      throw DataError("tokenizer", path + " is not a SentencePiece model: " + error,
+                      "give a SentencePiece tokenizer.model or a tokenizer.json");
+    model_.reset(model, bridge_.close);
+  }
+  std::vector<std::int64_t> encode_prompt(const std::string& text) const override {
+    return encode(text, true);
+  }
+  std::vector<std::int64_t> encode_plain(const std::string& text) const override {
+    return encode(text, false);
+  }
+  std::string decode(const std::vector<std::int64_t>& ids) const override {
+    std::vector<std::int32_t> known;
+    for (const std::int64_t id : ids)
+      if (id >= 0 && id <= INT32_MAX) known.push_back(static_cast<std::int32_t>(id));
+    std::string text(4 * known.size() + 16, '\0');
+    for (;;) {
+      char error[512] = "";
+      size_t length = 0;
+      if (bridge_.decode(model_.get(), known.data(), known.size(), text.data(), text.size(),
+                         &length, error, sizeof error) != 0)
+        throw DataError("tokenizer", "SentencePiece could not decode ids: " + std::string(error));
+      const bool fits = length <= text.size();
+      text.resize(length);
+      if (fits) return text;
+    }
+  }
+  std::string description() const override { return "tokenizer.model " + path_; }
+  void set_end_ids(std::vector<std::int64_t> ids) { end_ids_ = std::move(ids); }
+  std::int32_t eos_id() const { return bridge_.eos_id(model_.get()); }
+
+ private:
+  std::vector<std::int64_t> encode(const std::string& text, bool add_bos) const {
+    std::vector<std::int32_t> ids(text.size() + 2);
+    for (;;) {
+      char error[512] = "";
+      size_t count = 0;
+      if (bridge_.encode(model_.get(), text.data(), text.size(), add_bos ? 1 : 0, ids.data(),
+                         ids.size(), &count, error, sizeof error) != 0)
+        throw DataError("tokenizer",
+                        "SentencePiece could not encode a text: " + std::string(error));
+      const bool fits = count <= ids.size();
+      ids.resize(count);
+      if (fits) return {ids.begin(), ids.end()};
+    }
+  }
+
+  std::string path_;
+  const Bridge& bridge_;
+  std::shared_ptr<nss_sp_model> model_;
+};
+
+}  // namespace
+
+std::unique_ptr<TextCodec> open_sentencepiece_codec(const std::string& model_file,
+                                                    const std::string& model_dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(model_file, ec))
+    throw DataError("tokenizer", model_file + " is not a regular file",
+                    "give a SentencePiece tokenizer.model or a tokenizer.json");
+  auto codec = std::make_unique<SentencePieceCodec>(model_file);
+  std::vector<std::int64_t> own;
+  if (codec->eos_id() >= 0) own.push_back(codec->eos_id());
+  return with_end_ids(std::move(codec), model_dir, std::move(own));
+}
+
+}  // namespace nss::generate
