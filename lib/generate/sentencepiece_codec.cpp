@@ -41,8 +41,8 @@ void resolve(void* handle, const std::string& where, const char* name, Fn& fn) {
 // it), else wherever the dynamic loader looks (LD_LIBRARY_PATH).
 Bridge load_bridge() {
 #if defined(__SANITIZE_ADDRESS__)
-  throw InternalError("generate", "SentencePiece models cannot be read in a sanitizer build",
-                      "AddressSanitizer refuses RTLD_DEEPBIND: use a build without NSS_SANITIZE");
+  throw UsageError("generate", "SentencePiece models cannot be read in a sanitizer build",
+                   "AddressSanitizer refuses RTLD_DEEPBIND: use a build without NSS_SANITIZE");
 #endif
   std::vector<std::string> candidates;
   std::error_code ec;
