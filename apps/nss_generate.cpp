@@ -24,6 +24,7 @@
 #include "comm/agreement.h"
 #include "comm/mpi_app.h"
 #include "comm/mpi_communicator.h"
+#include "comm/stop_signal.h"
 #include "core/fs.h"
 #include "core/output_location.h"
 #include "data/input_file.h"
@@ -162,7 +163,7 @@ void write_records(const std::string& dir, const generate::RecordsOutcome& outco
                                         {"valid_fraction", outcome.records.valid_fraction()},
                                         {"samples", outcome.records.samples()},
                                         {"seconds", outcome.seconds},
-                                        {"complete", !outcome.stopped_early}}
+                                        {"complete", outcome.records.done()}}
                                  .dump(2) +
                              "\n",
                          "generate");
@@ -179,6 +180,8 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
                                       : codec.encode_prompt(task.prompt);  // older steps
   prompt.insert(prompt.end(), text.begin(), text.end());
   if (task.eos_token_id) codec.also_end_at(*task.eos_token_id);
+  // From here a signal ends the run between rounds with the records so far on disk.
+  nss::comm::install_stop_signal_handlers();
   spdlog::info(
       "[records] {} valid records of {} columns wanted, {} samples per rank and round "
       "on {} ranks, with {}",
@@ -192,6 +195,11 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
     const std::string rate = fmt::format("{:.1f}% of the {} records judged were valid ({} samples)",
                                          100.0 * outcome.records.valid_fraction(),
                                          t.valid + t.invalid, outcome.records.samples());
+    if (outcome.signal != nss::comm::StopRequest::kNone)
+      return spdlog::warn(
+          "[records] {} received: wrote the {} valid records so far to {} ({}); "
+          "generation.json says complete: false",
+          nss::comm::describe(outcome.signal), t.valid, args.output, rate);
     if (outcome.stopped_early)
       throw nss::DataError(
           "generate",
@@ -207,7 +215,8 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
         "invalid.jsonl, generation.json); {}; {:.1f} s, {:.2f} valid records/s",
         t.valid, args.output, rate, outcome.seconds, t.valid / std::max(outcome.seconds, 1e-9));
   });
-  return nss::ExitCode::kOk;
+  return outcome.signal == nss::comm::StopRequest::kNone ? nss::ExitCode::kOk
+                                                         : nss::comm::exit_code_for(outcome.signal);
 }
 
 // Where the output goes, claimed before the model loads: the records

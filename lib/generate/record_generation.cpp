@@ -96,7 +96,8 @@ RecordsOutcome generate_records(comm::Communicator& world, const model::LlamaMod
       }
     });
     comm::broadcast_text(world, verdict, 0);
-    if (verdict == "more") continue;
+    if (verdict == "more") outcome.signal = comm::agree_on_stop_request(world);
+    if (verdict == "more" && outcome.signal == comm::StopRequest::kNone) continue;
     outcome.stopped_early = verdict == "stop";
     outcome.seconds = seconds_since(start);
     return outcome;

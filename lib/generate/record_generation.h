@@ -5,13 +5,15 @@
 // sampler's key), and rank 0 judges the samples in number order: the records
 // written are those of one process, whatever the rank count or batch size.
 // After each round the early stop (InvalidRecordStop) sees that round's
-// counts.
+// counts, and the ranks agree on a stop signal (comm/stop_signal.h, when
+// the caller installed its handlers): a stopped run returns what it has.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/stop_signal.h"
 #include "generate/record_collector.h"
 #include "generate/text_codec.h"
 #include "generate/token_sampler.h"
@@ -29,8 +31,9 @@ struct RecordsRequest {
 };
 
 struct RecordsOutcome {
-  RecordCollector records;  // complete on rank 0 only
-  bool stopped_early = false;
+  RecordCollector records;                              // complete on rank 0 only
+  bool stopped_early = false;                           // by the invalid-record rule
+  comm::StopRequest signal = comm::StopRequest::kNone;  // a signal ended it
   double seconds = 0;
 };
 

@@ -12,6 +12,7 @@
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
 #include "comm/nccl_communicator.h"
+#include "comm/stop_signal.h"
 #include "comm/watchdog.h"
 #include "config/load.h"
 #include "core/fs.h"
@@ -25,7 +26,6 @@
 #include "train/compute_device.h"
 #include "train/environment.h"
 #include "train/run_identity.h"
-#include "train/stop_signal.h"
 #include "train/trainer.h"
 #include "train/training_preflight.h"
 
@@ -68,7 +68,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   }
   log::set_level(config::choice_name(config.logging.level));
   // From here on a signal is a request to stop at the next step boundary.
-  install_stop_signal_handlers();
+  comm::install_stop_signal_handlers();
   // A file-size limit (ulimit -f) must fail a checkpoint write (EFBIG, reported,
   // training goes on), not kill the rank mid-step.
   std::signal(SIGXFSZ, SIG_IGN);

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include "comm/agreement.h"
+#include "comm/stop_signal.h"
 #include "config/derived.h"
 #include "data/data_loader.h"
 #include "data/dataset_checks.h"
@@ -21,7 +22,6 @@
 #include "train/sharded_llama.h"
 #include "train/sharded_state.h"
 #include "train/step_metrics.h"
-#include "train/stop_signal.h"
 #include "train/training_checkpoints.h"
 #include "train/training_step.h"
 #include "train/validation.h"
@@ -66,7 +66,7 @@ class Trainer {
   void account(std::int64_t step, const StepOutcome& outcome);
   void report(const StepRecord& record);
   void validate(std::int64_t step);
-  ExitCode stop(StopRequest request, std::int64_t step);
+  ExitCode stop(comm::StopRequest request, std::int64_t step);
 
   const config::Config& config_;
   comm::Communicator& comm_;
@@ -193,15 +193,15 @@ void Trainer::validate(std::int64_t step) {
   if (metrics_) metrics_->append({{"event", "eval"}, {"step", step}, {"val_loss", val_loss}});
 }
 
-ExitCode Trainer::stop(StopRequest request, std::int64_t step) {
-  spdlog::warn("[train] {} received: saving step {} and stopping", describe(request), step);
+ExitCode Trainer::stop(comm::StopRequest request, std::int64_t step) {
+  spdlog::warn("[train] {} received: saving step {} and stopping", comm::describe(request), step);
   const auto save_start = std::chrono::steady_clock::now();
   checkpoints_->save(progress_, SaveKind::kStop, metrics_.get());
   spdlog::warn(
       "[train] stopping after step {}: the save took {:.2f} s (the signal's lead time must "
       "exceed it)",
       step, std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count());
-  return exit_code_for(request);
+  return comm::exit_code_for(request);
 }
 
 ExitCode Trainer::run() {
@@ -214,8 +214,8 @@ ExitCode Trainer::run() {
     report(metrics.end_step(step, outcome, progress_.skipped_steps));
     validate(step);
     checkpoints_->poll(metrics_.get());
-    const StopRequest request = agree_on_stop_request(comm_);
-    if (request != StopRequest::kNone) return stop(request, step);
+    const comm::StopRequest request = comm::agree_on_stop_request(comm_);
+    if (request != comm::StopRequest::kNone) return stop(request, step);
     if (checkpoints_->due(step) && step < max_steps)
       checkpoints_->save(progress_, SaveKind::kPeriodic, metrics_.get());
   }

@@ -4,7 +4,8 @@ records, nss_hpc) writes synthetic records with the table's columns;
 synthetic.csv, synthetic.jsonl, invalid.jsonl and generation.json agree with
 each other; the records are the same at 1 and 2 ranks and at batch sizes 4
 and 8; a barely trained model that writes garbage is stopped early (exit 4)
-with the records it wrote; misuse is exit 2."""
+with the records it wrote; SIGTERM and SIGUSR1 end a run between rounds with
+its records written (exit 7 and 75); misuse is exit 2."""
 import csv
 import io
 import json
@@ -123,6 +124,26 @@ class GenerateRecordsTest(unittest.TestCase):
         self.assertLess(summary["valid_records"], 50)
         self.assertGreater(len(read(os.path.join(out, "invalid.jsonl")).splitlines()), 0)
 
+    def test_a_signal_writes_the_records_so_far(self):
+        import signal
+        for sig, code in ((signal.SIGTERM, 7), (signal.SIGUSR1, 75)):
+            out = self.out("signalled_%d" % code)
+            job = subprocess.Popen([binary("nss_generate"), "--model", self.trained, "--records", "1000000000",
+                                    "--output", out], stderr=subprocess.PIPE, text=True)
+            for line in job.stderr:  # generating once the start line is out
+                if "[records]" in line:
+                    break
+            job.send_signal(sig)
+            rest = job.stderr.read()
+            job.stderr.close()
+            self.assertEqual(job.wait(timeout=60), code, rest)
+            self.assertIn("received: wrote the", rest)
+            summary = json.loads(read(os.path.join(out, "generation.json")))
+            self.assertFalse(summary["complete"])
+            rows = read(os.path.join(out, "synthetic.csv")).splitlines()
+            self.assertEqual(rows[0], ",".join(COLUMNS))
+            self.assertEqual(len(rows) - 1, summary["valid_records"])
+
     def test_misuse_is_a_usage_error(self):
         out = self.out("misuse")
         cases = [
@@ -159,6 +180,7 @@ class GenerateRecordsTest(unittest.TestCase):
         finally:
             first.kill()
             first.wait()
+            first.stderr.close()
 
     def test_a_model_not_trained_on_records_is_refused(self):
         data = os.path.join(self.tmp, "text.txt")

@@ -1,10 +1,10 @@
-#include "train/stop_signal.h"
+#include "comm/stop_signal.h"
 
 #include <csignal>
 #include <cstdint>
 #include <mutex>
 
-namespace nss::train {
+namespace nss::comm {
 namespace {
 
 volatile std::sig_atomic_t g_request = 0;
@@ -62,4 +62,4 @@ const char* describe(StopRequest request) {
   return "no signal";
 }
 
-}  // namespace nss::train
+}  // namespace nss::comm

@@ -1,13 +1,14 @@
 // SIGINT/SIGTERM/SIGUSR1/SIGUSR2 become a flag (async-signal-safe); ranks
-// agree on it at step boundaries, save, and exit 7 (TERM/INT/USR2) or 75
-// (USR1: requeue me). USR2 is how slurm/train.sbatch forwards a TERM: srun and
-// mpirun kill the ranks on TERM instead of delivering it, but pass USR2 on.
+// agree on it where their work can be put on disk (the trainer at step
+// boundaries, nss_generate --records between rounds), save it, and exit 7
+// (TERM/INT/USR2) or 75 (USR1: requeue me). USR2 is how slurm/train.sbatch forwards a TERM: srun
+// and mpirun kill the ranks on TERM instead of delivering it, but pass USR2 on.
 #pragma once
 
 #include "comm/communicator.h"
 #include "core/error.h"
 
-namespace nss::train {
+namespace nss::comm {
 
 enum class StopRequest : int {
   kNone = 0,
@@ -30,4 +31,4 @@ ExitCode exit_code_for(StopRequest request);
 /// "SIGUSR1 (time limit near)" and the like, for logs.
 const char* describe(StopRequest request);
 
-}  // namespace nss::train
+}  // namespace nss::comm
