@@ -69,6 +69,14 @@ struct ChoiceNames<LrSchedule> {
        {LrSchedule::kConstant, "constant"}}};
 };
 
+/// training.lora.quantize_base: how the frozen base's projections are stored (QLoRA).
+enum class QuantizeBase { kNone, kNf4 };
+template <>
+struct ChoiceNames<QuantizeBase> {
+  static constexpr std::array<std::pair<QuantizeBase, const char*>, 2> names{
+      {{QuantizeBase::kNone, "none"}, {QuantizeBase::kNf4, "nf4"}}};
+};
+
 /// data.packing: how documents become training rows (docs/data.md).
 enum class Packing { kWindows, kDocuments, kNone };
 template <>

@@ -105,6 +105,15 @@ void check_training(const TrainingConfig& t, Checker& c) {
     c.require(seen.insert(target).second, "training.lora.targets",
               "'" + target + "' is listed twice");
   }
+  if (lora.quantize_base != QuantizeBase::kNone)
+    c.require(lora.enabled, "training.lora.quantize_base",
+              std::string("quantises the frozen base of a LoRA run, but training.lora.enabled is "
+                          "false"),
+              "set training.lora.enabled: true, or quantize_base: none to train the full model");
+  if (lora.double_quant)
+    c.require(lora.quantize_base == QuantizeBase::kNf4, "training.lora.double_quant",
+              "quantises NF4 block scales, but training.lora.quantize_base is none",
+              "set training.lora.quantize_base: nf4, or double_quant: false");
 }
 
 }  // namespace

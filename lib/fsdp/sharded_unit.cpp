@@ -41,7 +41,8 @@ struct UnitParams {
 
 std::vector<torch::Tensor> gathered_views(ShardedUnit& unit, bool as_leaves, const char* phase) {
   std::vector<torch::Tensor> views =
-      unit.views(unit.gather(true, phase), unit.gather(false, phase));
+      unit.views(unit.gather(FlatBuffer::kTrainable, phase),
+                 unit.gather(FlatBuffer::kFrozen, phase), unit.gather(FlatBuffer::kQuantized, phase));
   if (as_leaves) {
     for (std::size_t i = 0; i < views.size(); ++i)
       if (unit.layout().slot(i).trainable) views[i] = views[i].detach().requires_grad_(true);
@@ -189,6 +190,8 @@ ShardedUnit::ShardedUnit(std::string label, FlatLayout layout, comm::Communicato
   const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32).device(options_.device);
   master_ = torch::zeros({layout_.shard_size(true)}, fp32);
   frozen_ = torch::zeros({layout_.shard_size(false)}, fp32.dtype(options_.compute_dtype));
+  if (layout_.quantized_numel() > 0)
+    quantized_.emplace(layout_, comm_.rank(), options_.double_quant, options_.device);
 }
 
 void ShardedUnit::materialize(const ParamFiller& filler) {
@@ -205,6 +208,13 @@ void ShardedUnit::materialize(const ParamFiller& filler) {
     shard = host.to(shard.options());
   }
   master_.requires_grad_(master_.numel() > 0);
+  if (quantized_) {
+    std::vector<float> host(static_cast<std::size_t>(layout_.quantized_shard_size()), 0.0f);
+    for (const auto& piece : layout_.quantized_pieces(rank))
+      filler(layout_.params()[piece.param], piece.tensor_offset, piece.length,
+             host.data() + piece.shard_offset);
+    quantized_->quantize(host.data(), comm_, label_);
+  }
 }
 
 torch::Tensor ShardedUnit::apply(const torch::Tensor& input, const UnitCompute& compute,
@@ -220,53 +230,83 @@ void ShardedUnit::set_prefetch_targets(ShardedUnit* forward_next, ShardedUnit* b
   backward_next_ = backward_next;
 }
 
-ShardedUnit::InFlightGather ShardedUnit::start_gather(bool trainable, const char* phase) {
+bool ShardedUnit::holds(FlatBuffer buffer) const {
+  switch (buffer) {
+    case FlatBuffer::kTrainable:
+      return layout_.shard_size(true) > 0;
+    case FlatBuffer::kFrozen:
+      return layout_.shard_size(false) > 0;
+    case FlatBuffer::kQuantized:
+      return quantized_.has_value();
+  }
+  return false;
+}
+
+std::int64_t ShardedUnit::shard_version(FlatBuffer buffer) const {
+  switch (buffer) {
+    case FlatBuffer::kTrainable:
+      return master_._version();
+    case FlatBuffer::kFrozen:
+      return frozen_._version();
+    case FlatBuffer::kQuantized:
+      return 0;  // quantised once, never changed
+  }
+  return 0;
+}
+
+InFlightGather ShardedUnit::start_gather(FlatBuffer buffer, const char* phase) {
+  comm::CollectiveLabel label(comm_, label_ + " " + phase);
+  if (buffer == FlatBuffer::kQuantized) return quantized_->start_gather(comm_);
+  const bool trainable = buffer == FlatBuffer::kTrainable;
   const std::int64_t shard = layout_.shard_size(trainable);
   const auto options = torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device);
   const torch::Tensor& source = trainable ? master_ : frozen_;
   InFlightGather g;
   g.shard_version = source._version();
-  g.send = source.detach().to(options_.compute_dtype).contiguous();
-  g.full = torch::empty({shard * comm_.size()}, options);
-  comm::CollectiveLabel label(comm_, label_ + " " + phase);
-  g.ticket =
-      comm_.start_all_gather(g.send.data_ptr(), g.full.data_ptr(), static_cast<std::size_t>(shard),
-                             comm_dtype(options_.compute_dtype));
+  g.send.push_back(source.detach().to(options_.compute_dtype).contiguous());
+  g.full.push_back(torch::empty({shard * comm_.size()}, options));
+  g.tickets.push_back(comm_.start_all_gather(g.send.back().data_ptr(), g.full.back().data_ptr(),
+                                             static_cast<std::size_t>(shard),
+                                             comm_dtype(options_.compute_dtype)));
   return g;
+}
+
+void ShardedUnit::wait(const InFlightGather& gather) {
+  for (const auto ticket : gather.tickets) comm_.wait(ticket);
 }
 
 void ShardedUnit::prefetch(const char* phase) {
   torch::NoGradGuard no_grad;
-  for (const bool trainable : {true, false}) {
-    auto& slot = prefetched_[trainable ? 0 : 1];
-    if (!slot && layout_.shard_size(trainable) > 0) slot = start_gather(trainable, phase);
+  for (const FlatBuffer buffer : kFlatBuffers) {
+    auto& slot = prefetched_[static_cast<int>(buffer)];
+    if (!slot && holds(buffer)) slot = start_gather(buffer, phase);
   }
 }
 
 void ShardedUnit::drop_prefetched() {
   for (auto& slot : prefetched_) {
     if (!slot) continue;
-    comm_.wait(slot->ticket);  // its buffers may be reused only after the gather
+    wait(*slot);  // its buffers may be reused only after the gather
     slot.reset();
   }
 }
 
-torch::Tensor ShardedUnit::gather(bool trainable, const char* phase) {
-  const std::int64_t shard = layout_.shard_size(trainable);
+torch::Tensor ShardedUnit::gather(FlatBuffer buffer, const char* phase) {
   const auto options = torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device);
-  if (shard == 0) return torch::empty({0}, options);
+  if (!holds(buffer)) return torch::empty({0}, options);
   torch::NoGradGuard no_grad;
-  auto& slot = prefetched_[trainable ? 0 : 1];
+  auto& slot = prefetched_[static_cast<int>(buffer)];
   std::optional<InFlightGather> started;
   started.swap(slot);
-  const auto version = (trainable ? master_ : frozen_)._version();
-  if (started && started->shard_version != version) {  // the shard changed since: start again
-    comm_.wait(started->ticket);
+  if (started && started->shard_version != shard_version(buffer)) {  // changed since: start again
+    wait(*started);
     started.reset();
   }
-  if (!started) started = start_gather(trainable, phase);
-  comm_.wait(started->ticket);
-  return started->full;
+  if (!started) started = start_gather(buffer, phase);
+  wait(*started);
+  if (buffer == FlatBuffer::kQuantized)
+    return quantized_->dequantize(*started, options_.compute_dtype);
+  return started->full[0];
 }
 
 torch::Tensor ShardedUnit::reduce_gradient(std::vector<torch::Tensor> param_grads) {
@@ -292,13 +332,15 @@ torch::Tensor ShardedUnit::reduce_gradient(std::vector<torch::Tensor> param_grad
 }
 
 std::vector<torch::Tensor> ShardedUnit::views(const torch::Tensor& trainable_full,
-                                              const torch::Tensor& frozen_full) const {
+                                              const torch::Tensor& frozen_full,
+                                              const torch::Tensor& quantized_full) const {
   std::vector<torch::Tensor> views;
   views.reserve(layout_.params().size());
   for (std::size_t i = 0; i < layout_.params().size(); ++i) {
     const FlatSlot& slot = layout_.slot(i);
     const FlatParam& param = layout_.params()[i];
-    const torch::Tensor& buffer = slot.trainable ? trainable_full : frozen_full;
+    const torch::Tensor& buffer =
+        slot.quantized ? quantized_full : slot.trainable ? trainable_full : frozen_full;
     views.push_back(buffer.narrow(0, slot.offset, param.numel()).view(param.shape));
   }
   return views;

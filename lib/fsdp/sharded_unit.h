@@ -1,6 +1,8 @@
 // One FSDP unit (the embedding, a decoder block, or the final norm + head):
 // its trainable parameters live as this rank's fp32 master shard, an autograd
-// leaf; frozen parameters (the LoRA base) as a shard in the compute dtype.
+// leaf; frozen parameters (the LoRA base) as a shard in the compute dtype, or
+// for QLoRA's quantised projections as NF4 bytes (fsdp/quantized_shard.h),
+// gathered as bytes and dequantised into the compute dtype per use.
 // apply() runs the unit through a custom autograd function that all-gathers
 // the full parameters just in time, computes on views of them, frees them,
 // and in backward re-gathers, recomputes, and reduce-scatters the gradient
@@ -20,6 +22,7 @@
 
 #include "comm/communicator.h"
 #include "fsdp/flat_layout.h"
+#include "fsdp/quantized_shard.h"
 
 namespace nss::fsdp {
 
@@ -32,7 +35,15 @@ struct ShardOptions {
   /// Start the neighbouring unit's all-gather before computing (see above);
   /// costs one more unit's gathered parameters in memory.
   bool prefetch = false;
+  /// NF4 block scales quantised too (training.lora.double_quant).
+  bool double_quant = false;
 };
+
+/// A unit's flat buffers: the trainable masters, the frozen base in the
+/// compute dtype, and the frozen base stored in NF4.
+enum class FlatBuffer { kTrainable, kFrozen, kQuantized };
+inline constexpr FlatBuffer kFlatBuffers[] = {FlatBuffer::kTrainable, FlatBuffer::kFrozen,
+                                              FlatBuffer::kQuantized};
 
 /// The unit's forward on gathered parameters: `params` are views in
 /// FlatLayout::params() order, followed by the tied unit's parameters when
@@ -66,6 +77,8 @@ class ShardedUnit {
   torch::Tensor& master() { return master_; }
   /// Frozen shard in the compute dtype (numel 0 when none).
   torch::Tensor& frozen() { return frozen_; }
+  /// The NF4 shard of the quantised projections (nullptr when none).
+  const QuantizedShard* quantized() const { return quantized_ ? &*quantized_ : nullptr; }
 
   /// The units whose gathers this one starts early: the next in forward
   /// order, and the one whose backward runs after this one's (nullptr: none).
@@ -79,24 +92,23 @@ class ShardedUnit {
   /// Waits for and frees a prefetch nobody took (before the optimizer step).
   void drop_prefetched();
 
-  /// All-gathers one flat buffer in the compute dtype (padded length); takes
-  /// the prefetched one when it is in flight and the shard has not changed.
-  torch::Tensor gather(bool trainable, const char* phase);
+  /// One flat buffer gathered in the compute dtype (padded length; the
+  /// quantised one dequantised); takes the prefetched gather when it is in
+  /// flight and the shard has not changed.
+  torch::Tensor gather(FlatBuffer buffer, const char* phase);
   /// Flattens one gradient per trainable parameter (layout order; undefined =
   /// zero) into fp32 and reduce-scatters (sum) it into a new shard gradient.
   torch::Tensor reduce_gradient(std::vector<torch::Tensor> param_grads);
   /// Views of the parameters inside gathered buffers, in layout order.
   std::vector<torch::Tensor> views(const torch::Tensor& trainable_full,
-                                   const torch::Tensor& frozen_full) const;
+                                   const torch::Tensor& frozen_full,
+                                   const torch::Tensor& quantized_full) const;
 
  private:
-  // A started all-gather: the buffers stay alive until it has been waited on.
-  struct InFlightGather {
-    torch::Tensor send, full;
-    comm::CollectiveTicket ticket = 0;
-    std::int64_t shard_version = 0;  // of the shard when started
-  };
-  InFlightGather start_gather(bool trainable, const char* phase);
+  bool holds(FlatBuffer buffer) const;
+  std::int64_t shard_version(FlatBuffer buffer) const;
+  InFlightGather start_gather(FlatBuffer buffer, const char* phase);
+  void wait(const InFlightGather& gather);
 
   std::string label_;
   FlatLayout layout_;
@@ -104,7 +116,8 @@ class ShardedUnit {
   ShardOptions options_;
   torch::Tensor master_;
   torch::Tensor frozen_;
-  std::optional<InFlightGather> prefetched_[2];  // [trainable], [frozen]
+  std::optional<QuantizedShard> quantized_;
+  std::optional<InFlightGather> prefetched_[3];  // by FlatBuffer
   ShardedUnit* forward_next_ = nullptr;
   ShardedUnit* backward_next_ = nullptr;
 };

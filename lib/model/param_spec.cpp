@@ -52,6 +52,7 @@ std::vector<ParamSpec> unit_parameters(const config::ModelConfig& m, const confi
   NSS_ASSERT(unit >= 0 && unit < num_units(m), "model",
              "unit " + std::to_string(unit) + " out of range");
   const bool base_trainable = !lora.enabled;
+  const bool quantized = lora.enabled && lora.quantize_base == config::QuantizeBase::kNf4;
   const std::int64_t h = m.hidden_size;
   if (unit == 0)
     return {
@@ -70,7 +71,8 @@ std::vector<ParamSpec> unit_parameters(const config::ModelConfig& m, const confi
       params.push_back(
           {prefix + "post_attention_layernorm.weight", {h}, ParamRole::kNorm, base_trainable});
     const std::string module = prefix + p.module + "." + p.name;
-    params.push_back({module + ".weight", {p.out, p.in}, ParamRole::kLinear, base_trainable});
+    params.push_back(
+        {module + ".weight", {p.out, p.in}, ParamRole::kLinear, base_trainable, quantized});
     if (targeted(lora, p.name)) {
       params.push_back({module + ".lora_A.weight", {lora.rank, p.in}, ParamRole::kLoraA, true});
       params.push_back({module + ".lora_B.weight", {p.out, lora.rank}, ParamRole::kLoraB, true});

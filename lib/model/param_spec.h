@@ -21,6 +21,7 @@ struct ParamSpec {
   std::vector<std::int64_t> shape;  // Hugging Face layout ([out, in] for linear)
   ParamRole role = ParamRole::kLinear;
   bool trainable = true;  // false for the frozen base when LoRA is enabled
+  bool quantized = false;  // a frozen projection stored in NF4 (training.lora.quantize_base)
 
   /// Product of the shape.
   std::int64_t numel() const;
@@ -38,7 +39,8 @@ int num_units(const config::ModelConfig& model);
 /// input_layernorm, q/k/v/o_proj, post_attention_layernorm, gate/up/down_proj,
 /// each LoRA-targeted projection followed by its lora_A and lora_B. The head
 /// unit is model.norm plus lm_head, which is absent with tied embeddings (the
-/// head then uses the embedding unit's weight).
+/// head then uses the embedding unit's weight). With quantize_base: nf4 the
+/// seven projections' base weights (only those) are `quantized`.
 std::vector<ParamSpec> unit_parameters(const config::ModelConfig& model,
                                        const config::LoraConfig& lora, int unit);
 

@@ -20,8 +20,8 @@ fsdp::FlatLayout unit_layout(const config::ModelConfig& model, const config::Lor
                              bool decay_embeddings, int unit, int world_size) {
   std::vector<fsdp::FlatParam> params;
   for (const auto& spec : unit_parameters(model, lora, unit))
-    params.push_back(
-        {spec.name, spec.shape, spec.trainable, weight_decayed(spec.role, decay_embeddings)});
+    params.push_back({spec.name, spec.shape, spec.trainable,
+                      weight_decayed(spec.role, decay_embeddings), spec.quantized});
   return fsdp::FlatLayout(std::move(params), world_size);
 }
 

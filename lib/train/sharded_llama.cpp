@@ -13,6 +13,7 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
                            bool decay_embeddings, comm::Communicator& comm,
                            fsdp::ShardOptions options, std::int64_t max_positions)
     : model_(model), lora_(lora), rope_(model, max_positions, options.device) {
+  options.double_quant = lora_.double_quant;
   const int units = model::num_units(model_);
   for (int u = 0; u < units; ++u)
     units_.push_back(std::make_unique<fsdp::ShardedUnit>(

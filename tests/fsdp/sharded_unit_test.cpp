@@ -189,14 +189,14 @@ TEST(ShardedUnit, PrefetchOfAShardThatChangedIsNotUsed) {
     torch::NoGradGuard no_grad;
     sharded.middle.master().add_(1.0f);  // as an optimizer step would
   }
-  const torch::Tensor gathered = sharded.middle.gather(true, "forward");
+  const torch::Tensor gathered = sharded.middle.gather(fsdp::FlatBuffer::kTrainable, "forward");
   torch::Tensor expected = torch::empty_like(gathered);
   torch::Tensor mine = sharded.middle.master().detach().contiguous();
   comm->all_gather(mine.data_ptr(), expected.data_ptr(), mine.numel(), DType::kFloat32);
   EXPECT_TRUE(torch::equal(gathered, expected));
   // Unchanged: the prefetched buffer is the one gathered.
   sharded.middle.prefetch("forward");
-  EXPECT_TRUE(torch::equal(sharded.middle.gather(true, "forward"), expected));
+  EXPECT_TRUE(torch::equal(sharded.middle.gather(fsdp::FlatBuffer::kTrainable, "forward"), expected));
   sharded.middle.prefetch("forward");
   sharded.middle.drop_prefetched();  // nobody took it: freed, nothing left in flight
   EXPECT_FALSE(comm->tracker().snapshot().in_flight);

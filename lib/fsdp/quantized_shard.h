@@ -1,0 +1,75 @@
+// This rank's shard of a unit's NF4 base (FlatLayout's quantised buffer,
+// QLoRA): the packed 4-bit codes and the block scales of the elements it
+// owns, on the compute device. It is filled once from fp32 slices
+// (quantize), gathered as those bytes (start_gather: about 4.5 bits per
+// element, 4.13 with double quantisation, instead of 16 or 32), and turned
+// into the unit's compute-dtype buffer only when the unit runs
+// (dequantize). Every parameter starts on a 64 x 256 group and every shard
+// is whole groups, so a rank quantises its slices alone and gets the bytes
+// of the whole tensor's quantisation at any world size; only double
+// quantisation's per-tensor mean needs the other ranks' block scales, summed
+// in block order (docs/model.md, "NF4 quantisation").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "comm/communicator.h"
+#include "fsdp/flat_layout.h"
+
+namespace nss::fsdp {
+
+/// A started gather of one flat buffer's shards: the buffers stay alive until
+/// every ticket has been waited on.
+struct InFlightGather {
+  std::vector<torch::Tensor> send, full;
+  std::vector<comm::CollectiveTicket> tickets;
+  std::int64_t shard_version = 0;  // of the source shard when started
+};
+
+class QuantizedShard {
+ public:
+  /// Rank `rank`'s shard of `layout`'s quantised buffer, zero until quantize().
+  QuantizedShard(const FlatLayout& layout, int rank, bool double_quant, torch::Device device);
+
+  /// Quantises this rank's shard: `host` holds quantized_shard_size() fp32
+  /// values at their shard offsets (padding zero). With double quantisation
+  /// the block scales of all ranks are all-gathered once for the means.
+  void quantize(const float* host, comm::Communicator& comm, const std::string& label);
+
+  /// Starts the all-gathers of the codes and scales.
+  InFlightGather start_gather(comm::Communicator& comm) const;
+  /// How dequantize() computes: kAuto is the table loops on the host and
+  /// torch operations on a device; kTorch on the host is for tests.
+  enum class Dequantizer { kAuto, kTorch };
+  /// The gathered (waited-for) bytes as the unit's quantised buffer in
+  /// `dtype`: quantized_padded() elements, only parameter elements written.
+  torch::Tensor dequantize(const InFlightGather& gathered, torch::Dtype dtype,
+                           Dequantizer path = Dequantizer::kAuto) const;
+
+  /// Bytes this rank holds (codes and scales).
+  std::int64_t bytes() const;
+  bool double_quant() const { return double_quant_; }
+
+ private:
+  struct Tensor {  // one quantised parameter in the flat buffer
+    std::int64_t offset, numel;
+    float mean_absmax = 0;  // double quantisation's offset
+  };
+  torch::Tensor dequantize_on_host(const InFlightGather& gathered, torch::Dtype dtype) const;
+  torch::Tensor dequantize_with_torch(const InFlightGather& gathered, torch::Dtype dtype) const;
+
+  std::vector<Tensor> tensors_;
+  std::vector<ShardPiece> pieces_;
+  std::int64_t shard_ = 0, padded_ = 0;
+  bool double_quant_;
+  torch::Device device_;
+  torch::Tensor codes_;         // uint8 [shard / 2]
+  torch::Tensor block_scales_;  // fp32 absmax [shard / 64], or uint8 codes with double quantisation
+  torch::Tensor group_scales_;  // fp32 [shard / 16384] with double quantisation
+};
+
+}  // namespace nss::fsdp
