@@ -1,5 +1,6 @@
 // nss_consolidate STEP_DIR --output PATH [--format hdf5|safetensors|hf]
-//                 [--dtype float32|bfloat16|float16] [--max-memory 256MiB] [--merge-lora]
+//                 [--dtype float32|bfloat16|float16] [--max-memory 256MiB]
+//                 [--merge-lora [--dequantized-base]]
 // Serial (no MPI, no libtorch): runs on a login node.
 #include <csignal>
 #include <cstdio>
@@ -40,12 +41,15 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     cli.add_flag("--merge-lora", options.merge_lora,
                  "LoRA checkpoints: write merged weights W + (alpha/r) B A instead of the adapter");
+    cli.add_flag("--dequantized-base", options.dequantized_base,
+                 "With --merge-lora on a QLoRA step: merge onto the NF4 round trip of the base "
+                 "(exactly what was trained) instead of the original base weights");
     cli.add_flag("--no-file-locking", no_file_locking,
                  "Open HDF5 files without file locks (file systems without flock)");
     if (!nss::parse_tool_arguments(
             cli, argc, argv, "nss_consolidate",
             "nss_consolidate STEP_DIR --output PATH [--format hdf5|safetensors|hf] [--dtype "
-            "float32|bfloat16|float16] [--max-memory 256MiB] [--merge-lora]"))
+            "float32|bfloat16|float16] [--max-memory 256MiB] [--merge-lora [--dequantized-base]]"))
       return nss::ExitCode::kOk;
     options.dtype = nss::parse_dtype(dtype);
     options.max_memory = nss::parse_bytes(max_memory);

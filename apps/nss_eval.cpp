@@ -1,5 +1,5 @@
 // nss_eval --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] --data DATA.h5 [--seq-len 128]
-//          [--batches 4] [--batch-size 2]
+//          [--quantize auto|none|nf4 [--double-quant]] [--batches 4] [--batch-size 2]
 //          [--packing windows|documents|none] [--long-documents truncate|split]
 #include <cstdio>
 
@@ -25,6 +25,12 @@ int main(int argc, char** argv) {
         ->required();
     cli.add_option("--base", options.base_path,
                    "The base model's Hugging Face directory, for a PEFT adapter directory");
+    cli.add_option("--quantize", options.quantize.mode,
+                   "auto (a checkpoint step as its run trained it: NF4 for a QLoRA step), none, "
+                   "or nf4 (the projections as a QLoRA run computes with them)")
+        ->capture_default_str();
+    cli.add_flag("--double-quant", options.quantize.double_quant,
+                 "With --quantize nf4: double quantisation (a QLoRA step's own setting applies)");
     cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
     // The ranges of data.seq_len, eval.batches and training.micro_batch_size.
     const auto in = [](const nss::config::Range<std::int64_t>& range) {

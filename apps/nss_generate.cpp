@@ -1,5 +1,5 @@
 // nss_generate --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] [--tokenizer PATH]
-//              [--dtype auto|fp32|bf16]
+//              [--dtype auto|fp32|bf16] [--quantize auto|none|nf4 [--double-quant]]
 //              (--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR)
 //              [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0]
 //              [--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]
@@ -43,7 +43,7 @@ namespace generate = nss::generate;
 
 const char* kUsage =
     "nss_generate --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] [--tokenizer PATH] "
-    "[--dtype auto|fp32|bf16] "
+    "[--dtype auto|fp32|bf16] [--quantize auto|none|nf4 [--double-quant]] "
     "(--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR) [--max-new-tokens 256] "
     "[--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0] [--num-samples 1] [--stop TEXT]... "
     "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1]";
@@ -74,6 +74,7 @@ struct Arguments {
   std::string model, base, tokenizer, prompt, prompts, output, dtype = "auto";
   generate::GenerationRequest request;
   generate::RecordsRequest records;
+  nss::eval::QuantizeRequest quantize;
 };
 
 std::unique_ptr<generate::TextCodec> open_codec(const Arguments& args,
@@ -270,6 +271,12 @@ int main(int argc, char** argv) {
         ->required();
     cli.add_option("--base", args.base,
                    "The base model's Hugging Face directory, for a PEFT adapter directory");
+    cli.add_option("--quantize", args.quantize.mode,
+                   "auto (a checkpoint step as its run trained it: NF4 for a QLoRA step), none, "
+                   "or nf4 (the projections as a QLoRA run computes with them)")
+        ->capture_default_str();
+    cli.add_flag("--double-quant", args.quantize.double_quant,
+                 "With --quantize nf4: double quantisation (a QLoRA step's own setting applies)");
     cli.add_option("--tokenizer", args.tokenizer,
                    "tokenizer.json, tokenizer.model or a directory holding one (default: the "
                    "training data's, else the model's)");
@@ -321,7 +328,8 @@ int main(int argc, char** argv) {
     std::unique_ptr<generate::TextCodec> codec;
     nss::comm::run_on_all(*world, [&] {
       options = generate::generation_options(args.dtype, MPI_COMM_WORLD);
-      loaded.emplace(nss::eval::load_inference_model(args.model, args.base, options));
+      loaded.emplace(
+          nss::eval::load_inference_model(args.model, args.base, options, args.quantize));
       codec = open_codec(args, *loaded);
     });
     spdlog::info("[generate] {} on {} in {}", args.model, options.device().str(),

@@ -31,6 +31,9 @@ void check_options(const ConsolidateOptions& options) {
   if (options.merge_lora && options.format == "hdf5")
     throw UsageError("consolidate", "--merge-lora writes Hugging Face weights",
                      "use --format hf or --format safetensors with --merge-lora");
+  if (options.dequantized_base && !options.merge_lora)
+    throw UsageError("consolidate", "--dequantized-base is the base --merge-lora merges onto",
+                     "add --merge-lora, or drop --dequantized-base for the adapter alone");
   if (!hf::is_convertible_float(options.dtype))
     throw UsageError(
         "consolidate",

@@ -18,6 +18,7 @@ struct ConsolidateOptions {
   DType dtype = DType::kFloat32;          // floating tensors are written in this type
   std::uint64_t max_memory = 256u << 20;  // budget for the data buffers
   bool merge_lora = false;
+  bool dequantized_base = false;  // --merge-lora onto dequant(quant(W)) of a QLoRA run's base
   bool file_locking = true;
   std::uint64_t max_shard_bytes = 5'000'000'000;  // hf: shard model.safetensors above this
 };

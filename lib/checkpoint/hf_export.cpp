@@ -21,6 +21,7 @@
 #include "hf/hf_weights_writer.h"
 #include "hf/tokenizer_files.h"
 #include "hf/weight_files.h"
+#include "model/param_spec.h"
 
 namespace fs = std::filesystem;
 
@@ -161,6 +162,22 @@ std::string adapter_config_json(const config::Config& config, const std::string&
   return doc.dump(2) + "\n";
 }
 
+// --dequantized-base: the projections a QLoRA run quantised, round-tripped as it did.
+RoundedBase rounded_base(const config::Config& config, const ConsolidateOptions& options) {
+  if (!options.dequantized_base) return {};
+  const auto& lora = config.training.lora;
+  if (lora.quantize_base == config::QuantizeBase::kNone)
+    throw UsageError("consolidate",
+                     "--dequantized-base given, but this run trained on an unquantised base "
+                     "(training.lora.quantize_base: none)",
+                     "drop --dequantized-base: --merge-lora already merges onto what was trained");
+  RoundedBase rounded;
+  rounded.double_quant = lora.double_quant;
+  for (const auto& spec : model::all_parameters(config.model, lora))
+    if (spec.quantized) rounded.tensors.insert(spec.name);
+  return rounded;
+}
+
 }  // namespace
 
 std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& options) {
@@ -182,7 +199,8 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
                             "the checkpoint lacks state.lora_base.path and model.from_pretrained");
     const double scale =
         config.training.lora.alpha / static_cast<double>(config.training.lora.rank);
-    LoraMerger merger(reader, model.base_path, scale, options.max_memory);
+    LoraMerger merger(reader, model.base_path, scale, options.max_memory,
+                      rounded_base(config, options));
     const auto tensors = merger.tensors(options.dtype);
     WeightSink sink(directory ? staging->path() : options.output, tensors, directory,
                     options.max_shard_bytes);

@@ -13,6 +13,7 @@
 #include "hf/element_convert.h"
 #include "hf/pretrained_directory.h"
 #include "hf/weight_files.h"
+#include "quant/nf4_storage.h"
 
 namespace nss::checkpoint {
 namespace {
@@ -33,8 +34,8 @@ std::string strip_suffix(const std::string& name, const std::string& suffix) {
 }  // namespace
 
 LoraMerger::LoraMerger(CheckpointReader& reader, const std::string& base_dir, double scale,
-                       std::uint64_t budget)
-    : reader_(reader), scale_(scale), budget_(budget) {
+                       std::uint64_t budget, RoundedBase rounded)
+    : reader_(reader), scale_(scale), budget_(budget), rounded_(std::move(rounded)) {
   const auto base = hf::PretrainedDirectory::open(base_dir);
   base_config_ = base->config();
   for (const auto& file_name : base->weight_files()) {
@@ -76,8 +77,18 @@ LoraMerger::LoraMerger(CheckpointReader& reader, const std::string& base_dir, do
   std::int64_t widest = 1;
   for (const auto& [name, source] : base_)
     if (!source.tensor->shape.empty()) widest = std::max(widest, source.tensor->shape.back());
-  const std::uint64_t need =
-      largest_a + reader.index().checksum_block_bytes + static_cast<std::uint64_t>(widest) * 16;
+  std::uint64_t largest_rounded = 0;  // a round-tripped weight is held whole
+  for (const auto& name : rounded_.tensors) {
+    const auto source = base_.find(name);
+    if (source == base_.end())
+      throw CheckpointError("consolidate",
+                            "the QLoRA run quantised " + name + ", which " + base_dir + " lacks",
+                            "the base model is not the one this adapter was trained on");
+    largest_rounded = std::max<std::uint64_t>(
+        largest_rounded, static_cast<std::uint64_t>(source->second.tensor->numel()) * 4);
+  }
+  const std::uint64_t need = largest_a + largest_rounded + reader.index().checksum_block_bytes +
+                             static_cast<std::uint64_t>(widest) * 16;
   if (need > budget)
     throw UsageError("consolidate",
                      "--merge-lora needs --max-memory of at least " +
@@ -119,7 +130,7 @@ void LoraMerger::copy(
   const std::size_t esize = dtype_size(source.tensor->dtype);
   for (std::int64_t done = 0; done < numel; done += window) {
     const std::int64_t n = std::min(window, numel - done);
-    source.file->read_float32(name, done, n, buffer.data());
+    read_base(name, source, done, n, buffer.data());
     sink(name, done, n, buffer.data());
     drop_pages(source.file->bytes(*source.tensor) + done * esize, n * esize);
   }
@@ -135,6 +146,27 @@ void LoraMerger::read_checkpoint_float(const std::string& tensor, std::int64_t o
   raw_.resize(count * dtype_size(stored));
   read_finite(reader_, tensor, offset, count, raw_.data());
   hf::convert_elements(raw_.data(), stored, out, DType::kFloat32, count);
+}
+
+void LoraMerger::read_base(const std::string& name, const Source& source, std::int64_t offset,
+                           std::int64_t count, float* out) {
+  if (rounded_.tensors.count(name) == 0) {
+    source.file->read_float32(name, offset, count, out);
+    return;
+  }
+  if (rounded_name_ != name) {  // NF4 blocks and double quantisation's mean span the tensor
+    const std::int64_t numel = source.tensor->numel();
+    rounded_values_.assign(static_cast<std::size_t>(numel), 0.0f);
+    source.file->read_float32(name, 0, numel, rounded_values_.data());
+    try {
+      quant::nf4_round_trip(rounded_values_.data(), numel, rounded_.double_quant,
+                            rounded_values_.data());
+    } catch (const DataError& e) {
+      throw DataError("consolidate", "base weight " + name + ": " + e.message(), e.hint());
+    }
+    rounded_name_ = name;
+  }
+  std::copy_n(rounded_values_.begin() + offset, count, out);
 }
 
 void LoraMerger::merge(
@@ -155,7 +187,7 @@ void LoraMerger::merge(
   const float scale = static_cast<float>(scale_);
   for (std::int64_t row = 0; row < rows; row += window) {
     const std::int64_t n = std::min(window, rows - row);
-    source.file->read_float32(name, row * cols, n * cols, w.data());
+    read_base(name, source, row * cols, n * cols, w.data());
     read_checkpoint_float(adapter.b, row * r, n * r, b.data());
     for (std::int64_t i = 0; i < n; ++i) {
       std::fill(acc.begin(), acc.end(), 0.0f);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,14 @@
 
 namespace nss::checkpoint {
 
+/// Base weights replaced by their whole-tensor NF4 round trip
+/// (--dequantized-base; `double_quant` as the run trained); each is held
+/// whole, so the largest needs its size in 4-byte elements of the budget.
+struct RoundedBase {
+  std::set<std::string> tensors;
+  bool double_quant = false;
+};
+
 class LoraMerger {
  public:
   /// Opens the base model directory `base_dir` and pairs every adapter of
@@ -25,8 +34,9 @@ class LoraMerger {
   /// cannot be opened, CheckpointError when an adapter does not fit its base
   /// weight, UsageError when `budget` cannot hold one adapter's A plus a checksum
   /// block and a row.
+  /// `rounded`: base weights replaced by their NF4 round trip (RoundedBase).
   LoraMerger(CheckpointReader& reader, const std::string& base_dir, double scale,
-             std::uint64_t budget);
+             std::uint64_t budget, RoundedBase rounded = {});
 
   /// The base model's configuration (config.json).
   const config::ModelConfig& base_config() const { return base_config_; }
@@ -60,6 +70,9 @@ class LoraMerger {
                                       const float*)>& sink);
   void read_checkpoint_float(const std::string& tensor, std::int64_t offset, std::int64_t count,
                              float* out);
+  // Elements [offset, offset + count) of base weight `name` as float32.
+  void read_base(const std::string& name, const Source& source, std::int64_t offset,
+                 std::int64_t count, float* out);
 
   CheckpointReader& reader_;
   double scale_;
@@ -68,6 +81,9 @@ class LoraMerger {
   std::map<std::string, Source> base_;
   std::map<std::string, Adapter> adapters_;  // base weight name -> adapter
   std::vector<char> raw_;
+  RoundedBase rounded_;
+  std::string rounded_name_;  // the base weight whose round trip rounded_values_ holds
+  std::vector<float> rounded_values_;
 };
 
 }  // namespace nss::checkpoint

@@ -12,7 +12,8 @@
 
 namespace nss::eval {
 
-model::LlamaModel load_checkpoint_model(const std::string& step_dir, torch::TensorOptions options) {
+model::LlamaModel load_checkpoint_model(const std::string& step_dir, torch::TensorOptions options,
+                                        const QuantizeRequest& quantize) {
   checkpoint::require_committed_step(step_dir);
   checkpoint::CheckpointReader reader(step_dir);
   const checkpoint::TrainedModel trained = checkpoint::trained_model(reader.index(), step_dir);
@@ -24,8 +25,16 @@ model::LlamaModel load_checkpoint_model(const std::string& step_dir, torch::Tens
   model::LlamaModel model(config.model, config.training.lora, options);
   // The frozen base first (pretrained files or the run's seed), then every
   // trained tensor from the shards.
+  const model::BaseQuantization quantization =
+      resolve_quantization(quantize, &config.training.lora);
   model.load(model::InitialWeights(config.model, config.training.lora,
-                                   static_cast<std::uint64_t>(config.run.seed)));
+                                   static_cast<std::uint64_t>(config.run.seed)),
+             quantization);
+  if (quantization.nf4 || model::base_quantization(config.training.lora).nf4)
+    spdlog::info("[eval] {}: the base's projections {} (the run trained on {})", step_dir,
+                 quantization.nf4 ? "round-tripped through " + describe(quantization)
+                                  : "as read, unquantised",
+                 describe(model::base_quantization(config.training.lora)));
   torch::NoGradGuard no_grad;
   std::size_t read = 0;
   for (int u = 0; u < model.num_units(); ++u) {

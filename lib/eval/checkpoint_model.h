@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "eval/quantize_request.h"
 #include "model/llama_model.h"
 
 namespace nss::eval {
@@ -14,8 +15,10 @@ namespace nss::eval {
 /// device; trained tensors are read as float32 and converted); CheckpointError (exit 5)
 /// when the step is not committed, fails a checksum or lacks its configuration,
 /// DataError (exit 4) when a value it holds (or its LoRA base holds) is not finite.
+/// `quantize`: the base's values (eval/quantize_request.h; default: as the run trained).
 model::LlamaModel load_checkpoint_model(
     const std::string& step_dir,
-    torch::TensorOptions options = torch::TensorOptions().dtype(torch::kFloat32));
+    torch::TensorOptions options = torch::TensorOptions().dtype(torch::kFloat32),
+    const QuantizeRequest& quantize = {});
 
 }  // namespace nss::eval

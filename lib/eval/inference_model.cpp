@@ -10,7 +10,8 @@
 namespace nss::eval {
 
 InferenceModel load_inference_model(const std::string& path, const std::string& base,
-                                    torch::TensorOptions options) {
+                                    torch::TensorOptions options, const QuantizeRequest& quantize) {
+  check_quantize_request(quantize);
   const bool adapter = is_peft_adapter(path);
   if (adapter && base.empty())
     throw UsageError("eval", path + " is a PEFT adapter directory: its base model is needed",
@@ -20,10 +21,11 @@ InferenceModel load_inference_model(const std::string& path, const std::string& 
         "eval",
         "--base applies to a PEFT adapter directory, and " + path + " holds no adapter_config.json",
         "leave --base out for a model directory or a checkpoint step");
-  if (adapter) return {load_peft_adapter_model(path, base, options), base, nullptr};
+  const model::BaseQuantization as_read_or_nf4 = resolve_quantization(quantize, nullptr);
+  if (adapter) return {load_peft_adapter_model(path, base, options, as_read_or_nf4), base, nullptr};
   if (!checkpoint::names_a_step(path))
-    return {model::load_pretrained_model(path, {}, options), path, nullptr};
-  model::LlamaModel model = load_checkpoint_model(path, options);
+    return {model::load_pretrained_model(path, {}, options, 0, as_read_or_nf4), path, nullptr};
+  model::LlamaModel model = load_checkpoint_model(path, options, quantize);
   const checkpoint::CheckpointReader reader(path);
   const auto trained = checkpoint::trained_model(reader.index(), path);
   return {std::move(model), trained.base_path, trained.dataset};

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/types.h>
 
+#include "eval/quantize_request.h"
 #include "model/llama_model.h"
 
 namespace nss::eval {
@@ -27,7 +28,9 @@ struct InferenceModel {
 /// Loads `path` (with `base` for an adapter directory; empty: not given)
 /// with `options`. UsageError (exit 2) for an adapter without --base or
 /// --base with something else; otherwise the loaders' errors.
+/// `quantize`: the values of the base's projections (--quantize).
 InferenceModel load_inference_model(const std::string& path, const std::string& base,
-                                    torch::TensorOptions options);
+                                    torch::TensorOptions options,
+                                    const QuantizeRequest& quantize = {});
 
 }  // namespace nss::eval

@@ -52,8 +52,8 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.seq_len) + ", " +
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
-  const InferenceModel loaded =
-      load_inference_model(options.model_path, options.base_path, torch::kFloat32);
+  const InferenceModel loaded = load_inference_model(options.model_path, options.base_path,
+                                                     torch::kFloat32, options.quantize);
   const model::LlamaModel& model = loaded.model;
   const auto& shape = model.config();
   if (options.seq_len > shape.max_position_embeddings)

@@ -137,14 +137,14 @@ bool is_peft_adapter(const std::string& dir) {
 }
 
 model::LlamaModel load_peft_adapter_model(const std::string& adapter_dir,
-                                          const std::string& base_dir,
-                                          torch::TensorOptions options) {
+                                          const std::string& base_dir, torch::TensorOptions options,
+                                          const model::BaseQuantization& quantization) {
   const std::string config_path = (fs::path(adapter_dir) / "adapter_config.json").string();
   const std::string weights_path = (fs::path(adapter_dir) / "adapter_model.safetensors").string();
   const config::LoraConfig lora = lora_settings(config_path);
   const std::string named_base =
       read_adapter_config(config_path).value("base_model_name_or_path", json("")).dump();
-  model::LlamaModel model = model::load_pretrained_model(base_dir, lora, options);
+  model::LlamaModel model = model::load_pretrained_model(base_dir, lora, options, 0, quantization);
 
   std::map<std::string, torch::Tensor> adapters;  // the model's A and B, by name
   for (int u = 0; u < model.num_units(); ++u)

@@ -27,7 +27,7 @@ bool is_peft_adapter(const std::string& dir);
 /// malformed adapter_config.json or adapter_model.safetensors (missing, extra
 /// or non-finite tensors), and as load_pretrained_model for the base.
 model::LlamaModel load_peft_adapter_model(const std::string& adapter_dir,
-                                          const std::string& base_dir,
-                                          torch::TensorOptions options);
+                                          const std::string& base_dir, torch::TensorOptions options,
+                                          const model::BaseQuantization& quantization = {});
 
 }  // namespace nss::eval

@@ -201,8 +201,7 @@ torch::Tensor QuantizedShard::dequantize_with_torch(const InFlightGather& gather
         gathered.full[0].narrow(0, tensor.offset / 2, (tensor.numel + 1) / 2).to(torch::kInt64);
     const torch::Tensor levels =
         pairs.index_select(0, bytes).reshape({-1}).narrow(0, 0, tensor.numel);
-    const torch::Tensor scale =
-        absmax.repeat_interleave(kNf4BlockSize).narrow(0, 0, tensor.numel);
+    const torch::Tensor scale = absmax.repeat_interleave(kNf4BlockSize).narrow(0, 0, tensor.numel);
     out.narrow(0, tensor.offset, tensor.numel).copy_(levels.mul(scale));
   }
   return out;

@@ -40,9 +40,9 @@ struct UnitParams {
 };
 
 std::vector<torch::Tensor> gathered_views(ShardedUnit& unit, bool as_leaves, const char* phase) {
-  std::vector<torch::Tensor> views =
-      unit.views(unit.gather(FlatBuffer::kTrainable, phase),
-                 unit.gather(FlatBuffer::kFrozen, phase), unit.gather(FlatBuffer::kQuantized, phase));
+  std::vector<torch::Tensor> views = unit.views(unit.gather(FlatBuffer::kTrainable, phase),
+                                                unit.gather(FlatBuffer::kFrozen, phase),
+                                                unit.gather(FlatBuffer::kQuantized, phase));
   if (as_leaves) {
     for (std::size_t i = 0; i < views.size(); ++i)
       if (unit.layout().slot(i).trainable) views[i] = views[i].detach().requires_grad_(true);
@@ -339,8 +339,9 @@ std::vector<torch::Tensor> ShardedUnit::views(const torch::Tensor& trainable_ful
   for (std::size_t i = 0; i < layout_.params().size(); ++i) {
     const FlatSlot& slot = layout_.slot(i);
     const FlatParam& param = layout_.params()[i];
-    const torch::Tensor& buffer =
-        slot.quantized ? quantized_full : slot.trainable ? trainable_full : frozen_full;
+    const torch::Tensor& buffer = slot.quantized   ? quantized_full
+                                  : slot.trainable ? trainable_full
+                                                   : frozen_full;
     views.push_back(buffer.narrow(0, slot.offset, param.numel()).view(param.shape));
   }
   return views;

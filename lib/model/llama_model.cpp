@@ -8,6 +8,7 @@
 #include "hf/pretrained_directory.h"
 #include "model/llama_functional.h"
 #include "model/rotary_embedding.h"
+#include "quant/nf4_storage.h"
 
 namespace nss::model {
 namespace {
@@ -29,7 +30,11 @@ LlamaModel::LlamaModel(const config::ModelConfig& model, const config::LoraConfi
   }
 }
 
-void LlamaModel::load(const InitialWeights& weights) {
+BaseQuantization base_quantization(const config::LoraConfig& lora) {
+  return {lora.enabled && lora.quantize_base == config::QuantizeBase::kNf4, lora.double_quant};
+}
+
+void LlamaModel::load(const InitialWeights& weights, const BaseQuantization& quantization) {
   torch::NoGradGuard no_grad;
   std::vector<float> staging;
   for (int unit = 0; unit < num_units(); ++unit) {
@@ -37,6 +42,15 @@ void LlamaModel::load(const InitialWeights& weights) {
       const ParamSpec& spec = specs_[unit][i];
       torch::Tensor flat = tensors_[unit][i].view({-1});
       NSS_ASSERT(!flat.is_meta(), "model", "cannot load values into meta tensors");
+      if (quantization.nf4 && is_projection_weight(spec)) {
+        // NF4's double quantisation keeps one mean per tensor: round-trip it whole.
+        staging.resize(static_cast<std::size_t>(spec.numel()));
+        weights.fill(spec, 0, spec.numel(), staging.data());
+        quant::nf4_round_trip(staging.data(), spec.numel(), quantization.double_quant,
+                              staging.data());
+        flat.copy_(torch::from_blob(staging.data(), {spec.numel()}, torch::kFloat32));
+        continue;
+      }
       for (std::int64_t offset = 0; offset < spec.numel(); offset += kLoadPieceElements) {
         const std::int64_t count = std::min(kLoadPieceElements, spec.numel() - offset);
         staging.resize(static_cast<std::size_t>(count));
@@ -96,11 +110,12 @@ torch::Tensor LlamaModel::weighted_loss(const torch::Tensor& tokens, const torch
 }
 
 LlamaModel load_pretrained_model(const std::string& dir, const config::LoraConfig& lora,
-                                 torch::TensorOptions options, std::uint64_t seed) {
+                                 torch::TensorOptions options, std::uint64_t seed,
+                                 const BaseQuantization& quantization) {
   config::ModelConfig model = hf::PretrainedDirectory::open(dir)->config();
   model.from_pretrained = dir;
   LlamaModel result(model, lora, options);
-  result.load(InitialWeights(model, lora, seed));
+  result.load(InitialWeights(model, lora, seed), quantization);
   return result;
 }
 

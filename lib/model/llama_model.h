@@ -18,6 +18,16 @@
 
 namespace nss::model {
 
+/// The values the projections' base weights take: as read, or as a QLoRA
+/// run computes with them, dequant(quant(W)) of each whole tensor in NF4.
+struct BaseQuantization {
+  bool nf4 = false;
+  bool double_quant = false;
+};
+
+/// What a training configuration's LoRA section makes of the base.
+BaseQuantization base_quantization(const config::LoraConfig& lora);
+
 class LlamaModel {
  public:
   /// Allocates every parameter, uninitialised, with `options` (dtype, device;
@@ -25,8 +35,9 @@ class LlamaModel {
   LlamaModel(const config::ModelConfig& model, const config::LoraConfig& lora,
              torch::TensorOptions options);
 
-  /// Fills every parameter from `weights`, in bounded float32 pieces.
-  void load(const InitialWeights& weights);
+  /// Fills every parameter from `weights`, in bounded float32 pieces; with
+  /// `quantization.nf4` each projection weight whole, then round-tripped.
+  void load(const InitialWeights& weights, const BaseQuantization& quantization = {});
 
   const config::ModelConfig& config() const { return model_; }
   const config::LoraConfig& lora() const { return lora_; }
@@ -68,6 +79,7 @@ class LlamaModel {
 /// `seed`), created with `options`. DataError (exit 4) for a missing or
 /// malformed directory.
 LlamaModel load_pretrained_model(const std::string& dir, const config::LoraConfig& lora,
-                                 torch::TensorOptions options, std::uint64_t seed = 0);
+                                 torch::TensorOptions options, std::uint64_t seed = 0,
+                                 const BaseQuantization& quantization = {});
 
 }  // namespace nss::model

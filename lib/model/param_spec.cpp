@@ -43,6 +43,10 @@ const std::vector<std::string>& projection_names() {
   return names;
 }
 
+bool is_projection_weight(const ParamSpec& spec) {
+  return spec.role == ParamRole::kLinear && spec.name.rfind("model.layers.", 0) == 0;
+}
+
 int num_units(const config::ModelConfig& model) {
   return static_cast<int>(model.num_hidden_layers) + 2;
 }

@@ -20,7 +20,7 @@ struct ParamSpec {
                                     // LoRA: "model.layers.3.self_attn.q_proj.lora_A.weight"
   std::vector<std::int64_t> shape;  // Hugging Face layout ([out, in] for linear)
   ParamRole role = ParamRole::kLinear;
-  bool trainable = true;  // false for the frozen base when LoRA is enabled
+  bool trainable = true;   // false for the frozen base when LoRA is enabled
   bool quantized = false;  // a frozen projection stored in NF4 (training.lora.quantize_base)
 
   /// Product of the shape.
@@ -31,6 +31,10 @@ struct ParamSpec {
 
 /// The projections of a decoder block, in parameter order (LoRA target names).
 const std::vector<std::string>& projection_names();
+
+/// A decoder block's projection weight (q/k/v/o, gate/up/down; not an
+/// adapter, not lm_head): what QLoRA stores in NF4.
+bool is_projection_weight(const ParamSpec& spec);
 
 /// Number of FSDP units: num_hidden_layers + 2.
 int num_units(const config::ModelConfig& model);

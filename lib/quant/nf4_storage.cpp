@@ -29,8 +29,8 @@ void nf4_round_trip(const float* in, std::int64_t n, bool double_quant, float* o
     const std::int64_t blocks = layout.blocks();
     const float offset = absmax_offset(absmax_partial_sum(absmax.data(), blocks), blocks);
     std::vector<std::uint8_t> codes(static_cast<std::size_t>(blocks));
-    std::vector<float> groups(static_cast<std::size_t>((blocks + kAbsmaxGroupSize - 1) /
-                                                       kAbsmaxGroupSize));
+    std::vector<float> groups(
+        static_cast<std::size_t>((blocks + kAbsmaxGroupSize - 1) / kAbsmaxGroupSize));
     quantize_absmax(absmax.data(), blocks, offset, codes.data(), groups.data());
     dequantize_absmax(codes.data(), groups.data(), blocks, offset, absmax.data());
   }

@@ -25,8 +25,8 @@ struct Nf4Storage {
 Nf4Storage nf4_storage(std::int64_t elements, bool double_quant);
 
 /// out[0..n) = dequant(quant(in[0..n))) for one whole tensor, exactly what
-/// the sharded trainer's gathered base holds (any world size). Throws
-/// nss::DataError on NaN or Inf.
+/// the sharded trainer's gathered base holds (any world size); `in` and
+/// `out` may be the same buffer. Throws nss::DataError on NaN or Inf.
 void nf4_round_trip(const float* in, std::int64_t n, bool double_quant, float* out);
 
 }  // namespace nss::quant

@@ -54,10 +54,16 @@ json model_shape(const json& model) {
   return shape;
 }
 
-// The adapter settings PEFT's LoraConfig holds (dropout is a training choice).
+// The adapter settings PEFT's LoraConfig holds (dropout is a training choice)
+// and how the base was stored (QLoRA); a checkpoint from before the
+// quantisation keys had an unquantised base.
 json adapter_settings(const json& lora) {
   json settings = lora;
   settings.erase("dropout");
+  if (settings.is_object()) {
+    if (!settings.contains("quantize_base")) settings["quantize_base"] = "none";
+    if (!settings.contains("double_quant")) settings["double_quant"] = false;
+  }
   return settings;
 }
 
@@ -74,7 +80,7 @@ const std::vector<ResumeField>& fields() {
       {"model", true, [](const TrainingState& s) { return model_shape(s.model); },
        "the checkpoint holds another model shape"},
       {"training.lora", true, [](const TrainingState& s) { return adapter_settings(s.lora); },
-       "the checkpoint holds other adapters"},
+       "the checkpoint holds other adapters or another base quantisation"},
       {"lora_base", true, [](const TrainingState& s) { return base_files(s.lora_base); },
        "the LoRA checkpoint was trained on base model files other than this run's"},
       {"data", false,

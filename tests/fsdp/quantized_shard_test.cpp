@@ -23,12 +23,9 @@ namespace {
 // Lengths that end mid-block, mid-group and exactly on a group, an odd one,
 // and an unquantised frozen parameter between them.
 std::vector<FlatParam> params() {
-  return {{"q", {130, 257}, false, false, true},
-          {"norm", {9}, false, false, false},
-          {"k", {64, 256}, false, false, true},
-          {"v", {3, 11}, false, false, true},
-          {"adapter", {4, 5}, true, true, false},
-          {"down", {301, 129}, false, false, true}};
+  return {{"q", {130, 257}, false, false, true},  {"norm", {9}, false, false, false},
+          {"k", {64, 256}, false, false, true},   {"v", {3, 11}, false, false, true},
+          {"adapter", {4, 5}, true, true, false}, {"down", {301, 129}, false, false, true}};
 }
 
 // Weights with a spread of magnitudes per block, some blocks all zero.

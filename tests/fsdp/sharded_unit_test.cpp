@@ -196,7 +196,8 @@ TEST(ShardedUnit, PrefetchOfAShardThatChangedIsNotUsed) {
   EXPECT_TRUE(torch::equal(gathered, expected));
   // Unchanged: the prefetched buffer is the one gathered.
   sharded.middle.prefetch("forward");
-  EXPECT_TRUE(torch::equal(sharded.middle.gather(fsdp::FlatBuffer::kTrainable, "forward"), expected));
+  EXPECT_TRUE(
+      torch::equal(sharded.middle.gather(fsdp::FlatBuffer::kTrainable, "forward"), expected));
   sharded.middle.prefetch("forward");
   sharded.middle.drop_prefetched();  // nobody took it: freed, nothing left in flight
   EXPECT_FALSE(comm->tracker().snapshot().in_flight);

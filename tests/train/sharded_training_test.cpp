@@ -425,8 +425,7 @@ TEST(ShardedTraining, QloraEqualsLoraOnTheDequantisedBase) {
       qlora.training.lora.quantize_base = config::QuantizeBase::kNf4;
       qlora.training.lora.double_quant = double_quant;
       const fsdp::ParamFiller base = round_tripped_base(lora, double_quant);
-      const Result expected =
-          train_sharded(lora, *comm, c.micro_batch, {}, false, false, &base);
+      const Result expected = train_sharded(lora, *comm, c.micro_batch, {}, false, false, &base);
       // The round trip changes the base: the comparison below is not vacuous.
       EXPECT_NE(train_sharded(lora, *comm, c.micro_batch).losses[0], expected.losses[0]);
       for (const bool prefetch : {false, true}) {
