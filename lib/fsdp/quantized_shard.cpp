@@ -67,8 +67,7 @@ QuantizedShard::QuantizedShard(const FlatLayout& layout, int rank, bool double_q
       torch::zeros({double_quant_ ? shard_ / kGroupElements : 0}, on_device.dtype(torch::kFloat32));
 }
 
-void QuantizedShard::quantize(const float* host, comm::Communicator& comm,
-                              const std::string& label) {
+void QuantizedShard::quantize(const float* host) {
   torch::Tensor codes = torch::zeros({shard_ / 2}, torch::kUInt8);
   torch::Tensor absmax = torch::zeros({shard_ / kNf4BlockSize}, torch::kFloat32);
   std::uint8_t* code_data = codes.data_ptr<std::uint8_t>();
@@ -82,10 +81,18 @@ void QuantizedShard::quantize(const float* host, comm::Communicator& comm,
     });
   }
   codes_ = codes.to(device_);
+  absmax_ = absmax;
+}
+
+void QuantizedShard::quantize_scales(comm::Communicator& comm, const std::string& label) {
+  NSS_ASSERT(absmax_.defined(), "fsdp", "quantize_scales() before quantize()");
+  const torch::Tensor absmax = std::move(absmax_);
+  absmax_ = torch::Tensor();
   if (!double_quant_) {
     block_scales_ = absmax.to(device_);
     return;
   }
+  const float* absmax_data = absmax.data_ptr<float>();
   // Each tensor's mean absmax, summed in block order over every rank's blocks.
   torch::Tensor all_absmax;
   {

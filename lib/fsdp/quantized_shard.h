@@ -35,10 +35,14 @@ class QuantizedShard {
   /// Rank `rank`'s shard of `layout`'s quantised buffer, zero until quantize().
   QuantizedShard(const FlatLayout& layout, int rank, bool double_quant, torch::Device device);
 
-  /// Quantises this rank's shard: `host` holds quantized_shard_size() fp32
-  /// values at their shard offsets (padding zero). With double quantisation
-  /// the block scales of all ranks are all-gathered once for the means.
-  void quantize(const float* host, comm::Communicator& comm, const std::string& label);
+  /// Quantises this rank's shard, locally (DataError on NaN or Inf): `host`
+  /// holds quantized_shard_size() fp32 values at their shard offsets
+  /// (padding zero). The block scales are final only after quantize_scales().
+  void quantize(const float* host);
+  /// Stores the block scales; with double quantisation every rank's are
+  /// all-gathered once for the tensors' means (a collective: call it on
+  /// every rank, after every rank's quantize() succeeded).
+  void quantize_scales(comm::Communicator& comm, const std::string& label);
 
   /// Starts the all-gathers of the codes and scales.
   InFlightGather start_gather(comm::Communicator& comm) const;
@@ -70,6 +74,7 @@ class QuantizedShard {
   torch::Tensor codes_;         // uint8 [shard / 2]
   torch::Tensor block_scales_;  // fp32 absmax [shard / 64], or uint8 codes with double quantisation
   torch::Tensor group_scales_;  // fp32 [shard / 16384] with double quantisation
+  torch::Tensor absmax_;        // host fp32 block absmax between quantize() and quantize_scales()
 };
 
 }  // namespace nss::fsdp

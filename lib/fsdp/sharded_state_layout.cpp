@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "quant/nf4_storage.h"
 
 namespace nss::fsdp {
 namespace {
@@ -100,6 +101,16 @@ std::int64_t ShardedStateLayout::frozen_bytes(std::size_t unit, std::int64_t ele
 std::int64_t ShardedStateLayout::frozen_bytes(std::int64_t element_bytes) const {
   std::int64_t total = 0;
   for (std::size_t u = 0; u < units_.size(); ++u) total += frozen_bytes(u, element_bytes);
+  return total;
+}
+
+std::int64_t ShardedStateLayout::quantized_bytes(std::size_t unit, bool double_quant) const {
+  return quant::nf4_storage(units_.at(unit).quantized_shard_size(), double_quant).total();
+}
+
+std::int64_t ShardedStateLayout::quantized_bytes(bool double_quant) const {
+  std::int64_t total = 0;
+  for (std::size_t u = 0; u < units_.size(); ++u) total += quantized_bytes(u, double_quant);
   return total;
 }
 

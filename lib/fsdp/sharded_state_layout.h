@@ -1,10 +1,10 @@
 // What one rank's sharded training state is, as names, pieces and bytes,
 // without libtorch: for every FSDP unit the fp32 master shard of its
 // trainable parameters and AdamW's two moments of the same shape (the state
-// a checkpoint saves), and the frozen shard (the LoRA base) that a run
-// rebuilds from its weights instead. The preflight's memory model counts
-// these bytes, the checkpoint library reads these names, and the trainer's
-// tensors (train/sharded_state.h) are laid out by them.
+// a checkpoint saves), and the frozen shard (the LoRA base, in the compute
+// dtype or in NF4) that a run rebuilds from its weights instead. The preflight's memory model
+// counts these bytes, the checkpoint library reads these names, and the trainer's tensors
+// (train/sharded_state.h) are laid out by them.
 #pragma once
 
 #include <cstdint>
@@ -78,6 +78,10 @@ class ShardedStateLayout {
   /// Bytes of unit `unit`'s frozen shard held in elements of `element_bytes`.
   std::int64_t frozen_bytes(std::size_t unit, std::int64_t element_bytes) const;
   std::int64_t frozen_bytes(std::int64_t element_bytes) const;
+  /// Bytes of unit `unit`'s NF4 shard (QLoRA's quantised projections: codes
+  /// and block scales, quant::nf4_storage), and over every unit.
+  std::int64_t quantized_bytes(std::size_t unit, bool double_quant) const;
+  std::int64_t quantized_bytes(bool double_quant) const;
 
  private:
   std::vector<FlatLayout> units_;

@@ -195,6 +195,15 @@ ShardedUnit::ShardedUnit(std::string label, FlatLayout layout, comm::Communicato
 }
 
 void ShardedUnit::materialize(const ParamFiller& filler) {
+  fill(filler);
+  finish_quantization();
+}
+
+void ShardedUnit::finish_quantization() {
+  if (quantized_) quantized_->quantize_scales(comm_, label_);
+}
+
+void ShardedUnit::fill(const ParamFiller& filler) {
   torch::NoGradGuard no_grad;
   const int rank = comm_.rank();
   for (const bool trainable : {true, false}) {
@@ -213,7 +222,7 @@ void ShardedUnit::materialize(const ParamFiller& filler) {
     for (const auto& piece : layout_.quantized_pieces(rank))
       filler(layout_.params()[piece.param], piece.tensor_offset, piece.length,
              host.data() + piece.shard_offset);
-    quantized_->quantize(host.data(), comm_, label_);
+    quantized_->quantize(host.data());
   }
 }
 

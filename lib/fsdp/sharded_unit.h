@@ -60,8 +60,12 @@ class ShardedUnit {
  public:
   ShardedUnit(std::string label, FlatLayout layout, comm::Communicator& comm, ShardOptions options);
 
-  /// Fills this rank's shards from `filler`, reading only the ranges it owns.
+  /// Fills this rank's shards from `filler`, reading only the ranges it owns:
+  /// fill() (local; it may fail on one rank, e.g. a damaged slice), then
+  /// finish_quantization() (collective with double quantisation).
   void materialize(const ParamFiller& filler);
+  void fill(const ParamFiller& filler);
+  void finish_quantization();
 
   /// Runs the unit on `input`. `tied` (tied embeddings) is another unit whose
   /// parameters are gathered too and whose master receives its share of the gradient.

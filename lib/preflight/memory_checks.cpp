@@ -182,6 +182,19 @@ std::uint64_t predicted_total_bytes(const PreflightContext& context,
          extras_bytes(memory_extras(context, micro_batch_size));
 }
 
+// ", frozen base 0.52 bytes per parameter (projections in NF4 with double quantisation)".
+std::string base_text(const config::Config& config, const StepMemory& step) {
+  if (!step.base_bytes_per_parameter) return "";
+  const auto& lora = config.training.lora;
+  char figure[32];
+  std::snprintf(figure, sizeof figure, "%.3g", *step.base_bytes_per_parameter);
+  std::string text = std::string(", frozen base ") + figure + " bytes per parameter";
+  if (lora.quantize_base == config::QuantizeBase::kNf4)
+    text += lora.double_quant ? " (projections in NF4 with double quantisation)"
+                              : " (projections in NF4)";
+  return text;
+}
+
 Check check_memory_model(const PreflightContext& context, PreflightReport& report) {
   const auto& config = context.config;
   const std::int64_t micro = config.training.micro_batch_size;
@@ -198,6 +211,7 @@ Check check_memory_model(const PreflightContext& context, PreflightReport& repor
   memory.components.insert(memory.components.end(), extras.begin(), extras.end());
   memory.predicted_peak_bytes = step.peak_bytes + extras_bytes(extras);
   memory.peak_phase = step.peak_phase;
+  memory.base_bytes_per_parameter = step.base_bytes_per_parameter;
   memory.fixed_overhead_bytes = extras.front().bytes;
 
   std::string extra_text;
@@ -206,7 +220,7 @@ Check check_memory_model(const PreflightContext& context, PreflightReport& repor
   std::string message = "predicted peak " + bytes(*memory.predicted_peak_bytes) +
                         " per rank = " + bytes(step.peak_bytes) + " of tensors in the " +
                         step.peak_phase + extra_text + " (model state " + bytes(step.state_bytes) +
-                        ")";
+                        base_text(config, step) + ")";
   if (memory.budget_bytes)
     message += "; budget " + bytes(*memory.budget_bytes) + " = " +
                percent(config.preflight.max_memory_fraction) + " of " + capacity.description;
@@ -240,12 +254,43 @@ std::optional<BudgetDecision> decide_budget(const PreflightContext& context,
   return decision;
 }
 
+// A LoRA job whose 16-bit base does not fit, predicted with the base's
+// projections in NF4 (double quantisation): "set ... (QLoRA: ...), or " when
+// that fits the budget at the configured micro-batch, else "".
+std::string nf4_remediation(const PreflightContext& context, std::uint64_t budget) {
+  const auto& lora = context.config.training.lora;
+  if (!lora.enabled || lora.quantize_base != config::QuantizeBase::kNone) return "";
+  config::Config nf4 = context.config;
+  nf4.training.lora.quantize_base = config::QuantizeBase::kNf4;
+  nf4.training.lora.double_quant = true;
+  const PreflightContext quantized{nf4,
+                                   context.world_size,
+                                   context.device,
+                                   context.ranks,
+                                   context.baseline_resident_bytes,
+                                   context.packed_row_spans};
+  const std::int64_t micro = nf4.training.micro_batch_size;
+  const StepMemory as_is = predict_step_memory(context.config, context.world_size, context.device,
+                                               micro, context.packed_row_spans);
+  const StepMemory step =
+      predict_step_memory(nf4, context.world_size, context.device, micro, context.packed_row_spans);
+  const std::uint64_t predicted = predicted_total_bytes(quantized, micro);
+  if (predicted > budget || !as_is.base_bytes_per_parameter || !step.base_bytes_per_parameter)
+    return "";
+  char figures[96];
+  std::snprintf(figures, sizeof figures, "%.3g instead of %.3g bytes per base parameter",
+                *step.base_bytes_per_parameter, *as_is.base_bytes_per_parameter);
+  return "set training.lora.quantize_base: nf4 and training.lora.double_quant: true (QLoRA: "
+         "predicted " +
+         bytes(predicted) + " per rank, " + figures + "), or ";
+}
+
 std::string budget_remediation(const PreflightContext& context, const BudgetDecision& decision) {
   const auto& config = context.config;
-  const std::string more =
-      "give each rank more memory (Slurm --mem, fewer ranks per node), run "
-      "more ranks (the model and optimizer state are divided by the world "
-      "size), or shorten data.seq_len";
+  const std::string more = nf4_remediation(context, decision.budget) +
+                           "give each rank more memory (Slurm --mem, fewer ranks per node), run "
+                           "more ranks (the model and optimizer state are divided by the world "
+                           "size), or shorten data.seq_len";
   if (!decision.max_micro_batch_size)
     return "even training.micro_batch_size=1 does not fit (" + estimate_text(decision.at_one) +
            "): " + more;

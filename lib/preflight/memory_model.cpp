@@ -7,6 +7,7 @@
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/unit_activations.h"
+#include "quant/nf4_storage.h"
 
 namespace nss::preflight {
 namespace {
@@ -63,6 +64,7 @@ class StepReplay {
         c_(u64(s_.compute_bytes)),
         last_(static_cast<int>(state_.units().size()) - 1),
         tied_(config.model.tie_word_embeddings),
+        double_quant_(config.training.lora.double_quant),
         prefetch_(device == DeviceKind::kCuda) {}
 
   StepMemory run() {
@@ -88,6 +90,7 @@ class StepReplay {
     result.peak_bytes = t_.peak();
     result.peak_phase = t_.peak_phase();
     result.state_bytes = state_bytes_;
+    result.base_bytes_per_parameter = base_bytes_per_parameter();
     for (std::size_t p = 0; p < static_cast<std::size_t>(Part::kCount); ++p)
       result.components.push_back({memory_part_name(static_cast<Part>(p)), t_.peak_parts()[p]});
     return result;
@@ -103,6 +106,38 @@ class StepReplay {
   std::uint64_t gathered_elements(int unit) const {
     return u64(layout(unit).padded(true) + layout(unit).padded(false));
   }
+  bool quantized(int unit) const { return layout(unit).quantized_numel() > 0; }
+
+  std::optional<double> base_bytes_per_parameter() const {
+    double bytes = 0, parameters = 0;
+    for (const auto& unit : state_.units()) {
+      for (const auto& p : unit.params()) {
+        if (p.trainable) continue;
+        parameters += static_cast<double>(p.numel());
+        // Double quantisation adds the tensor's fp32 mean.
+        bytes += p.quantized
+                     ? static_cast<double>(quant::nf4_storage(p.numel(), double_quant_).total() +
+                                           (double_quant_ ? 4 : 0))
+                     : static_cast<double>(p.numel() * s_.compute_bytes);
+      }
+    }
+    if (parameters == 0) return std::nullopt;
+    return bytes / parameters;
+  }
+  // A unit's gathered NF4 bytes (codes and scales of every rank's shard).
+  std::uint64_t gathered_nf4_bytes(int unit) const {
+    return u64(quant::nf4_storage(layout(unit).quantized_padded(), double_quant_).total());
+  }
+  // Dequantisation's working memory: nothing but the block scales of one
+  // tensor on the host (table loops); on a GPU the torch operations hold an
+  // int64 index, the looked-up levels, the repeated scales and their product
+  // for the largest tensor, 16 bytes per element.
+  std::uint64_t dequantize_scratch(int unit) const {
+    std::int64_t largest = 0;
+    for (const auto& p : layout(unit).params())
+      if (p.quantized) largest = std::max(largest, p.numel());
+    return u64(largest) * (prefetch_ ? 16 : 1);
+  }
   bool checkpointing() const { return config_.training.activation_checkpointing; }
 
   void allocate_state() {
@@ -113,6 +148,9 @@ class StepReplay {
         t_.allocate(state_id(kind, u), u64(state_.bytes(unit, kind)), part_of(kind));
       t_.allocate(id("frozen", u), u64(state_.frozen_bytes(unit, s_.compute_bytes)),
                   Part::kFrozenShards);
+      if (quantized(u))
+        t_.allocate(id("nf4", u), u64(state_.quantized_bytes(unit, double_quant_)),
+                    Part::kFrozenShards);
     }
     // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
     t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
@@ -124,6 +162,18 @@ class StepReplay {
   void gather(int unit, const std::string& name) {
     t_.allocate(name, gathered_elements(unit) * c_, Part::kGatheredParameters);
     if (c_ != 4) t_.transient(u64(layout(unit).shard_size(true)) * c_, Part::kGatheredParameters);
+    if (!quantized(unit)) return;
+    t_.allocate(name + ".nf4", gathered_nf4_bytes(unit), Part::kGatheredParameters);
+    dequantize(unit, name);
+  }
+
+  // The gathered NF4 bytes become the compute-dtype buffer of the quantised
+  // projections, then go.
+  void dequantize(int unit, const std::string& name) {
+    t_.allocate(name + ".dequantized", u64(layout(unit).quantized_padded()) * c_,
+                Part::kGatheredParameters);
+    t_.transient(dequantize_scratch(unit), Part::kGatheredParameters);
+    t_.free(name + ".nf4");
   }
 
   // A unit's own gather takes the prefetched buffers when its neighbour
@@ -132,6 +182,10 @@ class StepReplay {
     if (t_.live(id("prefetched", unit))) {
       t_.rename(id("prefetched", unit), prefix + "params");
       t_.free_if_live(id("prefetch_send", unit));
+      if (quantized(unit)) {  // prefetched as NF4 bytes, dequantised now
+        t_.rename(id("prefetched_nf4", unit), prefix + "params.nf4");
+        dequantize(unit, prefix + "params");
+      }
     } else {
       gather(unit, prefix + "params");
     }
@@ -144,6 +198,8 @@ class StepReplay {
   void prefetch(int unit) {
     if (!prefetch_ || unit < 0 || unit > last_) return;
     t_.allocate(id("prefetched", unit), gathered_elements(unit) * c_, Part::kGatheredParameters);
+    if (quantized(unit))
+      t_.allocate(id("prefetched_nf4", unit), gathered_nf4_bytes(unit), Part::kGatheredParameters);
     if (c_ != 4)
       t_.allocate(id("prefetch_send", unit), u64(layout(unit).shard_size(true)) * c_,
                   Part::kGatheredParameters);
@@ -151,6 +207,7 @@ class StepReplay {
 
   void release_unit(const std::string& prefix) {
     t_.free(prefix + "params");
+    t_.free_if_live(prefix + "params.dequantized");
     t_.free_if_live(prefix + "tied");
   }
 
@@ -295,6 +352,7 @@ class StepReplay {
   std::uint64_t world_, c_;
   int last_;
   bool tied_;
+  bool double_quant_;
   bool prefetch_;
   MemoryTimeline t_;
   std::uint64_t state_bytes_ = 0;

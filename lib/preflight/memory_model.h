@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct StepMemory {
   std::string peak_phase;                   // where it happens, e.g. "backward of unit 3 (block 2)"
   std::vector<MemoryComponent> components;  // the peak by component (they sum to peak_bytes)
   std::uint64_t state_bytes = 0;            // masters, moments, frozen shards, RoPE tables
+  /// The frozen base's bytes per parameter (compute dtype, or NF4 codes and
+  /// scales for QLoRA's projections), unsharded; nullopt without a frozen base.
+  std::optional<double> base_bytes_per_parameter;
 };
 
 /// Replays one optimizer step at `micro_batch_size` (all its micro-batches,

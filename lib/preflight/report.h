@@ -45,6 +45,7 @@ struct MemorySummary {
   std::optional<std::int64_t> max_micro_batch_size;
   std::optional<std::uint64_t> fixed_overhead_bytes;  // CPU: baseline resident; GPU: CUDA context
   std::string peak_phase;                             // where the predicted peak happens
+  std::optional<double> base_bytes_per_parameter;     // the frozen base (LoRA), as stored
   std::vector<MemoryMeasurement> measurements;        // the synthetic steps, in order
 };
 

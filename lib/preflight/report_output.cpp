@@ -79,6 +79,7 @@ nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdi
             {"components", components},
             {"max_micro_batch_size", optional_json(m.max_micro_batch_size)},
             {"fixed_overhead_bytes", optional_json(m.fixed_overhead_bytes)},
+            {"base_bytes_per_parameter", optional_json(m.base_bytes_per_parameter)},
             {"peak_phase", m.peak_phase.empty() ? nlohmann::ordered_json(nullptr)
                                                 : nlohmann::ordered_json(m.peak_phase)},
             {"measurements", measurements}}},

@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "comm/agreement.h"
 #include "model/initial_weights.h"
 #include "model/llama_functional.h"
 #include "model/param_spec.h"
@@ -54,18 +55,25 @@ void ShardedLlama::finish_collectives() {
 
 void ShardedLlama::initialize(const model::InitialWeights& weights) {
   const int units = static_cast<int>(units_.size());
-  for (int u = 0; u < units; ++u) {
-    const auto specs = model::unit_parameters(model_, lora_, u);
-    units_[static_cast<std::size_t>(u)]->materialize(
-        [&](const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
-          for (const auto& spec : specs)
+  std::vector<std::vector<model::ParamSpec>> specs;
+  for (int u = 0; u < units; ++u) specs.push_back(model::unit_parameters(model_, lora_, u));
+  initialize(
+      [&](const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
+        for (const auto& unit_specs : specs)
+          for (const auto& spec : unit_specs)
             if (spec.name == param.name) return weights.fill(spec, offset, count, out);
-        });
-  }
+      });
 }
 
 void ShardedLlama::initialize(const fsdp::ParamFiller& filler) {
-  for (auto& unit : units_) unit->materialize(filler);
+  // Filling is local and may fail on one rank (a damaged slice of a
+  // pretrained file); the NF4 base's double quantisation then needs every
+  // rank's block scales. Agreeing in between keeps a rank from waiting alone
+  // in that all-gather: every rank leaves with the failing rank's error.
+  comm::run_on_all(units_.front()->comm(), [&] {
+    for (auto& unit : units_) unit->fill(filler);
+  });
+  for (auto& unit : units_) unit->finish_quantization();
 }
 
 torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tensor& targets,

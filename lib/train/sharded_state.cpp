@@ -113,9 +113,11 @@ ShardedState::Bytes ShardedState::bytes() const {
     auto& unit = *model_.units()[u];
     const std::int64_t element = unit.frozen().element_size();
     bytes.frozen += layout_.frozen_bytes(u, element);
-    bytes.largest_gathered_unit =
-        std::max(bytes.largest_gathered_unit,
-                 (unit.layout().padded(true) + unit.layout().padded(false)) * element);
+    if (unit.quantized()) bytes.quantized_base += unit.quantized()->bytes();
+    bytes.largest_gathered_unit = std::max(
+        bytes.largest_gathered_unit, (unit.layout().padded(true) + unit.layout().padded(false) +
+                                      unit.layout().quantized_padded()) *
+                                         element);
   }
   return bytes;
 }

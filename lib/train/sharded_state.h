@@ -65,9 +65,12 @@ class ShardedState {
     std::int64_t masters = 0;
     std::int64_t gradients = 0;  // during backward: one fp32 gradient per master
     std::int64_t moments = 0;
-    std::int64_t frozen = 0;
+    std::int64_t frozen = 0;                 // the base in the compute dtype
+    std::int64_t quantized_base = 0;         // the base's NF4 projections (QLoRA)
     std::int64_t largest_gathered_unit = 0;  // a unit's gathered parameters, compute dtype
-    std::int64_t model_state() const { return masters + gradients + moments + frozen; }
+    std::int64_t model_state() const {
+      return masters + gradients + moments + frozen + quantized_base;
+    }
   };
   Bytes bytes() const;
 

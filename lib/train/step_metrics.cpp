@@ -23,6 +23,7 @@ nlohmann::json to_json(const MemoryRecord& r) {
           {"gradients_bytes", r.state.gradients},
           {"optimizer_bytes", r.state.moments},
           {"frozen_bytes", r.state.frozen},
+          {"quantized_base_bytes", r.state.quantized_base},
           {"model_state_bytes", r.state.model_state()},
           {"largest_gathered_unit_bytes", r.state.largest_gathered_unit},
           {"measured_tensor_bytes", r.measured_tensor_bytes}};
@@ -31,9 +32,10 @@ nlohmann::json to_json(const MemoryRecord& r) {
 std::string log_line(const MemoryRecord& r) {
   return fmt::format(
       "model state on this rank: masters {}, gradients {} (during backward), AdamW moments {}, "
-      "frozen base {}; largest gathered unit {}; tensors now {}",
+      "frozen base {} (NF4 {}); largest gathered unit {}; tensors now {}",
       bytes(r.state.masters), bytes(r.state.gradients), bytes(r.state.moments),
-      bytes(r.state.frozen), bytes(r.state.largest_gathered_unit), bytes(r.measured_tensor_bytes));
+      bytes(r.state.frozen), bytes(r.state.quantized_base), bytes(r.state.largest_gathered_unit),
+      bytes(r.measured_tensor_bytes));
 }
 
 nlohmann::json to_json(const StepRecord& r) {

@@ -62,7 +62,8 @@ TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
   for (const bool double_quant : {false, true}) {
     QuantizedShard shard(layout, comm_->rank(), double_quant, torch::kCPU);
     const auto host = host_shard(layout, comm_->rank());
-    shard.quantize(host.data(), *comm_, "test");
+    shard.quantize(host.data());
+    shard.quantize_scales(*comm_, "test");
     const InFlightGather gathered = shard.start_gather(*comm_);
     for (const auto ticket : gathered.tickets) comm_->wait(ticket);
     for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "config/derived.h"
+#include "core/units.h"
 #include "data/token_file_writer.h"
 #include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
@@ -177,6 +178,60 @@ TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
   EXPECT_NE(check.remediation.find("even training.micro_batch_size=1 does not fit"),
             std::string::npos)
       << check.remediation;
+}
+
+// A LoRA job that fits only with its base's projections in NF4: the model
+// check reports the base's bytes per parameter, the budget's remediation
+// names QLoRA first, and the QLoRA job passes in the same memory.
+TEST_F(MemoryChecksTest, ALoraJobThatFitsOnlyWithAnNf4BaseIsToldSo) {
+  config.model.hidden_size = 256;
+  config.model.intermediate_size = 1024;
+  config.model.num_hidden_layers = 4;
+  config.model.head_dim = 64;
+  config.training.global_batch_size = 1;
+  config.training.micro_batch_size = 1;
+  config.training.lora.enabled = true;
+  const std::uint64_t baseline = 10 * kMiB;
+  const std::uint64_t lora = predicted_total_bytes(context_of(1, DeviceKind::kCpu, baseline), 1);
+  config.training.lora.quantize_base = config::QuantizeBase::kNf4;
+  config.training.lora.double_quant = true;
+  const std::uint64_t qlora = predicted_total_bytes(context_of(1, DeviceKind::kCpu, baseline), 1);
+  ASSERT_LT(qlora, lora);
+  const auto ranks = std::vector<RankFacts>{
+      rank_on(0, "n0", static_cast<std::uint64_t>((qlora + lora) / 2 / 0.9) + 1)};
+
+  PreflightReport quantized("cpu");
+  const Check model = check_memory_model(context(ranks, baseline), quantized);
+  EXPECT_NE(model.message.find("projections in NF4 with double quantisation"), std::string::npos)
+      << model.message;
+  ASSERT_TRUE(quantized.memory.base_bytes_per_parameter);
+  // fp32 norms and embedding beside 4.127-bit projections.
+  EXPECT_LT(*quantized.memory.base_bytes_per_parameter, 1.5);
+  EXPECT_EQ(check_memory_budget(context(ranks, baseline), quantized).status, CheckStatus::kPass);
+
+  config.training.lora.quantize_base = config::QuantizeBase::kNone;
+  config.training.lora.double_quant = false;
+  PreflightReport report("cpu");
+  check_memory_model(context(ranks, baseline), report);
+  EXPECT_EQ(*report.memory.base_bytes_per_parameter, 4.0);
+  const Check check = check_memory_budget(context(ranks, baseline), report);
+  EXPECT_EQ(check.status, CheckStatus::kFail) << check.message;
+  EXPECT_NE(check.remediation.find("does not fit (predicted " + format_bytes(double(lora)) +
+                                   " per rank): set training.lora.quantize_base: nf4 and "
+                                   "training.lora.double_quant: true (QLoRA: predicted " +
+                                   format_bytes(double(qlora)) + " per rank"),
+            std::string::npos)
+      << check.remediation;
+  EXPECT_NE(check.remediation.find("instead of 4 bytes per base parameter"), std::string::npos)
+      << check.remediation;
+
+  // Full fine-tuning has no base to quantise: no such advice.
+  config.training.lora.enabled = false;
+  PreflightReport full("cpu");
+  check_memory_model(context(ranks, baseline), full);
+  EXPECT_FALSE(full.memory.base_bytes_per_parameter);
+  EXPECT_EQ(check_memory_budget(context(ranks, baseline), full).remediation.find("nf4"),
+            std::string::npos);
 }
 
 TEST_F(MemoryChecksTest, BudgetIsSkippedWithoutAKnownCapacity) {

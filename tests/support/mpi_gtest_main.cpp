@@ -2,6 +2,7 @@
 // prints the usual report, other ranks print only their failures; the process
 // fails if any rank failed, so mpiexec's status is honest.
 #include <cstdio>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -11,17 +12,21 @@ namespace {
 class RankFailurePrinter : public ::testing::EmptyTestEventListener {
  public:
   explicit RankFailurePrinter(int rank) : rank_(rank) {}
+  // The test's name is kept here: gtest calls OnTestPartResult holding the
+  // mutex that UnitTest::current_test_info() takes (a self-deadlock).
+  void OnTestStart(const ::testing::TestInfo& test) override {
+    test_ = std::string(test.test_suite_name()) + "." + test.name();
+  }
   void OnTestPartResult(const ::testing::TestPartResult& result) override {
     if (!result.failed()) return;
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::fprintf(stderr, "[rank %d] FAILED %s.%s at %s:%d\n%s\n", rank_,
-                 test ? test->test_suite_name() : "?", test ? test->name() : "?",
+    std::fprintf(stderr, "[rank %d] FAILED %s at %s:%d\n%s\n", rank_, test_.c_str(),
                  result.file_name() ? result.file_name() : "?", result.line_number(),
                  result.message());
   }
 
  private:
   int rank_;
+  std::string test_ = "?";
 };
 
 }  // namespace

@@ -529,5 +529,36 @@ TEST(ShardedTraining, TrafficMatchesTheFormula) {
   }
 }
 
+// QLoRA gathers the quantised projections as NF4 bytes: Q per gather instead
+// of their padded elements in the compute dtype (docs/architecture.md); the
+// frozen embedding has no backward, so it is gathered once.
+TEST(ShardedTraining, QloraTrafficMatchesTheFormula) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  for (const bool double_quant : {false, true}) {
+    config::Config config = make_config({8, 1, false, true, true});
+    config.training.lora.quantize_base = config::QuantizeBase::kNf4;
+    config.training.lora.double_quant = double_quant;
+    ShardedLlama model(config.model, config.training.lora, false, *comm, {}, kSeqLen);
+    model.initialize(model::InitialWeights(config.model, config.training.lora, 1));
+    comm->reset_stats();
+    const auto batch = batch_of({0}, config.model.vocab_size, 1, 1);
+    model.loss(batch.inputs, batch.targets, batch.target_mask, nullptr).backward();
+    double psi_all = 0, psi_trainable = 0, nf4 = 0;
+    for (auto& unit : model.units()) {
+      psi_all += static_cast<double>(unit->layout().padded(true) + unit->layout().padded(false));
+      psi_trainable += static_cast<double>(unit->layout().padded(true));
+      nf4 += static_cast<double>(
+          quant::nf4_storage(unit->layout().quantized_padded(), double_quant).total());
+    }
+    EXPECT_GT(nf4, 0);
+    const double embedding = static_cast<double>(model.units()[0]->layout().padded(false));
+    const double n = comm->size();
+    const auto stats = comm->stats();
+    EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kAllGather].bytes +
+                         stats[comm::CollectiveKind::kReduceScatter].bytes,
+                     (n - 1) / n * (2 * (psi_all * 4 + nf4) - embedding * 4 + psi_trainable * 4));
+  }
+}
+
 }  // namespace
 }  // namespace nss::train

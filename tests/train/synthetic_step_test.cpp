@@ -123,6 +123,7 @@ struct Shape {
   std::int64_t micro;
   bool tied, lora, dropout, recompute;
   const char* dtype;
+  bool nf4 = false, double_quant = false;  // QLoRA's base
 };
 
 // The analytic model replays the allocations the counting allocator sees. At
@@ -138,7 +139,10 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
                          Shape{"lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32"},
                          Shape{"tied fp32", 2, 2, true, false, false, true, "fp32"},
                          Shape{"no recompute", 2, 2, false, false, false, false, "fp32"},
-                         Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"}}) {
+                         Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"},
+                         Shape{"qlora 2 ranks", 2, 1, false, true, false, true, "fp32", true},
+                         Shape{"qlora double quant bf16, no recompute", 3, 1, true, true, false,
+                               false, "bf16", true, true}}) {
     config::Config config = tiny_config();
     config.model.hidden_size = 64;
     config.model.intermediate_size = 128;
@@ -149,6 +153,8 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     config.model.tie_word_embeddings = s.tied;
     config.training.lora.enabled = s.lora;
     config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
+    if (s.nf4) config.training.lora.quantize_base = config::QuantizeBase::kNf4;
+    config.training.lora.double_quant = s.double_quant;
     config.training.activation_checkpointing = s.recompute;
     config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
     SyntheticStepRequest request;

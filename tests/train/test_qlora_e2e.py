@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
@@ -128,6 +129,27 @@ class QloraTest(unittest.TestCase):
         # adapters were trained on the round trip of W, not of W + BA).
         requantized, _ = self.evaluate(original, "--quantize", "nf4", "--double-quant")
         self.assertNotEqual(requantized, as_trained)
+
+    def test_a_non_finite_base_weight_on_one_rank_ends_every_rank_with_exit_4(self):
+        # The last element of the last projection lies in the last rank's slice:
+        # rank 0 must not wait alone in double quantisation's all-gather.
+        config = llama_config(hidden=64, intermediate=160, layers=2, heads=4, kv_heads=2, vocab=258)
+        weights = random_llama_weights(config, seed=3, scale=0.1)
+        weights["model.layers.1.mlp.down_proj.weight"][-1, -1] = float("nan")
+        damaged = os.path.join(self.tmp, "damaged_base")
+        write_model_dir(damaged, config, weights)
+        start = time.monotonic()
+        _, output = self.train(2, "damaged", "model.from_pretrained=" + damaged, expect=4)
+        self.assertLess(time.monotonic() - start, 120)
+        self.assertIn("model.layers.1.mlp.down_proj.weight", output)
+        self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+
+    def test_generate_samples_the_step_as_trained(self):
+        proc = run([binary("nss_generate"), "--model", self.step(STEPS), "--prompt", "The ",
+                    "--max-new-tokens", "4", "--temperature", "0"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("NF4 with double quantisation", proc.stderr)
+        self.assertTrue(json.loads(proc.stdout.splitlines()[0])["text"] is not None)
 
     def test_refusals_of_the_tools(self):
         proc = run([binary("nss_consolidate"), self.step(STEPS), "--output",
