@@ -9,6 +9,7 @@
 #include "core/app_main.h"
 #include "eval/model_evaluation.h"
 #include "log/logger.h"
+#include "quantize_cli.h"
 #include "tool_cli.h"
 
 int main(int argc, char** argv) {
@@ -25,12 +26,7 @@ int main(int argc, char** argv) {
         ->required();
     cli.add_option("--base", options.base_path,
                    "The base model's Hugging Face directory, for a PEFT adapter directory");
-    cli.add_option("--quantize", options.quantize.mode,
-                   "auto (a checkpoint step as its run trained it: NF4 for a QLoRA step), none, "
-                   "or nf4 (the projections as a QLoRA run computes with them)")
-        ->capture_default_str();
-    cli.add_flag("--double-quant", options.quantize.double_quant,
-                 "With --quantize nf4: double quantisation (a QLoRA step's own setting applies)");
+    nss::add_quantize_options(cli, options.quantize);
     cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
     // The ranges of data.seq_len, eval.batches and training.micro_batch_size.
     const auto in = [](const nss::config::Range<std::int64_t>& range) {

@@ -35,6 +35,7 @@
 #include "generate/records_task.h"
 #include "log/directory_lock.h"
 #include "log/logger.h"
+#include "quantize_cli.h"
 #include "tool_cli.h"
 
 namespace {
@@ -271,12 +272,7 @@ int main(int argc, char** argv) {
         ->required();
     cli.add_option("--base", args.base,
                    "The base model's Hugging Face directory, for a PEFT adapter directory");
-    cli.add_option("--quantize", args.quantize.mode,
-                   "auto (a checkpoint step as its run trained it: NF4 for a QLoRA step), none, "
-                   "or nf4 (the projections as a QLoRA run computes with them)")
-        ->capture_default_str();
-    cli.add_flag("--double-quant", args.quantize.double_quant,
-                 "With --quantize nf4: double quantisation (a QLoRA step's own setting applies)");
+    nss::add_quantize_options(cli, args.quantize);
     cli.add_option("--tokenizer", args.tokenizer,
                    "tokenizer.json, tokenizer.model or a directory holding one (default: the "
                    "training data's, else the model's)");
