@@ -28,6 +28,7 @@ FlatLayout::FlatLayout(std::vector<FlatParam> params, int world_size)
       const std::int64_t start = round_up(quantized_numel_, kQuantizedGroup);
       slots_.push_back({false, start, true});
       quantized_numel_ = start + p.numel();
+      quantized_parameters_ += p.numel();
       continue;
     }
     std::int64_t& cursor = p.trainable ? trainable_numel_ : frozen_numel_;

@@ -69,6 +69,9 @@ class FlatLayout {
   /// The quantised buffer: its elements up to the last parameter's end, the
   /// per-rank shard (whole groups), the padded total, and a rank's pieces.
   std::int64_t quantized_numel() const { return quantized_numel_; }
+  /// The quantised parameters' own elements (quantized_numel() less the
+  /// padding that aligns each to a group).
+  std::int64_t quantized_parameters() const { return quantized_parameters_; }
   std::int64_t quantized_shard_size() const;
   std::int64_t quantized_padded() const { return quantized_shard_size() * world_size_; }
   std::vector<ShardPiece> quantized_pieces(int rank) const;
@@ -86,6 +89,7 @@ class FlatLayout {
   std::int64_t trainable_numel_ = 0;
   std::int64_t frozen_numel_ = 0;
   std::int64_t quantized_numel_ = 0;
+  std::int64_t quantized_parameters_ = 0;
 };
 
 }  // namespace nss::fsdp

@@ -163,7 +163,7 @@ SyntheticTraining::~SyntheticTraining() = default;
 std::int64_t SyntheticTraining::parameters() const {
   std::int64_t total = 0;
   for (const auto& unit : parts_->state.layout().units())
-    total += unit.numel(true) + unit.numel(false);
+    total += unit.numel(true) + unit.numel(false) + unit.quantized_parameters();
   return total;
 }
 

@@ -77,6 +77,7 @@ TEST(FlatLayout, QuantizedParametersStartAtGroupsAndShardsAreWholeGroups) {
     EXPECT_EQ(layout.slot(3).offset, 2 * G);  // 30000 rounds up to two groups
     EXPECT_EQ(layout.slot(4).offset, 3 * G);
     EXPECT_EQ(layout.quantized_numel(), 4 * G);
+    EXPECT_EQ(layout.quantized_parameters(), 30000 + 4096 + G);
     EXPECT_EQ(layout.quantized_shard_size() % G, 0);
     EXPECT_GE(layout.quantized_padded(), layout.quantized_numel());
     EXPECT_LT(layout.quantized_padded() - layout.quantized_numel(), world * G);

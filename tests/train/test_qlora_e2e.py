@@ -2,7 +2,9 @@
 double quantisation) on a pretrained Hugging Face directory: a run at 2 ranks
 saved at step 4 resumes at 1 and at 3 ranks with the uninterrupted run's
 losses; a resume with other quantisation settings is exit 5 naming the key;
-nf4 without LoRA, and double_quant without nf4, are exit 2; nss_eval of a
+nf4 without LoRA, and double_quant without nf4, are exit 2; the preflight passes (the
+measured step and the parameter count with an NF4 base) and reports the
+base's bytes per parameter; nss_eval of a
 QLoRA step scores it as trained (the NF4 base) by default, exactly like its
 `nss_consolidate --merge-lora --dequantized-base` export, and with
 `--quantize none` exactly like its `--merge-lora` export onto the original
@@ -143,6 +145,22 @@ class QloraTest(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 120)
         self.assertIn("model.layers.1.mlp.down_proj.weight", output)
         self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+
+    def test_preflight_passes_and_reports_the_quantised_base(self):
+        run_dir, output = self.train(2, "preflight", "preflight.enabled=true",
+                                     "training.max_steps=1")
+        with open(os.path.join(run_dir, "preflight.json")) as f:
+            report = json.load(f)
+        self.assertEqual(report["verdict"], "go", output)
+        checks = {c["id"]: c for c in report["checks"]}
+        self.assertEqual(checks["model.parameters"]["status"], "pass")
+        self.assertIn("projections in NF4 with double quantisation", checks["memory.model"]["message"])
+        # fp32 embedding, head and norms beside 4.127-bit projections: well under fp32's 4.
+        self.assertLess(report["memory"]["base_bytes_per_parameter"], 3.0)
+        self.assertGreater(report["memory"]["base_bytes_per_parameter"], 0.5)
+        with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+            memory = next(json.loads(l) for l in f if '"memory"' in l)
+        self.assertGreater(memory["quantized_base_bytes"], 0)
 
     def test_generate_samples_the_step_as_trained(self):
         proc = run([binary("nss_generate"), "--model", self.step(STEPS), "--prompt", "The ",
