@@ -6,11 +6,15 @@
 // __fmul_rn/__fadd_rn besides, so no step is ever contracted into an FMA.
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include <cuda_runtime.h>
 
 #include "core/error.h"
+#include "quant/double_quant.h"
+#include "quant/nf4.h"
 #include "quant/nf4_cuda.h"
 
 namespace nss::quant {
@@ -21,78 +25,11 @@ constexpr std::int64_t kGroup = 256;  // kAbsmaxGroupSize
 constexpr int kThreads = 256;
 constexpr std::int64_t kMaxGrid = 65536;  // grid-stride beyond this
 
-// nf4.cpp's kLevels, the same fp32 literals.
-__constant__ float kLevels[16] = {-1.0f,
-                                  -0.6961928009986877f,
-                                  -0.5250730514526367f,
-                                  -0.39491748809814453f,
-                                  -0.28444138169288635f,
-                                  -0.18477343022823334f,
-                                  -0.09105003625154495f,
-                                  0.0f,
-                                  0.07958029955625534f,
-                                  0.16093020141124725f,
-                                  0.24611230194568634f,
-                                  0.33791524171829224f,
-                                  0.44070982933044434f,
-                                  0.5626170039176941f,
-                                  0.7229568362236023f,
-                                  1.0f};
-
-// double_quant.cpp's kDynamicMap, the same fp32 literals.
-__constant__ float kDynamicMap[256] = {
-    -0x1.fc6666p-1f,  -0x1.f53334p-1f,  -0x1.eep-1f,      -0x1.e6ccccp-1f,  -0x1.df999ap-1f,
-    -0x1.d86666p-1f,  -0x1.d13334p-1f,  -0x1.cap-1f,      -0x1.c2ccccp-1f,  -0x1.bb999ap-1f,
-    -0x1.b46666p-1f,  -0x1.ad3334p-1f,  -0x1.a6p-1f,      -0x1.9eccccp-1f,  -0x1.97999ap-1f,
-    -0x1.906666p-1f,  -0x1.893334p-1f,  -0x1.82p-1f,      -0x1.7accccp-1f,  -0x1.73999ap-1f,
-    -0x1.6c6668p-1f,  -0x1.653334p-1f,  -0x1.5ep-1f,      -0x1.56ccccp-1f,  -0x1.4f999ap-1f,
-    -0x1.486668p-1f,  -0x1.413334p-1f,  -0x1.3ap-1f,      -0x1.32ccccp-1f,  -0x1.2b999ap-1f,
-    -0x1.246668p-1f,  -0x1.1d3334p-1f,  -0x1.16p-1f,      -0x1.0eccccp-1f,  -0x1.079998p-1f,
-    -0x1.006666p-1f,  -0x1.f26664p-2f,  -0x1.e4p-2f,      -0x1.d59998p-2f,  -0x1.c73334p-2f,
-    -0x1.b8ccccp-2f,  -0x1.aa6666p-2f,  -0x1.9cp-2f,      -0x1.8d9998p-2f,  -0x1.7f3334p-2f,
-    -0x1.70ccccp-2f,  -0x1.626666p-2f,  -0x1.54p-2f,      -0x1.459998p-2f,  -0x1.373334p-2f,
-    -0x1.28ccccp-2f,  -0x1.1a6668p-2f,  -0x1.0cp-2f,      -0x1.fb3332p-3f,  -0x1.de6666p-3f,
-    -0x1.c1999ap-3f,  -0x1.a4ccccp-3f,  -0x1.88p-3f,      -0x1.6b3334p-3f,  -0x1.4e6666p-3f,
-    -0x1.31999ap-3f,  -0x1.14ccccp-3f,  -0x1.fp-4f,       -0x1.b66668p-4f,  -0x1.93d70ap-4f,
-    -0x1.8851eep-4f,  -0x1.7ccccep-4f,  -0x1.7147aep-4f,  -0x1.65c29p-4f,   -0x1.5a3d7p-4f,
-    -0x1.4eb854p-4f,  -0x1.433334p-4f,  -0x1.37ae14p-4f,  -0x1.2c28f6p-4f,  -0x1.20a3d6p-4f,
-    -0x1.151ebap-4f,  -0x1.09999ap-4f,  -0x1.fc28f6p-5f,  -0x1.e51ebap-5f,  -0x1.ce147ap-5f,
-    -0x1.b70a3ep-5f,  -0x1.ap-5f,       -0x1.88f5c2p-5f,  -0x1.71eb86p-5f,  -0x1.5ae146p-5f,
-    -0x1.43d70ap-5f,  -0x1.2ccccep-5f,  -0x1.15c29p-5f,   -0x1.fd70a4p-6f,  -0x1.cf5c2ap-6f,
-    -0x1.a147aep-6f,  -0x1.733334p-6f,  -0x1.451ebap-6f,  -0x1.170a3ep-6f,  -0x1.d1eb86p-7f,
-    -0x1.75c29p-7f,   -0x1.3e76c8p-7f,  -0x1.2c083p-7f,   -0x1.19999ap-7f,  -0x1.072b02p-7f,
-    -0x1.e978d4p-8f,  -0x1.c49ba6p-8f,  -0x1.9fbe76p-8f,  -0x1.7ae148p-8f,  -0x1.56041ap-8f,
-    -0x1.3126e8p-8f,  -0x1.0c49bap-8f,  -0x1.ced914p-9f,  -0x1.851eb8p-9f,  -0x1.3b645ap-9f,
-    -0x1.e353f8p-10f, -0x1.4fdf3ap-10f, -0x1.eecbfep-11f, -0x1.b3d07cp-11f, -0x1.78d5p-11f,
-    -0x1.3dd982p-11f, -0x1.02de02p-11f, -0x1.8fc506p-12f, -0x1.19ce0ap-12f, -0x1.47ae16p-13f,
-    -0x1.743e96p-14f, -0x1.15df66p-14f, -0x1.6f0068p-15f, -0x1.64840cp-16f, -0x1.040bfep-17f,
-    -0x1.b43528p-19f, -0x1.27476ep-21f, 0x0p+0f,          0x1.27476ep-21f,  0x1.b43528p-19f,
-    0x1.040bfep-17f,  0x1.64840cp-16f,  0x1.6f0068p-15f,  0x1.15df66p-14f,  0x1.743e96p-14f,
-    0x1.47ae16p-13f,  0x1.19ce0ap-12f,  0x1.8fc506p-12f,  0x1.02de02p-11f,  0x1.3dd982p-11f,
-    0x1.78d5p-11f,    0x1.b3d07cp-11f,  0x1.eecbfep-11f,  0x1.4fdf3ap-10f,  0x1.e353f8p-10f,
-    0x1.3b645ap-9f,   0x1.851eb8p-9f,   0x1.ced914p-9f,   0x1.0c49bap-8f,   0x1.3126e8p-8f,
-    0x1.56041ap-8f,   0x1.7ae148p-8f,   0x1.9fbe76p-8f,   0x1.c49ba6p-8f,   0x1.e978d4p-8f,
-    0x1.072b02p-7f,   0x1.19999ap-7f,   0x1.2c083p-7f,    0x1.3e76c8p-7f,   0x1.75c29p-7f,
-    0x1.d1eb86p-7f,   0x1.170a3ep-6f,   0x1.451ebap-6f,   0x1.733334p-6f,   0x1.a147aep-6f,
-    0x1.cf5c2ap-6f,   0x1.fd70a4p-6f,   0x1.15c29p-5f,    0x1.2ccccep-5f,   0x1.43d70ap-5f,
-    0x1.5ae146p-5f,   0x1.71eb86p-5f,   0x1.88f5c2p-5f,   0x1.ap-5f,        0x1.b70a3ep-5f,
-    0x1.ce147ap-5f,   0x1.e51ebap-5f,   0x1.fc28f6p-5f,   0x1.09999ap-4f,   0x1.151ebap-4f,
-    0x1.20a3d6p-4f,   0x1.2c28f6p-4f,   0x1.37ae14p-4f,   0x1.433334p-4f,   0x1.4eb854p-4f,
-    0x1.5a3d7p-4f,    0x1.65c29p-4f,    0x1.7147aep-4f,   0x1.7ccccep-4f,   0x1.8851eep-4f,
-    0x1.93d70ap-4f,   0x1.b66668p-4f,   0x1.fp-4f,        0x1.14ccccp-3f,   0x1.31999ap-3f,
-    0x1.4e6666p-3f,   0x1.6b3334p-3f,   0x1.88p-3f,       0x1.a4ccccp-3f,   0x1.c1999ap-3f,
-    0x1.de6666p-3f,   0x1.fb3332p-3f,   0x1.0cp-2f,       0x1.1a6668p-2f,   0x1.28ccccp-2f,
-    0x1.373334p-2f,   0x1.459998p-2f,   0x1.54p-2f,       0x1.626666p-2f,   0x1.70ccccp-2f,
-    0x1.7f3334p-2f,   0x1.8d9998p-2f,   0x1.9cp-2f,       0x1.aa6666p-2f,   0x1.b8ccccp-2f,
-    0x1.c73334p-2f,   0x1.d59998p-2f,   0x1.e4p-2f,       0x1.f26664p-2f,   0x1.006666p-1f,
-    0x1.079998p-1f,   0x1.0eccccp-1f,   0x1.16p-1f,       0x1.1d3334p-1f,   0x1.246668p-1f,
-    0x1.2b999ap-1f,   0x1.32ccccp-1f,   0x1.3ap-1f,       0x1.413334p-1f,   0x1.486668p-1f,
-    0x1.4f999ap-1f,   0x1.56ccccp-1f,   0x1.5ep-1f,       0x1.653334p-1f,   0x1.6c6668p-1f,
-    0x1.73999ap-1f,   0x1.7accccp-1f,   0x1.82p-1f,       0x1.893334p-1f,   0x1.906666p-1f,
-    0x1.97999ap-1f,   0x1.9eccccp-1f,   0x1.a6p-1f,       0x1.ad3334p-1f,   0x1.b46666p-1f,
-    0x1.bb999ap-1f,   0x1.c2ccccp-1f,   0x1.cap-1f,       0x1.d13334p-1f,   0x1.d86666p-1f,
-    0x1.df999ap-1f,   0x1.e6ccccp-1f,   0x1.eep-1f,       0x1.f53334p-1f,   0x1.fc6666p-1f,
-    0x1p+0f};
+// The NF4 levels and the dynamic map, defined once in nf4.cpp and
+// double_quant.cpp: upload_tables() copies them into each device's constant
+// memory before its first launch.
+__constant__ float kLevels[16];
+__constant__ float kDynamicMap[256];
 
 // core/half.h's float_to_bf16: round to nearest even, NaN kept quiet.
 __device__ __forceinline__ std::uint16_t to_bf16(float value) {
@@ -203,11 +140,30 @@ bool aligned(const void* p, std::uintptr_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-void check_launch(const char* kernel) {
-  const cudaError_t err = cudaGetLastError();
+void check_cuda(cudaError_t err, const char* what) {
   if (err != cudaSuccess)
-    throw InternalError("quant", std::string(kernel) + " launch failed: " + cudaGetErrorName(err) +
-                                     ": " + cudaGetErrorString(err));
+    throw InternalError("quant", std::string(what) + " failed: " + cudaGetErrorName(err) + ": " +
+                                     cudaGetErrorString(err));
+}
+
+void upload_tables() {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  static std::mutex mutex;
+  static std::set<int> uploaded;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (uploaded.count(device) > 0) return;
+  static_assert(sizeof(kLevels) == sizeof(float) * 16 &&
+                sizeof(kDynamicMap) == sizeof(float) * 256);
+  check_cuda(cudaMemcpyToSymbol(kLevels, nf4_levels().data(), sizeof(kLevels)),
+             "copying the NF4 levels to the device");
+  check_cuda(cudaMemcpyToSymbol(kDynamicMap, dynamic_map().data(), sizeof(kDynamicMap)),
+             "copying the dynamic map to the device");
+  uploaded.insert(device);
+}
+
+void check_launch(const char* kernel) {
+  check_cuda(cudaGetLastError(), (std::string(kernel) + " launch").c_str());
 }
 
 void check_size(std::int64_t n, const char* what) {
@@ -224,6 +180,7 @@ bool nf4_cuda_compiled() {
 void dequantize_nf4_cuda(const std::uint8_t* packed, const float* absmax, std::int64_t n,
                          float* out, void* stream) {
   check_size(n, "dequantize_nf4_cuda");
+  upload_tables();
   if (n == 0) return;
   dequant_f32_kernel<<<grid_for((n + 7) / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       packed, absmax, n, out, aligned(packed, 4), aligned(out, 16));
@@ -233,6 +190,7 @@ void dequantize_nf4_cuda(const std::uint8_t* packed, const float* absmax, std::i
 void dequantize_nf4_cuda_bf16(const std::uint8_t* packed, const float* absmax, std::int64_t n,
                               std::uint16_t* out, void* stream) {
   check_size(n, "dequantize_nf4_cuda_bf16");
+  upload_tables();
   if (n == 0) return;
   dequant_bf16_kernel<<<grid_for((n + 7) / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       packed, absmax, n, out, aligned(packed, 4), aligned(out, 16));
@@ -242,6 +200,7 @@ void dequantize_nf4_cuda_bf16(const std::uint8_t* packed, const float* absmax, s
 void dequantize_absmax_cuda(const std::uint8_t* codes, const float* group_absmax,
                             std::int64_t blocks, float offset, float* absmax, void* stream) {
   check_size(blocks, "dequantize_absmax_cuda");
+  upload_tables();
   if (blocks == 0) return;
   dequant_absmax_kernel<<<grid_for(blocks), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       codes, group_absmax, blocks, offset, absmax);
