@@ -26,7 +26,7 @@ PACKAGES=(
   libhdf5-dev hdf5-tools libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev libpcre2-dev libsentencepiece-dev
   python3 python3-numpy python3-h5py python3-torch python3-matplotlib python3-jinja2 python3-venv
-  python3-xxhash time
+  python3-xxhash python3-scipy time
 )
 
 install_missing() {
@@ -77,22 +77,28 @@ select_openblas_openmp() {
 # /usr/bin/python3, so Debian's numpy, h5py and torch stay visible:
 # scripts/prepare_data_hf.py needs Hugging Face `tokenizers`, the export
 # tests load nss_consolidate's directories with `transformers` and `peft`,
-# scripts/convert_gguf_llama.py reads GGUF files with `gguf`, and the
-# SentencePiece parity test trains and reads models with `sentencepiece`.
+# scripts/convert_gguf_llama.py reads GGUF files with `gguf`, the
+# SentencePiece parity test trains and reads models with `sentencepiece`, and
+# the privacy accountants are checked against Opacus's RDP accountant and
+# dp-accounting's PLD accountant (tests/privacy/test_accountants_reference.py).
 # Created once; repaired when incomplete.
 PYTHON_VENV=${PYTHON_VENV:-$BUILD_DIR/venv}
 # Releases that run on Debian's torch 1.13 (accelerate is peft's dependency).
+# opt-einsum is opacus's one dependency beyond numpy, scipy and torch.
 VENV_PIP_PACKAGES=(tokenizers transformers==4.46.3 accelerate==0.34.2 gguf==0.19.0 sentencepiece==0.2.3
-                   protobuf==7.36.2)
-# Without dependencies: peft asks for torch>=1.13.0, which Debian's 1.13.0a0
-# does not satisfy by version number, so pip would install a PyPI torch 2.
-VENV_PIP_NO_DEPS_PACKAGES=(peft==0.13.2)
+                   protobuf==7.36.2 dp-accounting==0.6.0 opt-einsum==3.4.0)
+# Without dependencies: peft and opacus ask for torch>=1.13 (or newer), which
+# Debian's 1.13.0a0 does not satisfy by version number, so pip would install a
+# PyPI torch 2. Opacus 1.4.0 is the last release that imports with torch 1.13
+# (later ones need torch.func).
+VENV_PIP_NO_DEPS_PACKAGES=(peft==0.13.2 opacus==1.4.0)
 create_python_venv() {
   local python="$PYTHON_VENV/bin/python" versions
   if [ -x "$python" ] && versions=$("$python" -c 'import h5py, numpy, tokenizers, transformers, peft, gguf, sentencepiece
+import opacus.accountants.analysis.rdp, dp_accounting.pld
 from importlib.metadata import version
 print("tokenizers", tokenizers.__version__, "transformers", transformers.__version__, "peft", peft.__version__,
-      "gguf", version("gguf"))' 2>/dev/null); then
+      "gguf", version("gguf"), "opacus", version("opacus"), "dp-accounting", version("dp-accounting"))' 2>/dev/null); then
     say "Python venv: $PYTHON_VENV ($versions)"
     return
   fi
