@@ -1,13 +1,17 @@
 // The training dataloader of one rank: the micro-batches SamplePlan assigns
-// to it, read from the memory-mapped dataset by data.num_workers threads into
-// a bounded queue of prefetch_factor micro-batches per worker, handed out in
-// order (the same stream whatever the thread timing or the worker count).
+// to it (shuffled fixed-size batches), or PoissonPlan with Poisson sampling
+// (DP-SGD), read from the memory-mapped dataset by data.num_workers threads
+// into a bounded queue of prefetch_factor micro-batches per worker, handed out
+// in order (the same stream whatever the thread timing or the worker count).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "data/ordered_prefetcher.h"
+#include "data/poisson_plan.h"
+#include "data/poisson_schedule.h"
 #include "data/sample_plan.h"
 #include "data/token_batch.h"
 #include "data/token_dataset.h"
@@ -22,15 +26,19 @@ struct DataLoaderOptions {
   std::int64_t prefetch_factor = 2;  // data.prefetch_factor: micro-batches queued per worker
   LoaderPosition start;              // {0, 0}, or state.data of the checkpoint resumed
   std::int64_t first_step = 0;       // step number of the first global batch
+  /// Poisson sampling (privacy): one document per row, packing none with
+  /// truncate only; the position is then {0, steps done} = {0, first_step - 1}.
+  std::optional<PoissonSampling> poisson;
 };
 
 /// One micro-batch of this rank.
 struct MicroBatch : TokenBatch {
-  std::int64_t step = 0;         // optimizer step it belongs to
-  std::int64_t micro_step = 0;   // 0 .. accumulation_steps - 1
-  std::int64_t micro_steps = 0;  // accumulation_steps
-  LoaderPosition position;       // position of its global batch
-  LoaderPosition next_position;  // position of the global batch after it
+  std::int64_t step = 0;            // optimizer step it belongs to
+  std::int64_t micro_step = 0;      // 0 .. micro_steps - 1
+  std::int64_t micro_steps = 0;     // of its step on every rank (Poisson: varies by step)
+  std::int64_t global_samples = 0;  // samples in the step's global batch, all ranks
+  LoaderPosition position;          // position of its global batch
+  LoaderPosition next_position;     // position of the global batch after it
 
   /// True for the last micro-batch of its step.
   bool last_micro_step() const { return micro_step + 1 == micro_steps; }
@@ -53,14 +61,20 @@ class DataLoader {
   /// micro-batches have not all been handed out by next().
   LoaderPosition resume_position() const { return resume_; }
 
-  const SamplePlan& plan() const { return plan_; }
+  /// The plan of fixed-size batches; InternalError with Poisson sampling.
+  const SamplePlan& plan() const;
+  /// The plan of Poisson sampling, or nullptr without it.
+  const PoissonPlan* poisson_plan() const { return poisson_plan_.get(); }
 
  private:
   MicroBatch produce(std::int64_t index) const;
+  MicroBatch produce_poisson(std::int64_t index) const;
 
   DataLoaderOptions options_;
   std::shared_ptr<const SampleSource> source_;
-  SamplePlan plan_;
+  std::optional<SamplePlan> plan_;
+  std::shared_ptr<const PoissonPlan> poisson_plan_;
+  std::unique_ptr<PoissonSchedule> schedule_;
   LoaderPosition resume_;
   std::unique_ptr<OrderedPrefetcher<MicroBatch>> prefetcher_;
 };

@@ -117,7 +117,8 @@ void PackedSource::read(std::vector<std::int64_t> ids, TokenBatch& batch) const 
   batch.target_mask.assign(static_cast<std::size_t>(batch.rows * seq_len), 0);
   batch.positions.assign(static_cast<std::size_t>(batch.rows * seq_len), 0);
   batch.segments.assign(static_cast<std::size_t>(batch.rows * seq_len), -1);
-  for (std::int64_t r = 0; r < batch.rows; ++r) read_row(ids[r], r, batch);
+  for (std::int64_t r = 0; r < batch.rows; ++r)
+    if (ids[r] != kPaddingRow) read_row(ids[r], r, batch);
   batch.sample_ids = std::move(ids);
 }
 

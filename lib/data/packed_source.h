@@ -11,7 +11,9 @@
 //
 // In a row, positions restart at 0 in every piece, a token attends only to
 // earlier tokens of its own piece (segments), and neither padding nor the
-// token that would cross into the next piece is a target.
+// token that would cross into the next piece is a target. Unshuffled with
+// `none` and `truncate`, sample id d is document d (Poisson sampling reads
+// documents so), and kPaddingRow reads as a row of padding.
 #pragma once
 
 #include <map>

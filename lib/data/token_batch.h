@@ -9,6 +9,9 @@
 
 namespace nss::data {
 
+/// The sample id of a row that holds no sample (Poisson micro-batches).
+inline constexpr std::int64_t kPaddingRow = -1;
+
 struct TokenBatch {
   std::int64_t rows = 0;
   std::int64_t seq_len = 0;
@@ -24,8 +27,10 @@ struct TokenBatch {
   /// own piece only.
   std::vector<std::int64_t> positions;
   std::vector<std::int64_t> segments;
-  /// The window index of each row (window i = tokens[i*seq_len, i*seq_len +
-  /// seq_len + 1)): a sample's identity at any world size.
+  /// Each row's identity at any world size: the window index (window i =
+  /// tokens[i*seq_len, i*seq_len + seq_len + 1)), a packed row's (epoch, row)
+  /// code, or with Poisson sampling the document (privacy unit) it holds;
+  /// kPaddingRow for a padding row (all-zero target mask).
   std::vector<std::int64_t> sample_ids;
 
   /// Tokens per row: seq_len + 1.
