@@ -39,22 +39,46 @@ struct UnitParams {
   }
 };
 
-std::vector<torch::Tensor> gathered_views(ShardedUnit& unit, bool as_leaves, const char* phase) {
+// A trainable view as the leaf autograd differentiates against. Per example
+// (DP-SGD) it is expanded to [rows, shape...] without copying, so each row's
+// computation reads its own slice and autograd returns one gradient per row.
+torch::Tensor trainable_leaf(const torch::Tensor& view, std::int64_t per_example_rows) {
+  torch::Tensor leaf = view.detach();
+  if (per_example_rows > 0) {
+    std::vector<std::int64_t> shape = {per_example_rows};
+    shape.insert(shape.end(), view.sizes().begin(), view.sizes().end());
+    leaf = leaf.unsqueeze(0).expand(shape);
+  }
+  return leaf.requires_grad_(true);
+}
+
+std::vector<torch::Tensor> gathered_views(ShardedUnit& unit, bool as_leaves,
+                                          std::int64_t per_example_rows, const char* phase) {
   std::vector<torch::Tensor> views = unit.views(unit.gather(FlatBuffer::kTrainable, phase),
                                                 unit.gather(FlatBuffer::kFrozen, phase),
                                                 unit.gather(FlatBuffer::kQuantized, phase));
   if (as_leaves) {
     for (std::size_t i = 0; i < views.size(); ++i)
-      if (unit.layout().slot(i).trainable) views[i] = views[i].detach().requires_grad_(true);
+      if (unit.layout().slot(i).trainable) views[i] = trainable_leaf(views[i], per_example_rows);
   }
   return views;
 }
 
+// The rows of `input` when `unit`'s gradient is wanted per example, else 0.
+std::int64_t per_example_rows(const ShardedUnit& unit, bool unit_leaves,
+                              const torch::Tensor& input) {
+  return unit_leaves && unit.per_example() != nullptr ? input.size(0) : 0;
+}
+
 UnitParams gather_params(ShardedUnit& unit, ShardedUnit* tied, bool unit_leaves, bool tied_leaves,
-                         const char* phase) {
+                         const torch::Tensor& input, const char* phase) {
+  // A tied unit's share of the gradient is reduced whole: per-example
+  // clipping covers LoRA adapters, never a tied embedding.
+  NSS_ASSERT(!(tied_leaves && unit.per_example() != nullptr), "fsdp",
+             "per-example gradients of a tied unit are not supported");
   UnitParams p;
-  p.unit = gathered_views(unit, unit_leaves, phase);
-  if (tied) p.tied = gathered_views(*tied, tied_leaves, phase);
+  p.unit = gathered_views(unit, unit_leaves, per_example_rows(unit, unit_leaves, input), phase);
+  if (tied) p.tied = gathered_views(*tied, tied_leaves, 0, phase);
   return p;
 }
 
@@ -92,16 +116,16 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     if (unit.options().activation_checkpointing) {
       ctx->save_for_backward({input});
       torch::NoGradGuard no_grad;
-      const UnitParams p = gather_params(unit, tied, false, false, "forward");
+      const UnitParams p = gather_params(unit, tied, false, false, input, "forward");
       prefetch_for(unit.forward_next(), "forward");
       return compute(input, p.all());
     }
     // No recompute: build the unit's graph now and keep it (with the
     // gathered parameters it references) until this unit's backward.
     torch::AutoGradMode grad_mode(true);
-    const UnitParams p =
-        gather_params(unit, tied, master.requires_grad() && master.numel() > 0,
-                      tied && tied_master.requires_grad() && tied_master.numel() > 0, "forward");
+    const UnitParams p = gather_params(
+        unit, tied, master.requires_grad() && master.numel() > 0,
+        tied && tied_master.requires_grad() && tied_master.numel() > 0, input, "forward");
     prefetch_for(unit.forward_next(), "forward");
     torch::Tensor x = detached_input(input, input.requires_grad());
     torch::Tensor out = compute(x, p.all());
@@ -123,9 +147,10 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     torch::Tensor out, x;
     UnitParams p;
     if (unit.options().activation_checkpointing) {
-      p = gather_params(unit, tied, need_unit, need_tied, "backward");
+      const torch::Tensor input = ctx->get_saved_variables()[0];
+      p = gather_params(unit, tied, need_unit, need_tied, input, "backward");
       prefetch_for(unit.backward_next(), "backward");
-      x = detached_input(ctx->get_saved_variables()[0], need_input);
+      x = detached_input(input, need_input);
       torch::AutoGradMode grad_mode(true);
       out = compute(x, p.all());
     } else {
@@ -166,7 +191,10 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
       std::vector<torch::Tensor> mine(std::make_move_iterator(next),
                                       std::make_move_iterator(next + unit_count));
       next += unit_count;
-      grad_unit = unit.reduce_gradient(std::move(mine));
+      if (unit.per_example() != nullptr)
+        unit.per_example()->add(unit, std::move(mine));  // reduced after clipping
+      else
+        grad_unit = unit.reduce_gradient(std::move(mine));
     }
     if (need_tied) {
       std::vector<torch::Tensor> theirs(std::make_move_iterator(next),

@@ -22,6 +22,7 @@
 
 #include "comm/communicator.h"
 #include "fsdp/flat_layout.h"
+#include "fsdp/per_example_gradients.h"
 #include "fsdp/quantized_shard.h"
 
 namespace nss::fsdp {
@@ -90,6 +91,13 @@ class ShardedUnit {
   ShardedUnit* forward_next() const { return forward_next_; }
   ShardedUnit* backward_next() const { return backward_next_; }
 
+  /// DP-SGD: while `sink` is set, backward hands each example's gradient of
+  /// the trainable parameters to it instead of reduce-scattering their sum
+  /// (the compute then receives them with a leading row dimension,
+  /// per_example_gradients.h); nullptr: the summed gradient, as usual.
+  void set_per_example(PerExampleGradients* sink) { per_example_ = sink; }
+  PerExampleGradients* per_example() const { return per_example_; }
+
   /// Starts this unit's all-gathers for `phase` unless they are in flight.
   void prefetch(const char* phase);
 
@@ -124,6 +132,7 @@ class ShardedUnit {
   std::optional<InFlightGather> prefetched_[3];  // by FlatBuffer
   ShardedUnit* forward_next_ = nullptr;
   ShardedUnit* backward_next_ = nullptr;
+  PerExampleGradients* per_example_ = nullptr;
 };
 
 }  // namespace nss::fsdp

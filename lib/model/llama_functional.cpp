@@ -42,6 +42,12 @@ BlockLayout block_layout(const config::LoraConfig& lora) {
   return layout;
 }
 
+// x W^T for one adapter matrix; per-example adapters (DP-SGD,
+// fsdp/per_example_gradients.h) carry a leading row dimension, W[i] for row i.
+torch::Tensor adapter(const torch::Tensor& x, const torch::Tensor& w) {
+  return w.dim() == 3 ? torch::matmul(x, w.transpose(1, 2)) : torch::linear(x, w);
+}
+
 // A block's projections, with their LoRA adapters and dropout.
 class BlockProjections {
  public:
@@ -65,7 +71,7 @@ class BlockProjections {
     if (dropout_ && lora_.dropout > 0)
       input = x * lora_dropout_multiplier(x, *dropout_, p, lora_.dropout);
     const double scaling = lora_.alpha / static_cast<double>(lora_.rank);
-    return y + torch::linear(torch::linear(input, params_[a]), params_[a + 1]) * scaling;
+    return y + adapter(adapter(input, params_[a]), params_[a + 1]) * scaling;
   }
 
  private:

@@ -22,14 +22,18 @@
 #include "optim/grad_clip.h"
 #include "optim/lr_schedule.h"
 #include "quant/nf4_storage.h"
+#include "tiny_batches.h"
 #include "train/sharded_llama.h"
 #include "train/training_step.h"
 
 namespace nss::train {
 namespace {
 
+using testing::batch_of;
+using testing::gather_trainable;
+using testing::kSeqLen;
+
 constexpr int kSteps = 4;
-constexpr std::int64_t kSeqLen = 12;
 
 struct Case {
   std::int64_t global_batch = 8;
@@ -59,69 +63,6 @@ training: {lr: 0.001, min_lr: 0.0001, warmup_steps: 2, max_steps: 8, weight_deca
   config.training.lora.dropout = 0.1;
   config.training.lora.targets = {"q_proj", "v_proj", "down_proj"};
   return config;
-}
-
-// Tokens of global sample `id`: deterministic, independent of ranks.
-std::vector<std::int64_t> sample_tokens(std::int64_t id, std::int64_t vocab) {
-  std::vector<std::int64_t> tokens(kSeqLen + 1);
-  std::uint64_t state = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(id + 1);
-  for (auto& t : tokens) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    t = static_cast<std::int64_t>((state >> 33) % static_cast<std::uint64_t>(vocab));
-  }
-  return tokens;
-}
-
-// With masks, sample `id`'s first id % 5 labels are its prompt and every
-// seventh sample has no target at all, so ranks and micro-batches hold
-// different numbers of targets.
-torch::Tensor target_mask_of(const std::vector<std::int64_t>& ids, bool masked) {
-  torch::Tensor mask = torch::ones({static_cast<std::int64_t>(ids.size()), kSeqLen});
-  if (!masked) return mask;
-  for (std::size_t r = 0; r < ids.size(); ++r) {
-    const auto row = static_cast<std::int64_t>(r);
-    if (ids[r] % 7 == 3)
-      mask[row].zero_();
-    else
-      mask[row].narrow(0, 0, ids[r] % 5).zero_();
-  }
-  return mask;
-}
-
-// Packed, sample `id`'s row holds documents of 3 + id % 4 tokens, the rest
-// padding from slot 10: positions restart per document, labels that cross a
-// document or reach padding are not targets.
-void pack(MicroBatchTensors& batch, const std::vector<std::int64_t>& ids) {
-  const auto rows = static_cast<std::int64_t>(ids.size());
-  batch.positions = torch::zeros({rows, kSeqLen}, torch::kInt64);
-  batch.segments = torch::full({rows, kSeqLen}, -1, torch::kInt64);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t length = 3 + ids[static_cast<std::size_t>(r)] % 4;
-    for (std::int64_t i = 0; i < 10; ++i) {
-      batch.positions[r][i] = i % length;
-      batch.segments[r][i] = i / length;
-      if (i % length == length - 1 || i == 9) batch.target_mask[r][i] = 0;
-    }
-    for (std::int64_t i = 10; i < kSeqLen; ++i) batch.target_mask[r][i] = 0;
-  }
-}
-
-MicroBatchTensors batch_of(const std::vector<std::int64_t>& ids, std::int64_t vocab,
-                           std::int64_t step, std::uint64_t seed, bool masked = false,
-                           bool packed = false) {
-  torch::Tensor tokens =
-      torch::empty({static_cast<std::int64_t>(ids.size()), kSeqLen + 1}, torch::kInt64);
-  for (std::size_t r = 0; r < ids.size(); ++r) {
-    const auto row = sample_tokens(ids[r], vocab);
-    for (std::int64_t j = 0; j <= kSeqLen; ++j) tokens[static_cast<std::int64_t>(r)][j] = row[j];
-  }
-  MicroBatchTensors batch;
-  batch.inputs = tokens.narrow(1, 0, kSeqLen).contiguous();
-  batch.targets = tokens.narrow(1, 1, kSeqLen).contiguous();
-  batch.target_mask = target_mask_of(ids, masked);
-  batch.randomness = {seed, step, ids};
-  if (packed) pack(batch, ids);
-  return batch;
 }
 
 struct Result {
@@ -194,25 +135,6 @@ Result train_unsharded(const config::Config& config, bool masked, bool packed) {
   return result;
 }
 
-std::map<std::string, torch::Tensor> gather_masters(ShardedLlama& model) {
-  std::map<std::string, torch::Tensor> out;
-  for (auto& unit : model.units()) {
-    const auto& layout = unit->layout();
-    const std::int64_t shard = layout.shard_size(true);
-    torch::Tensor full = torch::empty({shard * unit->comm().size()}, unit->master().options());
-    torch::Tensor mine = unit->master().detach().contiguous();
-    unit->comm().all_gather(mine.data_ptr(), full.data_ptr(), shard, DType::kFloat32);
-    for (std::size_t i = 0; i < layout.params().size(); ++i) {
-      if (!layout.slot(i).trainable) continue;
-      out[layout.params()[i].name] =
-          full.narrow(0, layout.slot(i).offset, layout.params()[i].numel())
-              .view(layout.params()[i].shape)
-              .cpu();
-    }
-  }
-  return out;
-}
-
 // Where the sharded model computes: the CPU in fp32 unless a test says otherwise.
 struct Placement {
   torch::Device device = torch::kCPU;
@@ -258,7 +180,7 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
     EXPECT_FALSE(outcome.skipped);
     result.losses.push_back(outcome.loss);
   }
-  result.params = gather_masters(model);
+  result.params = gather_trainable(model, [](fsdp::ShardedUnit& unit) { return unit.master(); });
   return result;
 }
 

@@ -1,0 +1,122 @@
+#include "train/private_step.h"
+
+#include <cmath>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/error.h"
+#include "fsdp/per_example_gradients.h"
+#include "optim/grad_clip.h"
+#include "privacy/private_noise.h"
+
+namespace nss::train {
+namespace {
+
+// Per-token weights that make a row's loss the mean over its targets, so the
+// unit of clipping is the example; a row without targets (padding) weighs 0.
+torch::Tensor per_example_weights(const torch::Tensor& target_mask) {
+  const torch::Tensor targets = target_mask.sum(1, /*keepdim=*/true);
+  return target_mask / targets.clamp_min(1);
+}
+
+// Attaches the clipping to every unit for the lifetime of one step.
+class PerExampleMode {
+ public:
+  PerExampleMode(ShardedLlama& model, fsdp::PerExampleGradients& sink) : model_(model) {
+    for (auto& unit : model_.units()) unit->set_per_example(&sink);
+  }
+  ~PerExampleMode() {
+    for (auto& unit : model_.units()) unit->set_per_example(nullptr);
+  }
+  PerExampleMode(const PerExampleMode&) = delete;
+  PerExampleMode& operator=(const PerExampleMode&) = delete;
+
+ private:
+  ShardedLlama& model_;
+};
+
+// Adds N(0, stddev^2) to the elements of each unit's gradient shard this rank
+// owns (padding gets none), then divides by the expected batch.
+void noise_and_scale(ShardedLlama& model, const PrivateStepSettings& settings, int rank) {
+  torch::NoGradGuard no_grad;
+  const double stddev = settings.noise_multiplier * settings.max_grad_norm;
+  for (auto& unit : model.units()) {
+    torch::Tensor& grad = unit->master().mutable_grad();
+    if (!grad.defined() || grad.numel() == 0) continue;
+    if (stddev > 0) {
+      torch::Tensor noise = torch::zeros({grad.numel()}, torch::kFloat32);
+      float* out = noise.data_ptr<float>();
+      for (const auto& piece : unit->layout().shard_pieces(true, rank))
+        privacy::private_noise(*settings.noise_key, unit->layout().params()[piece.param].name,
+                               static_cast<std::uint64_t>(settings.step), piece.tensor_offset,
+                               piece.length, stddev, out + piece.shard_offset);
+      grad.add_(noise.to(grad.device()));
+    }
+    grad.div_(settings.expected_batch);
+  }
+}
+
+}  // namespace
+
+StepOutcome private_gradients(
+    ShardedLlama& model, ShardedState& state, const PrivateStepSettings& settings,
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
+    comm::Communicator& comm) {
+  NSS_ASSERT(settings.noise_multiplier == 0 || settings.noise_key != nullptr, "train",
+             "DP-SGD noise needs the run's secret key");
+  NSS_ASSERT(settings.expected_batch > 0, "train", "the expected batch size must be positive");
+  StepOutcome outcome;
+  outcome.lr = settings.lr;
+  fsdp::PerExampleGradients clipping(settings.max_grad_norm);
+  // [loss sum, examples, target tokens], summed on the device and read once
+  // (reading each micro-step would make the host wait for the device).
+  torch::Tensor local_totals;
+  {
+    PerExampleMode mode(model, clipping);
+    for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
+      MicroBatchTensors batch = next_micro_batch(micro);
+      const auto documents = document_mask_of(batch);
+      torch::Tensor loss =
+          model.loss(batch.inputs, batch.targets, per_example_weights(batch.target_mask),
+                     &batch.randomness, documents ? &*documents : nullptr);
+      loss.backward();
+      clipping.clip();
+      const torch::Tensor totals =
+          torch::stack({loss.detach().to(torch::kFloat64),
+                        batch.target_mask.sum(1).gt(0).sum().to(torch::kFloat64),
+                        batch.target_mask.sum().to(torch::kFloat64)});
+      local_totals = local_totals.defined() ? local_totals + totals : totals;
+    }
+    model.finish_collectives();
+  }
+  std::vector<fsdp::ShardedUnit*> units;
+  for (auto& unit : model.units()) units.push_back(unit.get());
+  clipping.reduce(units);
+  const torch::Tensor host_totals = local_totals.cpu().contiguous();
+  double totals[3] = {host_totals[0].item<double>(), host_totals[1].item<double>(),
+                      host_totals[2].item<double>()};
+  {
+    comm::CollectiveLabel label(comm, "loss and examples");
+    comm.all_reduce(totals, 3, comm::ReduceOp::kSum);
+  }
+  outcome.loss = totals[1] > 0 ? totals[0] / totals[1] : 0.0;
+  outcome.target_tokens = static_cast<std::int64_t>(totals[2]);
+  noise_and_scale(model, settings, comm.rank());
+  outcome.grad_norm = optim::global_grad_norm(comm, state.masters());
+  outcome.skipped = !std::isfinite(outcome.grad_norm);
+  return outcome;
+}
+
+StepOutcome run_private_step(ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
+                             const PrivateStepSettings& settings,
+                             const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
+                             comm::Communicator& comm) {
+  StepOutcome outcome = private_gradients(model, state, settings, next_micro_batch, comm);
+  if (settings.before_update) settings.before_update();
+  if (!outcome.skipped) adamw.step(state.adamw_shards(), settings.lr, ++state.applied_updates);
+  for (auto* master : state.masters()) master->mutable_grad() = torch::Tensor();
+  return outcome;
+}
+
+}  // namespace nss::train

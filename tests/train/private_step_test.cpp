@@ -1,0 +1,241 @@
+// DP-SGD's private gradient (train/private_step.h) at 1, 2 and 4 ranks:
+// with sigma = 0 it equals a reference that computes each example's gradient
+// alone with plain autograd on whole tensors, clips it to C and sums
+// (relative 1e-5), whatever the ranks and micro-batches, with recompute on
+// and off, LoRA dropout and examples without targets; with noise only (every
+// row padding) it is exactly the key's noise of each whole tensor, divided by
+// the expected batch, at any world size.
+#include "train/private_step.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "comm/mpi_communicator.h"
+#include "config/load.h"
+#include "model/initial_weights.h"
+#include "model/llama_model.h"
+#include "optim/grad_clip.h"
+#include "privacy/private_noise.h"
+#include "privacy/secret_key.h"
+#include "tiny_batches.h"
+#include "train/sharded_llama.h"
+#include "train/sharded_state.h"
+
+namespace nss::train {
+namespace {
+
+using testing::batch_of;
+using testing::kSeqLen;
+
+constexpr std::int64_t kExamples = 8;
+constexpr std::uint64_t kSeed = 5;
+
+config::Config make_config(bool checkpointing) {
+  config::Config config = config::parse_config_text(R"(
+model: {preset: tiny, hidden_size: 50, intermediate_size: 100, num_hidden_layers: 2,
+        num_attention_heads: 5, num_key_value_heads: 1, head_dim: 10, vocab_size: 259,
+        max_position_embeddings: 64}
+data: {seq_len: 12}
+training: {lora: {enabled: true, rank: 4, dropout: 0.1, targets: [q_proj, v_proj, down_proj]}}
+)",
+                                                    "test");
+  config.training.activation_checkpointing = checkpointing;
+  return config;
+}
+
+using Gradients = std::map<std::string, torch::Tensor>;
+
+// LoRA's B starts at zero, which would leave A without gradient: both models
+// get B[i] = 0.05 sin(0.37 i + 1) over each B's row-major elements instead.
+bool is_lora_b(const std::string& name) {
+  return name.find("lora_B") != std::string::npos;
+}
+
+torch::Tensor lora_b_values(std::int64_t first, std::int64_t count) {
+  return 0.05 * torch::sin(0.37 * torch::arange(first, first + count, torch::kFloat64) + 1.0)
+                    .to(torch::kFloat32);
+}
+
+void set_lora_b(ShardedLlama& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& unit : model.units()) {
+    const auto& layout = unit->layout();
+    for (const auto& piece : layout.shard_pieces(true, unit->comm().rank()))
+      if (is_lora_b(layout.params()[piece.param].name))
+        unit->master()
+            .narrow(0, piece.shard_offset, piece.length)
+            .copy_(lora_b_values(piece.tensor_offset, piece.length));
+  }
+}
+
+// The reference: each example alone, its mean loss over its targets, its
+// gradient clipped to `max_norm`, summed, over `expected_batch`. Also the
+// examples' norms before clipping.
+Gradients reference_gradient(const config::Config& config, double max_norm, double expected_batch,
+                             std::vector<double>* norms) {
+  const auto& lora = config.training.lora;
+  model::LlamaModel model(config.model, lora, torch::TensorOptions().dtype(torch::kFloat32));
+  model.load(
+      model::InitialWeights(config.model, lora, static_cast<std::uint64_t>(config.run.seed)));
+  std::vector<torch::Tensor> params;
+  std::vector<std::string> names;
+  for (int u = 0; u < model.num_units(); ++u)
+    for (std::size_t i = 0; i < model.unit_specs(u).size(); ++i)
+      if (model.unit_specs(u)[i].trainable) {
+        params.push_back(model.unit_tensors(u)[i]);
+        names.push_back(model.unit_specs(u)[i].name);
+        if (is_lora_b(names.back())) {
+          torch::NoGradGuard no_grad;
+          params.back().copy_(lora_b_values(0, params.back().numel()).view(params.back().sizes()));
+        }
+      }
+  Gradients sum;
+  for (std::int64_t id = 0; id < kExamples; ++id) {
+    const auto batch = batch_of({id}, config.model.vocab_size, 1, kSeed, /*masked=*/true);
+    const model::DropoutKey key{kSeed, 1, {id}, 0};
+    const torch::Tensor targets = batch.target_mask.sum();
+    torch::Tensor loss = model.weighted_loss(batch.inputs, batch.targets,
+                                             batch.target_mask / targets.clamp_min(1), &key);
+    const auto grads = torch::autograd::grad({loss}, params, {}, false, false, true);
+    double squared = 0;
+    for (const auto& g : grads)
+      if (g.defined()) squared += g.to(torch::kFloat64).square().sum().item<double>();
+    const double norm = std::sqrt(squared);
+    norms->push_back(norm);
+    const double factor = norm > max_norm ? max_norm / norm : 1.0;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const torch::Tensor g = grads[i].defined() ? grads[i].to(torch::kFloat64) * factor
+                                                 : torch::zeros_like(params[i], torch::kFloat64);
+      sum[names[i]] = sum.count(names[i]) ? sum[names[i]] + g : g;
+    }
+  }
+  for (auto& [name, g] : sum) g = (g / expected_batch).to(torch::kFloat32);
+  return sum;
+}
+
+struct Sharded {
+  Gradients gradient;
+  StepOutcome outcome;
+};
+
+// Rank r takes examples r, r + N, ... in micro-batches of `micro_batch` rows,
+// padded with rows without targets so every rank runs as many micro-steps.
+// `padding_only`: every row is padding (an empty Poisson batch).
+Sharded sharded_gradient(const config::Config& config, comm::Communicator& comm,
+                         std::int64_t micro_batch, PrivateStepSettings settings,
+                         bool padding_only = false) {
+  const auto& t = config.training;
+  fsdp::ShardOptions options;
+  options.activation_checkpointing = t.activation_checkpointing;
+  ShardedLlama model(config.model, t.lora, false, comm, options, kSeqLen);
+  model.initialize(
+      model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
+  set_lora_b(model);
+  ShardedState state(model);
+  std::vector<std::int64_t> mine;
+  for (std::int64_t id = comm.rank(); id < kExamples; id += comm.size()) mine.push_back(id);
+  const std::int64_t most = (kExamples + comm.size() - 1) / comm.size();
+  settings.micro_steps = (most + micro_batch - 1) / micro_batch;
+  Sharded out;
+  out.outcome = private_gradients(
+      model, state, settings,
+      [&](std::int64_t micro) {
+        std::vector<std::int64_t> ids, padding;
+        for (std::int64_t i = micro * micro_batch; i < (micro + 1) * micro_batch; ++i) {
+          const bool real = !padding_only && i < static_cast<std::int64_t>(mine.size());
+          ids.push_back(real ? mine[static_cast<std::size_t>(i)] : 1000 + i);
+          if (!real) padding.push_back(static_cast<std::int64_t>(ids.size()) - 1);
+        }
+        MicroBatchTensors batch = batch_of(ids, config.model.vocab_size, 1, kSeed, true);
+        for (const std::int64_t row : padding) batch.target_mask[row].zero_();
+        return batch;
+      },
+      comm);
+  // Units without trainable parameters have no gradient.
+  out.gradient = testing::gather_trainable(model, [](fsdp::ShardedUnit& unit) {
+    const torch::Tensor grad = unit.master().grad();
+    return grad.defined() ? grad : torch::zeros_like(unit.master());
+  });
+  return out;
+}
+
+double max_relative_difference(const Gradients& actual, const Gradients& expected) {
+  double largest = 0, worst = 0;
+  for (const auto& [name, e] : expected) {
+    largest = std::max(largest, e.abs().max().item<double>());
+    worst = std::max(worst, (actual.at(name) - e).abs().max().item<double>());
+  }
+  return worst / largest;
+}
+
+void expect_clipped_sum(bool checkpointing, std::int64_t micro_batch) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const config::Config config = make_config(checkpointing);
+  // C at the median norm: some examples are clipped, some are not.
+  std::vector<double> norms;
+  reference_gradient(config, 1.0, 1.0, &norms);
+  std::vector<double> sorted = norms;
+  std::sort(sorted.begin(), sorted.end());
+  const double max_norm = sorted[sorted.size() / 2];
+  ASSERT_GT(max_norm, 0);
+  norms.clear();
+  const double expected_batch = 6.5;
+  const Gradients reference = reference_gradient(config, max_norm, expected_batch, &norms);
+
+  PrivateStepSettings settings;
+  settings.max_grad_norm = max_norm;
+  settings.expected_batch = expected_batch;
+  const Sharded sharded = sharded_gradient(config, *comm, micro_batch, settings);
+  ASSERT_EQ(sharded.gradient.size(), reference.size());
+  const double difference = max_relative_difference(sharded.gradient, reference);
+  EXPECT_LE(difference, 1e-5);
+  EXPECT_FALSE(sharded.outcome.skipped);
+  // The norm reported is the (here noiseless) private gradient's.
+  double squared = 0;
+  for (const auto& [name, g] : reference)
+    squared += g.to(torch::kFloat64).square().sum().item<double>();
+  EXPECT_NEAR(sharded.outcome.grad_norm, std::sqrt(squared), 1e-5 * std::sqrt(squared));
+  if (comm->rank() == 0)
+    std::printf("[private] %d ranks, micro-batch %lld, recompute %d: C %.4g, max|dg|/max|g| %.2e\n",
+                comm->size(), static_cast<long long>(micro_batch), checkpointing ? 1 : 0, max_norm,
+                difference);
+}
+
+TEST(PrivateStep, ClippedSumEqualsPerExampleReference) {
+  expect_clipped_sum(true, 1);
+}
+
+TEST(PrivateStep, ClippedSumWithLargerMicroBatches) {
+  expect_clipped_sum(true, 3);
+}
+
+TEST(PrivateStep, ClippedSumWithoutRecompute) {
+  expect_clipped_sum(false, 2);
+}
+
+TEST(PrivateStep, EmptyBatchGetsTheKeysNoiseAtAnyWorldSize) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const config::Config config = make_config(true);
+  const auto secret = privacy::SecretKey::from_hex(std::string(64, 'a'));
+  const privacy::NoiseKey key = secret.noise_key();
+  PrivateStepSettings settings;
+  settings.step = 3;
+  settings.max_grad_norm = 0.5;
+  settings.noise_multiplier = 1.2;
+  settings.expected_batch = 4;
+  settings.noise_key = &key;
+  const Sharded sharded = sharded_gradient(config, *comm, 2, settings, /*padding_only=*/true);
+  EXPECT_EQ(sharded.outcome.loss, 0.0);
+  EXPECT_EQ(sharded.outcome.target_tokens, 0);
+  ASSERT_FALSE(sharded.gradient.empty());
+  for (const auto& [name, g] : sharded.gradient) {
+    torch::Tensor expected = torch::empty({g.numel()}, torch::kFloat32);
+    privacy::private_noise(key, name, 3, 0, g.numel(), 0.5 * 1.2, expected.data_ptr<float>());
+    EXPECT_TRUE(torch::equal(g.reshape(-1), expected / 4)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace nss::train
