@@ -16,8 +16,10 @@
 #include "checkpoint/output_file.h"
 #include "checkpoint/verify.h"
 #include "core/error.h"
+#include "core/output_location.h"
 #include "core/units.h"
 #include "hf/element_convert.h"
+#include "privacy/privacy_report.h"
 
 namespace fs = std::filesystem;
 
@@ -137,6 +139,13 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
     report.tensors = export_hf(reader, options);
     report.bytes_written = output_bytes(options.output);
   }
+  // A private run's guarantee goes with its weights: inside an hf directory
+  // (export_hf), beside a single file.
+  const auto& state = reader.index().state;
+  if (options.format != "hf" && state.contains("privacy") && state["privacy"].is_object())
+    write_output_file(options.output + ".privacy.json",
+                      privacy::privacy_report(state["privacy"], reader.index().step).dump(2) + "\n",
+                      "consolidate");
   report.bytes_read = reader.bytes_read();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("[consolidate] {} -> {}: {} tensors, {} read, {} written in {:.2f} s",

@@ -22,6 +22,7 @@
 #include "hf/tokenizer_files.h"
 #include "hf/weight_files.h"
 #include "model/param_spec.h"
+#include "privacy/privacy_report.h"
 
 namespace fs = std::filesystem;
 
@@ -136,6 +137,10 @@ const config::Config& require_config(const TrainedModel& model, const std::strin
 // a file that cannot be copied is a warning, never an error, and never silent.
 void complete_directory(StagingDirectory& staging, const TrainedModel& model,
                         const std::string& output) {
+  if (!model.privacy.is_null())
+    write_output_file(staging.file("privacy.json"),
+                      privacy::privacy_report(model.privacy, model.step).dump(2) + "\n",
+                      "consolidate");
   if (!model.base_path.empty())
     for (const auto& problem : hf::copy_tokenizer_files(model.base_path, staging.path()))
       spdlog::warn(

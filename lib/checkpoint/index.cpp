@@ -108,15 +108,16 @@ std::string index_to_text(const CheckpointIndex& index) {
   }
   json files = json::object();
   for (const auto& [name, bytes] : index.file_bytes) files[name] = {{"bytes", bytes}};
-  const json doc = {{"format", kFormatName},
-                    {"version", kFormatVersion},
-                    {"step", index.step},
-                    {"world_size", index.world_size},
-                    {"checksum", kChecksumName},
-                    {"checksum_block_bytes", index.checksum_block_bytes},
-                    {"tensors", tensors},
-                    {"state", index.state},
-                    {"files", files}};
+  json doc = {{"format", kFormatName},
+              {"version", kFormatVersion},
+              {"step", index.step},
+              {"world_size", index.world_size},
+              {"checksum", kChecksumName},
+              {"checksum_block_bytes", index.checksum_block_bytes},
+              {"tensors", tensors},
+              {"state", index.state},
+              {"files", files}};
+  if (!index.secrets.empty()) doc["secrets"] = index.secrets;
   return doc.dump(1) + "\n";
 }
 
@@ -148,6 +149,7 @@ CheckpointIndex parse_index(const std::string& text, const std::string& origin) 
   for (const auto& [name, t] : f.get(doc, "tensors", "", json::value_t::object).items())
     index.tensors[name] = parse_tensor(f, t, "tensors." + name + ".");
   index.state = f.get(doc, "state", "", json::value_t::object);
+  if (doc.contains("secrets")) index.secrets = f.get(doc, "secrets", "", json::value_t::object);
   for (const auto& [name, file] : f.get(doc, "files", "", json::value_t::object).items())
     index.file_bytes[name] = f.unsigned_at(file, "bytes", "files." + name + ".");
   for (const auto& [name, t] : index.tensors)

@@ -42,6 +42,9 @@ struct CheckpointIndex {
   std::uint64_t checksum_block_bytes = kDefaultChecksumBlockBytes;
   std::map<std::string, TensorRecord> tensors;
   nlohmann::json state = nlohmann::json::object();
+  /// What only a resume may read (DP-SGD's key); no export or report copies
+  /// it. Written only when not empty.
+  nlohmann::json secrets = nlohmann::json::object();
   std::map<std::string, std::uint64_t> file_bytes;  // rank file name -> size
 };
 

@@ -124,6 +124,7 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
     result.step = reader.index().step;
     result.saved_world_size = reader.index().world_size;
     result.state = reader.index().state;
+    result.secrets = reader.index().secrets;
     result.bytes_read = reader.bytes_read();
   });
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

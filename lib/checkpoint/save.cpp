@@ -91,6 +91,7 @@ SaveResult save_checkpoint(comm::Communicator& comm, const SaveRequest& request,
       index.world_size = comm.size();
       index.checksum_block_bytes = request.checksum_block_bytes;
       index.state = request.state;
+      index.secrets = request.secrets;
       for (const auto& t : request.tensors) index.tensors[t.name] = {t.shape, t.dtype, {}};
       for (int r = 0; r < comm.size(); ++r) {
         index.file_bytes[rank_file_name(r)] = files[r].bytes;

@@ -41,6 +41,8 @@ TrainedModel trained_model(const CheckpointIndex& index, const std::string& orig
       state["lora_base"].contains("path") && state["lora_base"]["path"].is_string())
     model.base_path = state["lora_base"]["path"].get<std::string>();
   if (state.contains("dataset") && state["dataset"].is_object()) model.dataset = state["dataset"];
+  if (state.contains("privacy") && state["privacy"].is_object()) model.privacy = state["privacy"];
+  model.step = index.step;
   return model;
 }
 

@@ -5,6 +5,7 @@
 //                         the LoRA base, and where an hf export's tokenizer files come from
 //   state.dataset         the training data's tokenizer and preparation
 //                         (data::describe_preparation)
+//   state.privacy         a private run's plan (privacy::PrivacyPlan::settings())
 // and from the tensor names: LoRA adapters are "<module>.lora_A.weight" ([r, in])
 // and "<module>.lora_B.weight" ([out, r]), <module> being the Hugging Face
 // module of the base weight "<module>.weight".
@@ -29,6 +30,8 @@ struct TrainedModel {
   bool lora = false;                     // the checkpoint holds LoRA adapters
   std::string base_path;                 // the pretrained directory the run started from
   nlohmann::json dataset;                // state.dataset; null when absent
+  nlohmann::json privacy;                // state.privacy of a private run; null otherwise
+  std::int64_t step = 0;                 // the step the weights are from
 };
 
 /// Reads the state of `index`; throws CheckpointError when state.config is present but invalid.

@@ -77,6 +77,22 @@ struct ChoiceNames<QuantizeBase> {
       {{QuantizeBase::kNone, "none"}, {QuantizeBase::kNf4, "nf4"}}};
 };
 
+/// privacy.accountant: how the privacy spent is computed (docs/privacy.md).
+enum class PrivacyAccountant { kPrv, kRdp };
+template <>
+struct ChoiceNames<PrivacyAccountant> {
+  static constexpr std::array<std::pair<PrivacyAccountant, const char*>, 2> names{
+      {{PrivacyAccountant::kPrv, "prv"}, {PrivacyAccountant::kRdp, "rdp"}}};
+};
+
+/// privacy.sampling: how each step's batch is drawn under privacy.
+enum class PrivacySampling { kPoisson, kShuffle };
+template <>
+struct ChoiceNames<PrivacySampling> {
+  static constexpr std::array<std::pair<PrivacySampling, const char*>, 2> names{
+      {{PrivacySampling::kPoisson, "poisson"}, {PrivacySampling::kShuffle, "shuffle"}}};
+};
+
 /// data.packing: how documents become training rows (docs/data.md).
 enum class Packing { kWindows, kDocuments, kNone };
 template <>

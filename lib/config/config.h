@@ -251,6 +251,46 @@ struct ParallelConfig {
   }
 };
 
+struct PrivacyConfig {
+  bool enabled = false;
+  double target_epsilon = 8.0;
+  double noise_multiplier = 0.0;
+  double delta = 0.0;
+  double max_grad_norm = 1.0;
+  PrivacyAccountant accountant = PrivacyAccountant::kPrv;
+  PrivacySampling sampling = PrivacySampling::kPoisson;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("enabled", enabled,
+            "Differentially private fine-tuning (DP-SGD): per-example clipping, Gaussian noise, "
+            "Poisson sampling and a privacy accountant. Needs training.lora.enabled and "
+            "data.packing: none.");
+    v.field("target_epsilon", target_epsilon,
+            "The privacy budget: with noise_multiplier 0 the noise is calibrated so that "
+            "max_steps spend exactly this; with a given noise_multiplier, the preflight fails "
+            "when max_steps would spend more (0: no limit).",
+            {0, 1e4});
+    v.field("noise_multiplier", noise_multiplier,
+            "sigma: noise standard deviation / max_grad_norm (0: calibrate from target_epsilon).",
+            {0, 1e4});
+    v.field("delta", delta,
+            "The delta of the (epsilon, delta) guarantee; 0 is auto: 1 / n^1.2 with n the "
+            "privacy units (examples, or groups when prepared with --group-by).",
+            closed_open(0, 1));
+    v.field("max_grad_norm", max_grad_norm,
+            "C: each example's gradient (all trainable parameters) is clipped to this L2 norm.",
+            open_closed(0, 1e6));
+    v.field("accountant", accountant,
+            "prv (Gopi et al. 2021, tight) or rdp (Renyi DP, Mironov et al. 2019, an upper "
+            "bound).");
+    v.field("sampling", sampling,
+            "poisson: each unit joins a step with probability global_batch_size / n (what the "
+            "accountants assume); shuffle: fixed-size batches of an epoch's permutation (the "
+            "reported epsilon then assumes Poisson sampling: a warning).");
+  }
+};
+
 struct PreflightConfig {
   bool enabled = true;
   double max_memory_fraction = 0.9;
@@ -337,6 +377,7 @@ struct Config {
   EvalConfig eval;
   TrainingConfig training;
   ParallelConfig parallel;
+  PrivacyConfig privacy;
   PreflightConfig preflight;
   CheckpointConfig checkpoint;
   LoggingConfig logging;
@@ -349,6 +390,7 @@ struct Config {
     v.section("eval", eval, "Validation on held-out data.");
     v.section("training", training, "Optimisation.");
     v.section("parallel", parallel, "Communication.");
+    v.section("privacy", privacy, "Differentially private fine-tuning (docs/privacy.md).");
     v.section("preflight", preflight, "Rank-0 go/no-go checks before training.");
     v.section("checkpoint", checkpoint, "Sharded checkpoints and resume.");
     v.section("logging", logging, "Console, log files and metrics.");

@@ -23,6 +23,10 @@ std::int64_t accumulation_steps(const Config& config, int world_size,
   return std::max<std::int64_t>(1, config.training.global_batch_size / *per_micro_step);
 }
 
+bool poisson_batches(const Config& config) {
+  return config.privacy.enabled && config.privacy.sampling == PrivacySampling::kPoisson;
+}
+
 std::int64_t accumulation_steps(const Config& config, int world_size) {
   return accumulation_steps(config, world_size, config.training.micro_batch_size);
 }

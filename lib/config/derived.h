@@ -27,6 +27,10 @@ std::int64_t accumulation_steps(const Config& config, int world_size,
 /// The same at training.micro_batch_size.
 std::int64_t accumulation_steps(const Config& config, int world_size);
 
+/// True when each step's batch is drawn by Poisson sampling (privacy on with
+/// sampling: poisson): its size varies, global_batch_size is its expectation.
+bool poisson_batches(const Config& config);
+
 /// The micro-batch sizes that divide global_batch_size / world_size,
 /// ascending; empty when world_size does not divide the global batch.
 std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_size);

@@ -26,6 +26,7 @@ void validate_layout(const Config& config, int world_size) {
   const std::int64_t micro = config.training.micro_batch_size;
   const std::int64_t ranks = world_size;
   if (ranks < 1) throw InternalError("config", "world size must be positive");
+  if (poisson_batches(config)) return;  // every rank runs the largest share's micro-steps
   const std::optional<std::int64_t> product = checked_mul(micro, ranks);
   if (!product)
     throw UsageError("config",

@@ -3,6 +3,7 @@
 // is checked here, before any rank does work.
 #include <set>
 
+#include "config/derived.h"
 #include "config/load.h"
 #include "config/problems.h"
 #include "config/size_checks.h"
@@ -87,9 +88,10 @@ void check_model(const ModelConfig& m, Checker& c) {
               "must be greater than low_freq_factor");
 }
 
-void check_training(const TrainingConfig& t, Checker& c) {
+void check_training(const TrainingConfig& t, bool poisson_batches, Checker& c) {
   if (t.lr > 0) c.require(t.min_lr <= t.lr, "training.min_lr", "must not exceed training.lr");
-  if (t.micro_batch_size > 0)
+  // A Poisson batch's size varies: global_batch_size is only its expectation.
+  if (t.micro_batch_size > 0 && !poisson_batches)
     c.require(t.global_batch_size % t.micro_batch_size == 0, "training.micro_batch_size",
               "must divide global_batch_size (" + std::to_string(t.global_batch_size) + "), got " +
                   std::to_string(t.micro_batch_size));
@@ -114,6 +116,28 @@ void check_training(const TrainingConfig& t, Checker& c) {
     c.require(lora.quantize_base == QuantizeBase::kNf4, "training.lora.double_quant",
               "quantises NF4 block scales, but training.lora.quantize_base is none",
               "set training.lora.quantize_base: nf4, or double_quant: false");
+}
+
+// DP-SGD clips each example's gradient: an example must be one row (no
+// packing, no split), and only LoRA adapters have per-example norms.
+void check_privacy(const Config& config, Checker& c) {
+  const PrivacyConfig& p = config.privacy;
+  if (!p.enabled) return;
+  c.require(config.training.lora.enabled, "privacy.enabled",
+            "DP-SGD trains LoRA adapters (per-example clipping of the full model is not "
+            "supported), but training.lora.enabled is false",
+            "set training.lora.enabled: true");
+  c.require(config.data.packing == Packing::kNone, "data.packing",
+            std::string("must be none under privacy (one example per row), got ") +
+                choice_name(config.data.packing),
+            "set data.packing: none");
+  c.require(config.data.long_documents == LongDocuments::kTruncate, "data.long_documents",
+            "must be truncate under privacy: a split example would be clipped once per piece "
+            "and double its sensitivity",
+            "set data.long_documents: truncate");
+  c.require(p.noise_multiplier > 0 || p.target_epsilon > 0, "privacy.target_epsilon",
+            "is 0 and so is privacy.noise_multiplier: nothing sets the noise",
+            "set target_epsilon (e.g. 8) to calibrate the noise, or a noise_multiplier");
 }
 
 }  // namespace
@@ -159,7 +183,8 @@ void check_values(const Config& config, Problems& problems) {
             "must name a held-out dataset when eval.interval_steps > 0",
             "set eval.path, or eval.interval_steps: 0 to disable validation");
 
-  check_training(config.training, c);
+  check_training(config.training, poisson_batches(config), c);
+  check_privacy(config, c);
 
   const auto& p = config.preflight;
   c.require(p.host_memory_warn_fraction <= p.host_memory_fail_fraction,

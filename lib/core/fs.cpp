@@ -86,10 +86,11 @@ std::string temporary_path_for(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
+void write_file_atomic(const std::string& path, const std::string& content, unsigned permissions) {
   const std::filesystem::path target(path);
   const std::string tmp = temporary_path_for(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                        static_cast<mode_t>(permissions));
   if (fd < 0) throw InternalError("fs", "cannot create " + tmp + ": " + errno_text(errno));
   write_all(fd, content, tmp);
   if (::fsync(fd) != 0) {

@@ -14,7 +14,8 @@ std::string temporary_path_for(const std::string& path);
 
 /// Writes `content` to `path` atomically: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory.
-void write_file_atomic(const std::string& path, const std::string& content);
+void write_file_atomic(const std::string& path, const std::string& content,
+                       unsigned permissions = 0644);
 
 /// fsyncs a directory so that renames and creations inside it are durable.
 void fsync_directory(const std::string& path);

@@ -39,27 +39,30 @@ std::string log_line(const MemoryRecord& r) {
 }
 
 nlohmann::json to_json(const StepRecord& r) {
-  return {{"step", r.step},
-          {"loss", r.outcome.loss},
-          {"lr", r.outcome.lr},
-          {"grad_norm", r.outcome.grad_norm},
-          {"target_tokens", r.outcome.target_tokens},
-          {"tokens_per_s", r.tokens_per_s},
-          {"step_time_s", r.step_time_s},
-          {"mem_bytes", r.mem_bytes},
-          {"peak_mem_bytes", r.peak_mem_bytes},
-          {"comm_bytes", r.comm_bytes},
-          {"skipped", r.outcome.skipped},
-          {"skipped_steps", r.skipped_steps}};
+  nlohmann::json out = {{"step", r.step},
+                        {"loss", r.outcome.loss},
+                        {"lr", r.outcome.lr},
+                        {"grad_norm", r.outcome.grad_norm},
+                        {"target_tokens", r.outcome.target_tokens},
+                        {"tokens_per_s", r.tokens_per_s},
+                        {"step_time_s", r.step_time_s},
+                        {"mem_bytes", r.mem_bytes},
+                        {"peak_mem_bytes", r.peak_mem_bytes},
+                        {"comm_bytes", r.comm_bytes},
+                        {"skipped", r.outcome.skipped},
+                        {"skipped_steps", r.skipped_steps}};
+  if (r.epsilon) out["epsilon"] = *r.epsilon;
+  return out;
 }
 
 std::string log_line(const StepRecord& r) {
   return fmt::format(
-      "step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {} targets | {:.0f} tok/s | "
-      "{:.3f} s/step | mem {} (peak {}) | ETA {}",
-      r.step, r.max_steps, r.outcome.loss, r.outcome.lr, r.outcome.grad_norm,
-      r.outcome.target_tokens, r.tokens_per_s, r.step_time_s, bytes(r.mem_bytes),
-      bytes(r.peak_mem_bytes), format_duration(r.eta_s));
+             "step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {} targets | {:.0f} tok/s | "
+             "{:.3f} s/step | mem {} (peak {}) | ETA {}",
+             r.step, r.max_steps, r.outcome.loss, r.outcome.lr, r.outcome.grad_norm,
+             r.outcome.target_tokens, r.tokens_per_s, r.step_time_s, bytes(r.mem_bytes),
+             bytes(r.peak_mem_bytes), format_duration(r.eta_s)) +
+         (r.epsilon ? fmt::format(" | epsilon {:.3f}", *r.epsilon) : std::string());
 }
 
 std::string format_duration(double seconds) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,7 @@ struct StepRecord {
   double comm_bytes = 0;  // this step's, both communicators (nccl-tests bus bytes)
   std::int64_t skipped_steps = 0;
   double eta_s = 0;
+  std::optional<double> epsilon;  // privacy spent after this step (private runs)
 };
 nlohmann::json to_json(const StepRecord& record);
 std::string log_line(const StepRecord& record);

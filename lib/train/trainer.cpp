@@ -19,6 +19,7 @@
 #include "optim/lr_schedule.h"
 #include "train/compute_device.h"
 #include "train/metrics_log.h"
+#include "train/private_training.h"
 #include "train/sharded_llama.h"
 #include "train/sharded_state.h"
 #include "train/step_metrics.h"
@@ -37,8 +38,10 @@ std::shared_ptr<const data::TokenDataset> checked_train_dataset(
   return dataset;
 }
 
+// `privacy`: a private run's, whose Poisson batches come from its key.
 data::DataLoaderOptions loader_options(const config::Config& config, const comm::Communicator& comm,
-                                       const TrainingProgress& progress) {
+                                       const TrainingProgress& progress,
+                                       const PrivateTraining* privacy) {
   const auto& t = config.training;
   data::DataLoaderOptions options;
   options.sampling = {config.data.seq_len, t.global_batch_size,
@@ -50,7 +53,29 @@ data::DataLoaderOptions loader_options(const config::Config& config, const comm:
   options.prefetch_factor = config.data.prefetch_factor;
   options.start = progress.data;
   options.first_step = progress.step + 1;
+  if (privacy && privacy->plan().poisson)
+    options.poisson = data::PoissonSampling{privacy->poisson_key(), privacy->plan().sampling_rate};
   return options;
+}
+
+// What a private run logs once at its start (never the key).
+void log_privacy_plan(const PrivateTraining& privacy, const config::Config& config) {
+  const privacy::PrivacyPlan& p = privacy.plan();
+  spdlog::info(
+      "[privacy] DP-SGD over {} privacy units: q = {:.4g} (expected batch {}), sigma = {:.4g} "
+      "({}), C = {}, delta = {:.3g}, {} accountant; epsilon after {} steps: {:.3f}",
+      p.units, p.sampling_rate, p.expected_batch, p.noise_multiplier,
+      p.calibrated ? "calibrated to privacy.target_epsilon" : "privacy.noise_multiplier",
+      p.max_grad_norm, p.delta, privacy::accountant_kind_name(p.accountant), p.planned_steps,
+      privacy.epsilon_after(p.planned_steps));
+  if (config.training.grad_clip > 0)
+    spdlog::info(
+        "[privacy] training.grad_clip is not applied: each example's gradient is clipped to "
+        "privacy.max_grad_norm instead");
+  if (!p.poisson)
+    spdlog::warn(
+        "[privacy] privacy.sampling: shuffle draws fixed-size batches, but the reported epsilon "
+        "assumes Poisson sampling: it is not a proven guarantee for this run");
 }
 
 // One rank's training job: the set-up in the constructor, then run() calls
@@ -80,7 +105,8 @@ class Trainer {
   std::unique_ptr<ShardedState> state_;
   optim::AdamW adamw_;
   optim::LrSchedule schedule_;
-  std::unique_ptr<MetricsLog> metrics_;  // rank 0
+  std::unique_ptr<MetricsLog> metrics_;     // rank 0
+  std::optional<PrivateTraining> private_;  // privacy.enabled
   std::unique_ptr<TrainingCheckpoints> checkpoints_;
   TrainingProgress progress_;
   std::unique_ptr<data::DataLoader> loader_;
@@ -120,14 +146,24 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
     metrics_ = std::make_unique<MetricsLog>(context_.run_dir + "/metrics.jsonl");
     metrics_->append(to_json(memory));
   }
+  if (config.privacy.enabled) {
+    comm::run_on_all(comm_, [&] { private_.emplace(config, dataset_->num_documents()); });
+    log_privacy_plan(*private_, config);
+  }
   checkpoints_ = std::make_unique<TrainingCheckpoints>(
       config, comm, *state_, std::move(context_.checkpoint_writer_comm),
-      data::describe_preparation(dataset_->metadata()), context_.run_id);
+      data::describe_preparation(dataset_->metadata()), context_.run_id,
+      private_ ? private_->plan().settings() : nlohmann::json());
   progress_ = checkpoints_->resume().value_or(TrainingProgress{});
+  if (private_) {
+    private_->resolve_key(comm_, checkpoints_->resumed_secrets());
+    checkpoints_->set_secrets(private_->secrets());
+  }
   state_->applied_updates = progress_.applied_updates;
   // Every rank finds the same position beyond a changed dataset: one message, one exit code.
   comm::run_on_all(comm, [&] {
-    loader_ = std::make_unique<data::DataLoader>(dataset_, loader_options(config, comm, progress_));
+    loader_ = std::make_unique<data::DataLoader>(
+        dataset_, loader_options(config, comm, progress_, private_ ? &*private_ : nullptr));
   });
   if (config.eval.interval_steps > 0)
     validation_.emplace(config, comm, context_.device, tokenizer_);
@@ -138,9 +174,23 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
 
 StepOutcome Trainer::train_step(std::int64_t step) {
   const auto& t = config_.training;
+  const auto seed = static_cast<std::uint64_t>(config_.run.seed);
+  if (private_) {
+    // A Poisson step's micro-steps (the same on every rank) come with its batches.
+    data::MicroBatch first = loader_->next();
+    const std::int64_t micro_steps = first.micro_steps;
+    return run_private_step(
+        model_, *state_, adamw_,
+        private_->step_settings(step, micro_steps, schedule_.at(step),
+                                [this] { checkpoints_->before_update(); }),
+        [&](std::int64_t micro) {
+          data::MicroBatch batch = micro == 0 ? std::move(first) : loader_->next();
+          return on_device(micro_batch_tensors(batch, seed, step), context_.device);
+        },
+        comm_);
+  }
   const StepSettings settings{step, micro_steps_, schedule_.at(step), t.grad_clip,
                               [this] { checkpoints_->before_update(); }};
-  const auto seed = static_cast<std::uint64_t>(config_.run.seed);
   return run_training_step(
       model_, *state_, adamw_, settings,
       [&](std::int64_t) {
@@ -155,7 +205,8 @@ void Trainer::account(std::int64_t step, const StepOutcome& outcome) {
   progress_.tokens_seen += tokens_per_step_;
   progress_.data = loader_->resume_position();
   progress_.applied_updates = state_->applied_updates;
-  if (outcome.target_tokens == 0) {
+  // A private step without targets (an empty Poisson batch) still adds its noise.
+  if (!private_ && outcome.target_tokens == 0) {
     ++progress_.skipped_steps;
     spdlog::warn(
         "[train] step {}: no label of the global batch is a target (the loss mask is 0 "
@@ -180,8 +231,13 @@ void Trainer::account(std::int64_t step, const StepOutcome& outcome) {
                         "fp32 (training.dtype); the model diverged");
 }
 
-void Trainer::report(const StepRecord& record) {
-  if (record.step % config_.logging.interval_steps != 0 && record.step != record.max_steps) return;
+void Trainer::report(const StepRecord& step_record) {
+  if (step_record.step % config_.logging.interval_steps != 0 &&
+      step_record.step != step_record.max_steps)
+    return;
+  StepRecord record = step_record;
+  // Rank 0 alone logs and writes metrics: the accountant runs there only.
+  if (private_ && comm_.rank() == 0) record.epsilon = private_->epsilon_after(record.step);
   spdlog::info("[train] {}", log_line(record));
   if (metrics_) metrics_->append(to_json(record));
 }

@@ -43,10 +43,12 @@ TrainingState read_training_state(const nlohmann::json& saved, const std::string
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
                                          ShardedState& state,
                                          std::unique_ptr<comm::Communicator> writer_comm,
-                                         nlohmann::json dataset, std::string run_id)
+                                         nlohmann::json dataset, std::string run_id,
+                                         nlohmann::json privacy)
     : config_(config), comm_(comm), state_(state) {
   const auto& buffers = state_.checkpoint_buffers();
   inputs_.dataset = std::move(dataset);
+  inputs_.privacy = std::move(privacy);
   inputs_.run = {std::move(run_id), config.run.output_dir};
   if (config.training.lora.enabled) {
     nlohmann::json& base = inputs_.lora_base;
@@ -167,6 +169,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
       k.load_optimizer ? "optimizer state restored"
                        : "model weights only (checkpoint.load_optimizer: false)");
   last_saved_step_ = loaded->step;
+  resumed_secrets_ = loaded->secrets.is_object() ? loaded->secrets : nlohmann::json::object();
   set_aside_damaged(loaded->damaged_steps, loaded->step);
   return progress;
 }
@@ -225,6 +228,7 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, SaveKind kind,
   request.step = progress.step;
   request.tensors = state_.checkpoint_tensors();
   request.state = current_training_state(config_, progress, comm_.size(), inputs_);
+  request.secrets = secrets_;
   request.keep_last = k.keep_last;
   request.file_locking = k.hdf5_file_locking;
   // The host copies of device state are overwritten below: a save still

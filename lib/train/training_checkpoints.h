@@ -40,9 +40,11 @@ class TrainingCheckpoints {
   /// data's tokenizer and preparation (data::describe_preparation), recorded
   /// in every step's state.
   /// `run_id`: this run's identity (train/run_identity.h), recorded in every step.
+  /// `privacy`: the plan's settings of a private run (null otherwise), which
+  /// a resume must match.
   TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state,
                       std::unique_ptr<comm::Communicator> writer_comm, nlohmann::json dataset,
-                      std::string run_id);
+                      std::string run_id, nlohmann::json privacy = nullptr);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;
@@ -56,6 +58,12 @@ class TrainingCheckpoints {
   /// checkpoint.resume: auto, to another run; and when a fresh start
   /// (checkpoint.resume: never) finds committed steps in checkpoint.dir.
   std::optional<TrainingProgress> resume();
+
+  /// The resumed step's metadata.json "secrets" (an empty object after a
+  /// fresh start or before resume()).
+  const nlohmann::json& resumed_secrets() const { return resumed_secrets_; }
+  /// What every later save keeps in metadata.json "secrets" (DP-SGD's key).
+  void set_secrets(nlohmann::json secrets) { secrets_ = std::move(secrets); }
 
   /// True when `step` is a periodic save point (checkpoint.interval_steps).
   bool due(std::int64_t step) const;
@@ -96,6 +104,8 @@ class TrainingCheckpoints {
   RunInputs inputs_;
   std::unique_ptr<checkpoint::AsyncCheckpointer> async_;
   std::int64_t last_saved_step_ = 0;
+  nlohmann::json resumed_secrets_ = nlohmann::json::object();
+  nlohmann::json secrets_ = nlohmann::json::object();
 };
 
 }  // namespace nss::train

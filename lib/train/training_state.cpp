@@ -83,6 +83,9 @@ const std::vector<ResumeField>& fields() {
        "the checkpoint holds other adapters or another base quantisation"},
       {"lora_base", true, [](const TrainingState& s) { return base_files(s.lora_base); },
        "the LoRA checkpoint was trained on base model files other than this run's"},
+      // The guarantee covers one mechanism: q, sigma, C and delta fixed from the first step.
+      {"privacy", true, [](const TrainingState& s) { return s.privacy; },
+       "the checkpoint was trained with other privacy settings (or with privacy off/on)"},
       {"data", false,
        [](const TrainingState& s) {
          return json{{"seed", s.data.seed},
@@ -142,6 +145,7 @@ TrainingState current_training_state(const config::Config& config, const Trainin
   state.lora = config::section_json(t.lora);
   state.lora_base = inputs.lora_base;
   state.dataset = inputs.dataset;
+  state.privacy = inputs.privacy;
   state.run = inputs.run;
   state.world_size = world_size;
   state.config = config::to_yaml(config, /*with_comments=*/false);
@@ -184,6 +188,7 @@ void to_json(json& out, const TrainingState& s) {
   };
   if (!s.lora_base.is_null()) out["lora_base"] = s.lora_base;
   if (!s.dataset.is_null()) out["dataset"] = s.dataset;
+  if (!s.privacy.is_null()) out["privacy"] = s.privacy;
   if (!s.run.id.empty()) out["run"] = {{"id", s.run.id}, {"output_dir", s.run.output_dir}};
 }
 
@@ -221,6 +226,7 @@ void from_json(const json& in, TrainingState& s) {
                 read<std::string>(versions, "libtorch", "versions.libtorch")};
   s.lora_base = in.value("lora_base", json());
   s.dataset = in.value("dataset", json());
+  s.privacy = in.value("privacy", json());
   if (in.contains("run")) {
     const json run = read_object(in, "run", "run");
     s.run = {read<std::string>(run, "id", "run.id"),

@@ -47,6 +47,7 @@ struct TrainingState {
   nlohmann::json lora;       // training.lora
   nlohmann::json lora_base;  // identity of the frozen base under LoRA (null otherwise)
   nlohmann::json dataset;    // data.path's tokenizer and preparation (null: not recorded)
+  nlohmann::json privacy;    // privacy::PrivacyPlan::settings() of a private run, else null
   struct Run {               // which run saved the step (empty id: saved before runs had ids)
     std::string id, output_dir;
   } run;
@@ -65,6 +66,7 @@ struct RunInputs {
   nlohmann::json lora_base;
   nlohmann::json dataset;
   TrainingState::Run run;  // train/run_identity.h and run.output_dir
+  nlohmann::json privacy;  // privacy::PrivacyPlan::settings(), null when privacy is off
 };
 
 /// This run's state at `progress`.

@@ -210,6 +210,41 @@ TEST(Layout, BatchArithmeticNamesNumbersAndChoices) {
                      {"micro_batch_size can be 1, 2, 3, 6", "8 or 16"});
 }
 
+// DP-SGD clips per example: LoRA only, one example per row, never split;
+// a Poisson batch's size varies, so the batch arithmetic does not apply.
+TEST(Config, PrivacyNeedsLoraAndOneExamplePerRow) {
+  const std::string lora = "training: {lora: {enabled: true}}\n";
+  const std::string rows = "data: {packing: none}\n";
+  expect_usage_error([&] { parse(rows + "privacy: {enabled: true}"); },
+                     {"privacy.enabled", "training.lora.enabled is false"});
+  expect_usage_error([&] { parse(lora + "privacy: {enabled: true}"); },
+                     {"data.packing: must be none under privacy", "set data.packing: none"});
+  expect_usage_error(
+      [&] {
+        parse(lora + "data: {packing: none, long_documents: split}\nprivacy: {enabled: true}");
+      },
+      {"data.long_documents", "double its sensitivity"});
+  expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, target_epsilon: 0}"); },
+                     {"privacy.target_epsilon", "nothing sets the noise"});
+  expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, delta: 1}"); },
+                     {"privacy.delta: must be in [0, 1)"});
+  expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, accountant: gdp}"); },
+                     {"privacy.accountant: must be one of prv, rdp"});
+  const Config poisson =
+      parse(rows +
+            "training: {lora: {enabled: true}, global_batch_size: 7, micro_batch_size: 2}\n"
+            "privacy: {enabled: true}");
+  EXPECT_TRUE(poisson_batches(poisson));
+  EXPECT_NO_THROW(validate_layout(poisson, 3));
+  expect_usage_error(
+      [&] {
+        parse(rows +
+              "training: {lora: {enabled: true}, global_batch_size: 7, micro_batch_size: 2}\n"
+              "privacy: {enabled: true, sampling: shuffle}");
+      },
+      {"training.micro_batch_size: must divide global_batch_size (7)"});
+}
+
 TEST(KeySuggestion, EditDistanceAndThresholds) {
   EXPECT_EQ(edit_distance("lr", "lr"), 0u);
   EXPECT_EQ(edit_distance("lerning_rate", "learning_rate"), 1u);

@@ -25,7 +25,7 @@ TrainingState state_of(const config::Config& config, int world_size = 2) {
                                   {"records_schema", {{"columns", nlohmann::json::array()}}}};
   return current_training_state(
       config, progress, world_size,
-      {lora_base_identity(config), dataset, {"20261124T081500Z-1", "runs/x"}});
+      {lora_base_identity(config), dataset, {"20261124T081500Z-1", "runs/x"}, nullptr});
 }
 
 std::string error_of(const nlohmann::json& json) {
