@@ -2,7 +2,8 @@
 // with sigma = 0 it equals a reference that computes each example's gradient
 // alone with plain autograd on whole tensors, clips it to C and sums
 // (relative 1e-5), whatever the ranks and micro-batches, with recompute on
-// and off, LoRA dropout and examples without targets; with noise only (every
+// and off, LoRA dropout, examples without targets, tied embeddings and an NF4
+// base (QLoRA; the reference on the same round-tripped base); with noise only (every
 // row padding) it is exactly the key's noise of each whole tensor, divided by
 // the expected batch, at any world size.
 #include "train/private_step.h"
@@ -32,7 +33,14 @@ using testing::kSeqLen;
 constexpr std::int64_t kExamples = 8;
 constexpr std::uint64_t kSeed = 5;
 
-config::Config make_config(bool checkpointing) {
+struct Case {
+  bool checkpointing = true;
+  std::int64_t micro_batch = 1;
+  bool tied = false;  // tied embeddings (the head gathers the embedding unit)
+  bool nf4 = false;   // QLoRA: an NF4 base with double quantisation
+};
+
+config::Config make_config(const Case& c) {
   config::Config config = config::parse_config_text(R"(
 model: {preset: tiny, hidden_size: 50, intermediate_size: 100, num_hidden_layers: 2,
         num_attention_heads: 5, num_key_value_heads: 1, head_dim: 10, vocab_size: 259,
@@ -41,7 +49,12 @@ data: {seq_len: 12}
 training: {lora: {enabled: true, rank: 4, dropout: 0.1, targets: [q_proj, v_proj, down_proj]}}
 )",
                                                     "test");
-  config.training.activation_checkpointing = checkpointing;
+  config.training.activation_checkpointing = c.checkpointing;
+  config.model.tie_word_embeddings = c.tied;
+  if (c.nf4) {
+    config.training.lora.quantize_base = config::QuantizeBase::kNf4;
+    config.training.lora.double_quant = true;
+  }
   return config;
 }
 
@@ -77,8 +90,8 @@ Gradients reference_gradient(const config::Config& config, double max_norm, doub
                              std::vector<double>* norms) {
   const auto& lora = config.training.lora;
   model::LlamaModel model(config.model, lora, torch::TensorOptions().dtype(torch::kFloat32));
-  model.load(
-      model::InitialWeights(config.model, lora, static_cast<std::uint64_t>(config.run.seed)));
+  model.load(model::InitialWeights(config.model, lora, static_cast<std::uint64_t>(config.run.seed)),
+             model::base_quantization(lora));
   std::vector<torch::Tensor> params;
   std::vector<std::string> names;
   for (int u = 0; u < model.num_units(); ++u)
@@ -170,9 +183,9 @@ double max_relative_difference(const Gradients& actual, const Gradients& expecte
   return worst / largest;
 }
 
-void expect_clipped_sum(bool checkpointing, std::int64_t micro_batch) {
+void expect_clipped_sum(const Case& c) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const config::Config config = make_config(checkpointing);
+  const config::Config config = make_config(c);
   // C at the median norm: some examples are clipped, some are not.
   std::vector<double> norms;
   reference_gradient(config, 1.0, 1.0, &norms);
@@ -187,7 +200,7 @@ void expect_clipped_sum(bool checkpointing, std::int64_t micro_batch) {
   PrivateStepSettings settings;
   settings.max_grad_norm = max_norm;
   settings.expected_batch = expected_batch;
-  const Sharded sharded = sharded_gradient(config, *comm, micro_batch, settings);
+  const Sharded sharded = sharded_gradient(config, *comm, c.micro_batch, settings);
   ASSERT_EQ(sharded.gradient.size(), reference.size());
   const double difference = max_relative_difference(sharded.gradient, reference);
   EXPECT_LE(difference, 1e-5);
@@ -198,26 +211,36 @@ void expect_clipped_sum(bool checkpointing, std::int64_t micro_batch) {
     squared += g.to(torch::kFloat64).square().sum().item<double>();
   EXPECT_NEAR(sharded.outcome.grad_norm, std::sqrt(squared), 1e-5 * std::sqrt(squared));
   if (comm->rank() == 0)
-    std::printf("[private] %d ranks, micro-batch %lld, recompute %d: C %.4g, max|dg|/max|g| %.2e\n",
-                comm->size(), static_cast<long long>(micro_batch), checkpointing ? 1 : 0, max_norm,
-                difference);
+    std::printf(
+        "[private] %d ranks, micro-batch %lld, recompute %d, tied %d, nf4 %d: C %.4g, "
+        "max|dg|/max|g| %.2e\n",
+        comm->size(), static_cast<long long>(c.micro_batch), c.checkpointing ? 1 : 0,
+        c.tied ? 1 : 0, c.nf4 ? 1 : 0, max_norm, difference);
 }
 
 TEST(PrivateStep, ClippedSumEqualsPerExampleReference) {
-  expect_clipped_sum(true, 1);
+  expect_clipped_sum({});
 }
 
 TEST(PrivateStep, ClippedSumWithLargerMicroBatches) {
-  expect_clipped_sum(true, 3);
+  expect_clipped_sum({true, 3});
 }
 
 TEST(PrivateStep, ClippedSumWithoutRecompute) {
-  expect_clipped_sum(false, 2);
+  expect_clipped_sum({false, 2});
+}
+
+TEST(PrivateStep, ClippedSumWithTiedEmbeddings) {
+  expect_clipped_sum({true, 2, true});
+}
+
+TEST(PrivateStep, ClippedSumOnAnNf4Base) {
+  expect_clipped_sum({true, 2, false, true});
 }
 
 TEST(PrivateStep, EmptyBatchGetsTheKeysNoiseAtAnyWorldSize) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const config::Config config = make_config(true);
+  const config::Config config = make_config({});
   const auto secret = privacy::SecretKey::from_hex(std::string(64, 'a'));
   const privacy::NoiseKey key = secret.noise_key();
   PrivateStepSettings settings;
