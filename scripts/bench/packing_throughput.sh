@@ -14,17 +14,11 @@
 # micro-batch 4, fp32, OMP_NUM_THREADS=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${BUILD_DIR:-build}/bin
 source scripts/bench/throughput_common.sh
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 SHAPE+=(--set training.global_batch_size=4 --set data.long_documents=split)
 
 run() {  # packing name
-  local dir="$work/$2"
-  "${MPI[@]}" -n 1 "$BIN/nss_hpc" configs/run.yaml "${SHAPE[@]}" --set data.packing="$1" \
-    --set run.output_dir="$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
-  median_tokens_per_s "$dir/metrics.jsonl"
+  median_tokens_per_s "$(bench_run 1 "$2" --set data.packing="$1")"
 }
 
 windows=() documents=() none=()

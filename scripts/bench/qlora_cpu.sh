@@ -8,25 +8,17 @@
 # (peak_mem_bytes), medians over NSS_BENCH_REPEATS interleaved runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${BUILD_DIR:-build}/bin
 source scripts/bench/throughput_common.sh
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
-LORA=(--set model.hidden_size=512 --set model.intermediate_size=1536 --set training.lora.enabled=true
-      --set training.lora.rank=16
-      --set "training.lora.targets=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj]")
-run() {  # name extra...
-  local dir="$work/$1"; shift
-  "${MPI[@]}" -n 2 "$BIN/nss_hpc" configs/run.yaml "${SHAPE[@]}" "${LORA[@]}" "$@" \
-    --set training.global_batch_size=8 --set run.output_dir="$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
-  echo "$dir/metrics.jsonl"
-}
+BENCH_ARGS=(--set model.hidden_size=512 --set model.intermediate_size=1536
+            --set training.lora.enabled=true --set training.lora.rank=16
+            --set "training.lora.targets=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj]"
+            --set training.global_batch_size=8)
 files_lora=() files_qlora=() files_dq=()
 for r in $(seq "$REPEATS"); do
-  files_lora+=("$(run lora_$r)")
-  files_qlora+=("$(run qlora_$r --set training.lora.quantize_base=nf4)")
-  files_dq+=("$(run dq_$r --set training.lora.quantize_base=nf4 --set training.lora.double_quant=true)")
+  files_lora+=("$(bench_run 2 lora_$r)")
+  files_qlora+=("$(bench_run 2 qlora_$r --set training.lora.quantize_base=nf4)")
+  files_dq+=("$(bench_run 2 dq_$r --set training.lora.quantize_base=nf4 --set training.lora.double_quant=true)")
 done
 /usr/bin/python3 - "${files_lora[*]}" "${files_qlora[*]}" "${files_dq[*]}" <<'PY'
 import json, statistics, sys

@@ -1,7 +1,11 @@
-# Sourced by the throughput benchmarks: one rank per core without thread
-# oversubscription, the benchmark shape (hidden 256, intermediate 688, 4
-# layers, 8 heads / 4 KV heads, seq 256, micro-batch 4, fp32, no preflight,
-# evaluation or checkpoints) and the median tokens/s of a run.
+# Sourced by the throughput benchmarks (from the repository root): one rank
+# per core without thread oversubscription, a scratch directory $work removed
+# at exit, the benchmark shape (hidden 256, intermediate 688, 4 layers, 8
+# heads / 4 KV heads, seq 256, micro-batch 4, fp32, no preflight, evaluation
+# or checkpoints), bench_run, and the median tokens/s of a run.
+BIN=${BUILD_DIR:-build}/bin
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 REPEATS=${NSS_BENCH_REPEATS:-3}
 STEPS=${NSS_BENCH_STEPS:-12}
 export OMP_NUM_THREADS=1
@@ -24,4 +28,16 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print(statistics.median(r["tokens_per_s"] for r in rows if "event" not in r and r["step"] > 2))
 PY
+}
+
+# bench_run RANKS NAME [--set ...]: nss_hpc on RANKS ranks with SHAPE, the
+# caller's BENCH_ARGS and the extra overrides, into $work/NAME; prints the
+# path of its metrics.jsonl (its log instead, and exits, when it fails).
+BENCH_ARGS=()
+bench_run() {
+  local ranks=$1 dir="$work/$2"
+  shift 2
+  "${MPI[@]}" -n "$ranks" "$BIN/nss_hpc" configs/run.yaml "${SHAPE[@]}" "${BENCH_ARGS[@]}" "$@" \
+    --set run.output_dir="$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
+  echo "$dir/metrics.jsonl"
 }

@@ -9,20 +9,14 @@
 # micro-batch 4, fp32, OMP_NUM_THREADS=1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${BUILD_DIR:-build}/bin
 source scripts/bench/throughput_common.sh
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 model_state_bytes() {
   /usr/bin/python3 -c "import json,sys; print(next(json.loads(l)['model_state_bytes'] for l in open(sys.argv[1]) if '\"memory\"' in l))" "$1"
 }
 
 nss_run() {  # ranks global_batch name
-  local dir="$work/$3"
-  "${MPI[@]}" -n "$1" "$BIN/nss_hpc" configs/run.yaml "${SHAPE[@]}" --set training.global_batch_size="$2" \
-    --set run.output_dir="$dir" >"$dir.log" 2>&1 || { cat "$dir.log"; exit 1; }
-  echo "$dir/metrics.jsonl"
+  bench_run "$1" "$3" --set training.global_batch_size="$2"
 }
 
 one=() torch=() two=()

@@ -26,6 +26,20 @@ def mpirun(ranks, args, timeout=300, env=None, cwd=None):
                           capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd)
 
 
+def train(ranks, run_dir, sets, expect=0, timeout=600):
+    """nss_hpc on configs/run.yaml with run.output_dir=run_dir and each
+    "key=value" of `sets` as --set; asserts its exit code (set up a test class
+    or run inside one: a plain assert works in both); returns the output."""
+    args = [binary("nss_hpc"), os.path.join(SOURCE, "configs", "run.yaml"),
+            "--set", "run.output_dir=" + run_dir]
+    for s in sets:
+        args += ["--set", s]
+    proc = mpirun(ranks, args, timeout=timeout)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == expect, "exit %d, expected %d:\n%s" % (proc.returncode, expect, output)
+    return output
+
+
 def scratch(tag):
     path = tempfile.mkdtemp(prefix="nss_e2e_%s_" % tag)
     return path

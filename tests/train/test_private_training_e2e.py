@@ -16,11 +16,9 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import SOURCE, binary, mpirun, remove, scratch  # noqa: E402
+from nss_e2e import binary, remove, scratch, train  # noqa: E402
 from test_sft_training_e2e import prepare_sft  # noqa: E402
 
-NSS = binary("nss_hpc")
-CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 STEPS = 6
 PRIVATE = ["training.lora.enabled=true", "training.lora.rank=4", "data.packing=none",
            "privacy.enabled=true", "privacy.target_epsilon=4", "privacy.max_grad_norm=0.5"]
@@ -45,21 +43,17 @@ class PrivateTrainingTest(unittest.TestCase):
 
     def train(self, ranks, name, *sets, expect=0):
         run_dir = os.path.join(self.tmp, name)
-        args = [NSS, CONFIG, "--set", "run.output_dir=" + run_dir, "--set", "data.path=" + self.data,
-                "--set", "eval.interval_steps=0", "--set", "data.seq_len=48",
-                "--set", "training.global_batch_size=12", "--set", "training.micro_batch_size=3",
-                "--set", "training.max_steps=%d" % STEPS, "--set", "training.warmup_steps=1",
-                "--set", "logging.interval_steps=1", "--set", "checkpoint.interval_steps=3",
-                "--set", "preflight.enabled=false"]
-        for s in PRIVATE + list(sets):
-            args += ["--set", s]
-        proc = mpirun(ranks, args, timeout=600)
-        output = proc.stdout + proc.stderr
-        if isinstance(self, PrivateTrainingTest):
-            self.assertEqual(proc.returncode, expect, output)
-        else:
-            assert proc.returncode == expect, output
-        return run_dir, output
+        fixed = ["data.path=" + self.data,
+                 "eval.interval_steps=0",
+                 "data.seq_len=48",
+                 "training.global_batch_size=12",
+                 "training.micro_batch_size=3",
+                 "training.max_steps=%d" % STEPS,
+                 "training.warmup_steps=1",
+                 "logging.interval_steps=1",
+                 "checkpoint.interval_steps=3",
+                 "preflight.enabled=false"]
+        return run_dir, train(ranks, run_dir, fixed + PRIVATE + list(sets), expect=expect)
 
     def step(self, number):
         return os.path.join(self.reference, "checkpoints", "step_%08d" % number)

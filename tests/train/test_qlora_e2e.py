@@ -18,11 +18,9 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "model"))
-from nss_e2e import SOURCE, binary, mpirun, prepare_text_dataset, remove, scratch  # noqa: E402
+from nss_e2e import binary, prepare_text_dataset, remove, scratch, train  # noqa: E402
 from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
 
-NSS = binary("nss_hpc")
-CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 STEPS = 8
 QLORA = ["training.lora.enabled=true", "training.lora.rank=4",
          "training.lora.targets=[q_proj,v_proj,down_proj]",
@@ -55,21 +53,18 @@ class QloraTest(unittest.TestCase):
 
     def train(self, ranks, name, *sets, expect=0):
         run_dir = os.path.join(self.tmp, name)
-        args = [NSS, CONFIG, "--set", "run.output_dir=" + run_dir, "--set", "data.path=" + self.data,
-                "--set", "model.from_pretrained=" + self.base, "--set", "eval.interval_steps=0",
-                "--set", "data.seq_len=32", "--set", "training.global_batch_size=6",
-                "--set", "training.micro_batch_size=1", "--set", "training.max_steps=%d" % STEPS,
-                "--set", "training.warmup_steps=2", "--set", "logging.interval_steps=1",
-                "--set", "checkpoint.interval_steps=4", "--set", "preflight.enabled=false"]
-        for s in list(QLORA) + list(sets):
-            args += ["--set", s]
-        proc = mpirun(ranks, args, timeout=600)
-        output = proc.stdout + proc.stderr
-        if isinstance(self, QloraTest):
-            self.assertEqual(proc.returncode, expect, output)
-        else:
-            assert proc.returncode == expect, output
-        return run_dir, output
+        fixed = ["data.path=" + self.data,
+                 "model.from_pretrained=" + self.base,
+                 "eval.interval_steps=0",
+                 "data.seq_len=32",
+                 "training.global_batch_size=6",
+                 "training.micro_batch_size=1",
+                 "training.max_steps=%d" % STEPS,
+                 "training.warmup_steps=2",
+                 "logging.interval_steps=1",
+                 "checkpoint.interval_steps=4",
+                 "preflight.enabled=false"]
+        return run_dir, train(ranks, run_dir, fixed + list(QLORA) + list(sets), expect=expect)
 
     def step(self, number):
         return os.path.join(self.reference, "checkpoints", "step_%08d" % number)
