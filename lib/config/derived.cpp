@@ -33,7 +33,16 @@ std::int64_t accumulation_steps(const Config& config, int world_size) {
 
 std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_size) {
   std::vector<std::int64_t> choices;
-  if (world_size < 1 || config.training.global_batch_size % world_size != 0) return choices;
+  if (world_size < 1) return choices;
+  if (poisson_batches(config)) {
+    // Any size runs a Poisson batch (the micro-steps follow it): the powers
+    // of two up to the expected share, and the share itself.
+    const std::int64_t share = (config.training.global_batch_size + world_size - 1) / world_size;
+    for (std::int64_t m = 1; m < share; m *= 2) choices.push_back(m);
+    choices.push_back(share);
+    return choices;
+  }
+  if (config.training.global_batch_size % world_size != 0) return choices;
   const std::int64_t per_rank = config.training.global_batch_size / world_size;
   // Divisors come in pairs (m, per_rank / m) around the square root: the
   // walk takes sqrt(per_rank) steps however large the batch.

@@ -32,7 +32,9 @@ std::int64_t accumulation_steps(const Config& config, int world_size);
 bool poisson_batches(const Config& config);
 
 /// The micro-batch sizes that divide global_batch_size / world_size,
-/// ascending; empty when world_size does not divide the global batch.
+/// ascending; empty when world_size does not divide the global batch. Under
+/// Poisson batches (any size runs): the powers of two below the expected
+/// share ceil(global_batch_size / world_size), and the share.
 std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_size);
 
 }  // namespace nss::config

@@ -21,6 +21,14 @@ std::int64_t share_of(std::int64_t size, std::int64_t rank, std::int64_t world) 
 
 }  // namespace
 
+std::int64_t poisson_micro_steps(std::int64_t batch, std::int64_t world_size,
+                                 std::int64_t micro_batch_size) {
+  // Rank 0 holds the largest share; an empty batch still runs one micro-step
+  // (all padding), so every rank takes part in the step's collectives.
+  const std::int64_t most = share_of(batch, 0, world_size);
+  return std::max<std::int64_t>(1, (most + micro_batch_size - 1) / micro_batch_size);
+}
+
 PoissonPlan::PoissonPlan(const PoissonSampling& sampling, std::int64_t units,
                          const SamplingConfig& shape)
     : sampling_(sampling),
@@ -57,10 +65,7 @@ PoissonStep PoissonPlan::layout(std::int64_t step) const {
   PoissonStep out;
   out.step = step;
   out.global_size = static_cast<std::int64_t>(batch.size());
-  // Rank 0 holds the largest share; an empty batch still runs one micro-step
-  // (all padding), so every rank takes part in the step's collectives.
-  const std::int64_t most = share_of(out.global_size, 0, world_size_);
-  out.micro_steps = std::max<std::int64_t>(1, (most + micro_batch_size_ - 1) / micro_batch_size_);
+  out.micro_steps = poisson_micro_steps(out.global_size, world_size_, micro_batch_size_);
   out.units.reserve(static_cast<std::size_t>(share_of(out.global_size, rank_, world_size_)));
   for (std::int64_t i = rank_; i < out.global_size; i += world_size_) out.units.push_back(batch[i]);
   return out;

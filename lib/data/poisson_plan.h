@@ -27,6 +27,12 @@ struct PoissonSampling {
   double q = 0;             // each unit's inclusion probability, in (0, 1]
 };
 
+/// Micro-steps every rank runs for a Poisson step of `batch` units: the
+/// largest share, ceil(batch / world_size), in micro-batches of
+/// `micro_batch_size`, at least one (an empty batch still steps).
+std::int64_t poisson_micro_steps(std::int64_t batch, std::int64_t world_size,
+                                 std::int64_t micro_batch_size);
+
 /// One rank's part of one Poisson step.
 struct PoissonStep {
   std::int64_t step = 0;            // the training step (1-based) that drew it

@@ -6,6 +6,7 @@
 
 #include "config/derived.h"
 #include "config/load.h"
+#include "data/poisson_plan.h"
 
 namespace nss::preflight {
 namespace {
@@ -134,6 +135,21 @@ Check check_batch_layout(const config::Config& config, int world_size) {
     return Check::fail(id, ExitCode::kUsage, e.message(), e.hint());
   }
   const auto& t = config.training;
+  if (config::poisson_batches(config)) {
+    const std::string ranks = std::to_string(world_size);
+    const std::string micro = std::to_string(t.micro_batch_size);
+    return Check::pass(
+        id, ExitCode::kUsage,
+        "Poisson batches (privacy.sampling poisson): global_batch_size " +
+            std::to_string(t.global_batch_size) +
+            " is the expected batch, not a fixed one; for a step's batch of B units every rank "
+            "runs ceil(ceil(B / " +
+            ranks + ") / " + micro + ") micro-steps of " + micro + ", " +
+            std::to_string(
+                data::poisson_micro_steps(t.global_batch_size, world_size, t.micro_batch_size)) +
+            " at the expected batch (at the batch exceeded with probability 1e-6: see "
+            "privacy.budget)");
+  }
   return Check::pass(
       id, ExitCode::kUsage,
       "global_batch_size " + std::to_string(t.global_batch_size) + " = micro_batch_size " +

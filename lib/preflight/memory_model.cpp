@@ -6,6 +6,7 @@
 #include "config/size_checks.h"
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
+#include "preflight/per_example_memory.h"
 #include "preflight/unit_activations.h"
 #include "quant/nf4_storage.h"
 
@@ -49,6 +50,7 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
   s.packed = config.data.packing != config::Packing::kWindows;
   s.rows_apart = s.packed && device != DeviceKind::kCuda;  // model::DocumentAttention::kAuto
   if (s.rows_apart) s.row_spans = packed_row_spans;
+  s.per_example = config.privacy.enabled;
   return s;
 }
 
@@ -65,26 +67,28 @@ class StepReplay {
         last_(static_cast<int>(state_.units().size()) - 1),
         tied_(config.model.tie_word_embeddings),
         double_quant_(config.training.lora.double_quant),
-        prefetch_(device == DeviceKind::kCuda) {}
+        prefetch_(device == DeviceKind::kCuda),
+        private_(config.privacy.enabled) {}
 
   StepMemory run() {
     allocate_state();
-    const std::int64_t micro_steps =
-        config::accumulation_steps(config_, static_cast<int>(world_), s_.batch);
-    // The step reads all its micro-batches before the first forward (the
-    // loss weight needs the global target count): inputs, targets, target
-    // mask, and for packed rows positions and segments.
-    t_.set_phase("forward");
-    t_.allocate("step.batches",
-                u64(micro_steps) * u64(s_.tokens()) * (8 + 8 + 4 + (s_.packed ? 16 : 0)),
-                Part::kBatchTokens);
-    // Every later micro-batch is like the second: the gradients already exist.
-    for (std::int64_t micro = 0; micro < std::min<std::int64_t>(micro_steps, 2); ++micro)
-      micro_step();
-    t_.free("step.batches");
-    t_.free("weights.prev");
-    t_.free_if_live("documents.prev");
-    hold_last_batch();
+    if (private_) {
+      private_step();
+    } else {
+      const std::int64_t micro_steps =
+          config::accumulation_steps(config_, static_cast<int>(world_), s_.batch);
+      // The step reads all its micro-batches before the first forward (the
+      // loss weight needs the global target count).
+      t_.set_phase("forward");
+      t_.allocate("step.batches", u64(micro_steps) * batch_bytes(), Part::kBatchTokens);
+      // Every later micro-batch is like the second: the gradients already exist.
+      for (std::int64_t micro = 0; micro < std::min<std::int64_t>(micro_steps, 2); ++micro)
+        micro_step();
+      t_.free("step.batches");
+      t_.free("weights.prev");
+      t_.free_if_live("documents.prev");
+      hold_last_batch();
+    }
     optimizer_step();
     StepMemory result;
     result.peak_bytes = t_.peak();
@@ -139,6 +143,11 @@ class StepReplay {
     return u64(largest) * (prefetch_ ? 16 : 1);
   }
   bool checkpointing() const { return config_.training.activation_checkpointing; }
+  // One micro-batch's inputs, targets and target mask, and for packed rows
+  // positions and segments.
+  std::uint64_t batch_bytes() const {
+    return u64(s_.tokens()) * (8 + 8 + 4 + (s_.packed ? 16 : 0));
+  }
 
   void allocate_state() {
     t_.set_phase("model and optimizer state");
@@ -245,6 +254,7 @@ class StepReplay {
     if (s_.packed && !s_.rows_apart)
       t_.allocate("documents", u64(s_.tokens() * s_.seq), Part::kBatchTokens);
     t_.free_if_live("last_batch");
+    t_.free_if_live("targets.prev");
     t_.free_if_live("weights.prev");
     t_.free_if_live("documents.prev");
     forward();
@@ -329,7 +339,10 @@ class StepReplay {
       // The graph's output, then the gathered parameters, go before the reduction.
       if (u < last_) t_.free(recompute ? c.prefix + "out" : id("act", u));
       release_unit(c.prefix);
-      if (trainable(u)) reduce(u, c.prefix + "pg.");
+      if (trainable(u) && private_)
+        hold_per_example(t_, layout(u), u, c.prefix + "pg.", s_.batch, s_.compute_bytes);
+      else if (trainable(u))
+        reduce(u, c.prefix + "pg.");
       if (u == last_ && tied_ && trainable(0)) reduce(0, c.prefix + "tg.", true);
       if (recompute && u > 0) t_.free(id("act", u - 1));  // the input it saved
       if (!grad_in.empty()) t_.free(grad_in);
@@ -337,6 +350,29 @@ class StepReplay {
     }
     if (!grad_in.empty()) t_.free(grad_in);
     for (int u = 0; u <= last_; ++u) t_.free_if_live(id("act", u));
+  }
+
+  // DP-SGD (train/private_step.h): the micro-batches are read one by one,
+  // and every step may run two or more of them (a Poisson batch's size
+  // varies), so the replay always runs two: from the second on the clipped
+  // sums exist. At the step's end each unit's clipped sum is reduce-scattered
+  // into its shard gradient and the noise is added, unit by unit.
+  void private_step() {
+    for (int micro = 0; micro < 2; ++micro) {
+      t_.set_phase("forward");
+      t_.allocate("batch.targets", u64(s_.tokens()) * 8, Part::kBatchTokens);
+      t_.allocate("batch.rest", batch_bytes() - u64(s_.tokens()) * 8, Part::kBatchTokens);
+      micro_step();
+      clip_per_example(t_, state_.units(), s_.batch);
+      t_.free("batch.rest");  // the model keeps the targets until the next micro-batch
+      t_.rename("batch.targets", "targets.prev");
+    }
+    t_.set_phase("gradient reduction");
+    for (int u = 0; u <= last_; ++u) {
+      if (!trainable(u)) continue;
+      reduce(u, clipped_sum_id(u));
+      t_.transient(u64(layout(u).shard_size(true)) * 4, Part::kUnitGradientBuffers);  // noise
+    }
   }
 
   void optimizer_step() {
@@ -354,6 +390,7 @@ class StepReplay {
   bool tied_;
   bool double_quant_;
   bool prefetch_;
+  bool private_;
   MemoryTimeline t_;
   std::uint64_t state_bytes_ = 0;
 };

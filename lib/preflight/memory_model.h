@@ -3,11 +3,13 @@
 // replays one optimizer step of one rank (rank 0's shards) on a
 // MemoryTimeline at the granularity of FSDP units — the sharded state
 // (fsdp::ShardedStateLayout), each unit's gather, prefetch, forward,
-// recompute, backward and gradient reduction, and the AdamW update — with
-// each unit's activations in closed form (unit_activations.h), and reports
-// the highest point with its breakdown. The measured synthetic step decides
-// the budget; this model extrapolates and cross-checks it. docs/preflight.md
-// ("The memory model") lists the components and why it is built this way.
+// recompute, backward and gradient reduction, and the AdamW update; a
+// private run's DP-SGD step with its per-example gradients and clipped sums
+// (per_example_memory.h) — with each unit's activations in closed form
+// (unit_activations.h), and reports the highest point with its breakdown.
+// The measured synthetic step decides the budget; this model extrapolates
+// and cross-checks it. docs/preflight.md ("The memory model") lists the
+// components and why it is built this way.
 #pragma once
 
 #include <cstdint>

@@ -30,6 +30,10 @@ const char* memory_part_name(MemoryPart part) {
       return "unit_gradient_buffers";
     case MemoryPart::kOptimizerTemporaries:
       return "optimizer_temporaries";
+    case MemoryPart::kPerExampleGradients:
+      return "per_example_gradients";
+    case MemoryPart::kClippedSums:
+      return "clipped_gradient_sums";
     case MemoryPart::kCount:
       break;
   }

@@ -27,6 +27,8 @@ enum class MemoryPart {
   kHeadLogits,            // the head's [B, S, vocab] logits, log-softmax and their gradients
   kUnitGradientBuffers,   // per-parameter gradients, the flat fp32 gradient, the new shard gradient
   kOptimizerTemporaries,  // AdamW's per-unit temporaries
+  kPerExampleGradients,   // DP-SGD: each example's gradient of each unit, until the clip
+  kClippedSums,           // DP-SGD: each unit's clipped sum (unsharded fp32), until the step's end
   kCount
 };
 

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "data/example_statistics.h"
 #include "preflight/check.h"
+#include "privacy/privacy_plan.h"
 
 namespace nss::preflight {
 
@@ -56,6 +58,24 @@ struct DataloaderSummary {
   std::optional<double> first_batch_s;
 };
 
+/// preflight.json "privacy" (privacy.enabled): the DP-SGD plan over the
+/// training data, the batches it samples, what a step at the largest of them
+/// costs, and the data's examples. Never the key.
+struct PrivacySummary {
+  std::optional<privacy::PrivacyPlan> plan;  // nullopt: it could not be made, see error
+  std::string error, error_hint;             // why not, and what to change
+  ExitCode error_code = ExitCode::kOk;
+  double epsilon = 0;                        // what plan->planned_steps spend
+  std::int64_t batch_bound = 0;              // exceeded with probability kPrivacyBatchTail
+  std::int64_t micro_steps_expected = 0;     // per rank, at the expected batch
+  std::int64_t micro_steps_bound = 0;        // per rank, at batch_bound
+  std::optional<double> bound_step_seconds;  // the synthetic step at micro_steps_bound
+  data::ExampleStatistics examples;
+};
+
+/// The probability with which a step's batch exceeds PrivacySummary::batch_bound.
+constexpr double kPrivacyBatchTail = 1e-6;
+
 /// What every rank learns: go, or no-go with an exit code and one line.
 struct Verdict {
   bool go = true;
@@ -92,6 +112,7 @@ class PreflightReport {
   ModelSummary model;
   MemorySummary memory;
   DataloaderSummary dataloader;
+  std::optional<PrivacySummary> privacy;
 
  private:
   std::vector<Check> checks_;

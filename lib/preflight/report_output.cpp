@@ -41,6 +41,35 @@ std::string pad(std::string text, std::size_t width) {
   return text;
 }
 
+// "privacy": null unless privacy is on; the plan's fields null when it
+// could not be made. Never the key (the preflight never sees it).
+nlohmann::ordered_json privacy_json(const std::optional<PrivacySummary>& summary) {
+  if (!summary) return nullptr;
+  const PrivacySummary& p = *summary;
+  const auto planned = [&](auto value) {
+    return p.plan ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+  };
+  const privacy::PrivacyPlan plan = p.plan.value_or(privacy::PrivacyPlan{});
+  return {{"units", p.examples.examples},
+          {"sampling_rate", planned(plan.sampling_rate)},
+          {"noise_multiplier", planned(plan.noise_multiplier)},
+          {"calibrated", planned(plan.calibrated)},
+          {"max_grad_norm", planned(plan.max_grad_norm)},
+          {"delta", planned(plan.delta)},
+          {"accountant", planned(privacy::accountant_kind_name(plan.accountant))},
+          {"sampling", planned(plan.poisson ? "poisson" : "shuffle")},
+          {"planned_steps", planned(plan.planned_steps)},
+          {"epsilon", planned(p.epsilon)},
+          {"expected_batch", planned(plan.expected_batch)},
+          {"batch_bound_1e6", planned(p.batch_bound)},
+          {"micro_steps_expected", planned(p.micro_steps_expected)},
+          {"micro_steps_bound", planned(p.micro_steps_bound)},
+          {"bound_step_seconds", optional_json(p.bound_step_seconds)},
+          {"longest_example", p.examples.longest_example},
+          {"truncated_examples", p.examples.truncated_examples},
+          {"padding_share", p.examples.padding_share}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdict& verdict,
@@ -87,6 +116,7 @@ nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdi
            {{"estimated_bytes", optional_json(report.dataloader.estimated_bytes)},
             {"available_bytes", optional_json(report.dataloader.available_bytes)},
             {"first_batch_s", optional_json(report.dataloader.first_batch_s)}}},
+          {"privacy", privacy_json(report.privacy)},
           {"ranks", rank_entries}};
 }
 

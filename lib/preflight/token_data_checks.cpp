@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "config/derived.h"
 #include "core/deadline.h"
 #include "core/units.h"
 #include "data/data_loader.h"
@@ -200,9 +201,16 @@ double fetch_first_batch(const config::Config& config, int world_size) {
   const auto start = std::chrono::steady_clock::now();
   const auto dataset = data::TokenDataset::open(config.data.path);
   dataset->limit_token_ids(config.model.vocab_size);  // as the trainer's checks do
+  // A Poisson batch's size varies, and drawing it needs the run's secret key,
+  // which the preflight never has: a fixed batch of one micro-batch per rank
+  // reads its micro-batch the same way.
+  const std::int64_t global_batch =
+      config::poisson_batches(config)
+          ? config.training.micro_batch_size * static_cast<std::int64_t>(world_size)
+          : config.training.global_batch_size;
   data::DataLoaderOptions options;
   options.sampling = {config.data.seq_len,
-                      config.training.global_batch_size,
+                      global_batch,
                       config.training.micro_batch_size,
                       0,
                       world_size,

@@ -127,12 +127,13 @@ struct Block {
     return b.n * u64(s.lora_rank) * b.c +
            when(s.lora_dropout, input_bytes(p) + when(input_grad, input_bytes(p)));
   }
-  // Parameter gradients of projection p: the base weight, or the adapters.
+  // Parameter gradients of projection p: the base weight, or the adapters
+  // (one per example under DP-SGD).
   std::uint64_t weight_grads(int p) const {
     const auto& pr = projections[static_cast<std::size_t>(p)];
     if (base) return u64(pr.in * pr.out) * b.c;
     if (!adapted(p)) return 0;
-    return u64((pr.in + pr.out) * s.lora_rank) * b.c;
+    return u64((pr.in + pr.out) * s.lora_rank) * b.c * (s.per_example ? u64(s.batch) : 1);
   }
   std::uint64_t norm_weight_grads() const { return when(base, 2 * u64(s.hidden) * b.c); }
 

@@ -35,6 +35,8 @@ struct UnitShapes {
   // The spans each row attends within (documents, then padding); empty: one
   // span of seq. Only with rows_apart: the mask path computes every score.
   std::vector<std::int64_t> row_spans;
+  // DP-SGD: the adapters' gradients come per example, [rows, shape...].
+  bool per_example = false;
 
   std::int64_t tokens() const { return batch * seq; }
   bool adapted(const std::string& projection) const;

@@ -5,18 +5,30 @@
 #include <new>
 #include <string>
 
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include "comm/local_communicator.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "optim/adamw.h"
+#include "privacy/secret_key.h"
 #include "train/compute_device.h"
+#include "train/private_step.h"
 #include "train/sharded_llama.h"
 #include "train/training_step.h"
 
 namespace nss::train {
 namespace {
+
+// The private step's noise key: synthetic data needs no secret, and the run's
+// key must never be drawn or touched by the preflight.
+constexpr const char* kSyntheticKeyHex =
+    "73796e7468657469632d73746570206e6f697365206b657920286e6f20736563";
+
+// sigma of the synthetic private step: neither memory nor time depends on the
+// noise's scale, only on its being added (sigma > 0).
+constexpr double kSyntheticNoiseMultiplier = 1.0;
 
 // Weights only have to be finite: memory does not depend on their values. A
 // cheap pattern instead of the real initialisation (or reading pretrained
@@ -177,8 +189,6 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   NSS_ASSERT(request.steps >= 2 && request.micro_steps >= 1 && request.micro_batch_size >= 1,
              "train", "the synthetic step needs >= 2 steps and >= 1 micro-batch of >= 1 sample");
   const auto start = std::chrono::steady_clock::now();
-  const auto& t = config_.training;
-  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   SyntheticStepResult result;
   const std::string doing =
       "the synthetic step at micro_batch_size " + std::to_string(request.micro_batch_size);
@@ -187,15 +197,11 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   limited(meter_, start_bytes_, request.limit_bytes, doing, [&] {
     for (std::int64_t step = 1; step <= request.steps; ++step) {
       meter_.reset_peak();
-      const StepSettings settings{step, request.micro_steps, t.lr, t.grad_clip, {}};
-      run_training_step(
-          parts_->model, parts_->state, adamw, settings,
-          [&](std::int64_t micro) {
-            return on_device(synthetic_micro_batch(config_, request.micro_batch_size, step, micro,
-                                                   request.packed_row_spans),
-                             device);
-          },
-          parts_->comm);
+      const auto step_start = std::chrono::steady_clock::now();
+      run_step(request, step);
+      if (device.is_cuda()) torch::cuda::synchronize(device.index());
+      result.step_seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count());
       // A step frees everything it allocated (gradients too); what stays
       // beyond the model state is the libraries' (see counts_workspaces_apart).
       if (meter_.counts_workspaces_apart())
@@ -206,6 +212,33 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
   result.peak_bytes = result.step_peak_bytes.back();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
+}
+
+void SyntheticTraining::run_step(const SyntheticStepRequest& request, std::int64_t step) {
+  const auto& t = config_.training;
+  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
+  const torch::Device device = meter_.torch_device();
+  const auto next_micro_batch = [&](std::int64_t micro) {
+    return on_device(synthetic_micro_batch(config_, request.micro_batch_size, step, micro,
+                                           request.packed_row_spans),
+                     device);
+  };
+  if (!config_.privacy.enabled) {
+    const StepSettings settings{step, request.micro_steps, t.lr, t.grad_clip, {}};
+    run_training_step(parts_->model, parts_->state, adamw, settings, next_micro_batch,
+                      parts_->comm);
+    return;
+  }
+  const privacy::NoiseKey key = privacy::SecretKey::from_hex(kSyntheticKeyHex).noise_key();
+  PrivateStepSettings settings;
+  settings.step = step;
+  settings.micro_steps = request.micro_steps;
+  settings.lr = t.lr;
+  settings.max_grad_norm = config_.privacy.max_grad_norm;
+  settings.noise_multiplier = kSyntheticNoiseMultiplier;
+  settings.expected_batch = static_cast<double>(t.global_batch_size);  // any positive divisor
+  settings.noise_key = &key;
+  run_private_step(parts_->model, parts_->state, adamw, settings, next_micro_batch, parts_->comm);
 }
 
 SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,

@@ -5,6 +5,8 @@
 // destroys everything. Nothing of the job's own state is touched: the real
 // model, optimizer and dataloader do not exist yet or are never referenced,
 // tokens come from arithmetic, not from the dataloader or a random generator.
+// A private run's step (privacy.enabled) is DP-SGD's (train/private_step.h),
+// its noise keyed by a fixed synthetic key: the run's key is never drawn here.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,7 @@ struct SyntheticStepRequest {
 struct SyntheticStepResult {
   std::int64_t peak_bytes = 0;  // peak of the last step, above the level before the model was built
   std::vector<std::int64_t> step_peak_bytes;  // every step's peak, same reference
+  std::vector<double> step_seconds;           // every step's duration (device work included)
   double seconds = 0;
 };
 
@@ -61,6 +64,9 @@ class SyntheticTraining {
 
  private:
   struct Parts;
+  // One optimizer step: DP-SGD's when privacy is on, else the usual.
+  void run_step(const SyntheticStepRequest& request, std::int64_t step);
+
   const config::Config config_;
   memory::MemoryMeter& meter_;
   std::int64_t start_bytes_ = 0;

@@ -167,9 +167,15 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
   });
   if (config.eval.interval_steps > 0)
     validation_.emplace(config, comm, context_.device, tokenizer_);
-  spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
-               t.max_steps, t.global_batch_size, config.data.seq_len, micro_steps_,
-               t.micro_batch_size);
+  if (config::poisson_batches(config))
+    spdlog::info(
+        "[train] {} steps of {} sequences x {} tokens expected (Poisson batches); every rank runs "
+        "the largest share's micro-steps of {}",
+        t.max_steps, t.global_batch_size, config.data.seq_len, t.micro_batch_size);
+  else
+    spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
+                 t.max_steps, t.global_batch_size, config.data.seq_len, micro_steps_,
+                 t.micro_batch_size);
 }
 
 StepOutcome Trainer::train_step(std::int64_t step) {

@@ -13,6 +13,7 @@
 #include "preflight/memory_checks.h"
 #include "preflight/memory_model.h"
 #include "preflight/model_checks.h"
+#include "preflight/privacy_checks.h"
 #include "preflight/token_data_checks.h"
 #include "train/synthetic_step.h"
 
@@ -24,6 +25,7 @@ using preflight::MemoryMeasurement;
 
 constexpr const char* kSyntheticId = "memory.synthetic_step";
 constexpr const char* kParametersId = "model.parameters";
+constexpr const char* kPrivacyId = "privacy.budget";
 
 std::string bytes(double value) {
   return format_bytes(value);
@@ -182,8 +184,12 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
   request.micro_batch_size = m;
   // Micro-steps after the second repeat its compute memory (gradients
   // accumulate in place): measuring two bounds the preflight's time, and the
-  // batch tensors the others hold are added from the memory model.
-  const std::int64_t accumulation = config::accumulation_steps(config, context.world_size, m);
+  // batch tensors the others hold are added from the memory model. A private
+  // step reads its micro-batches one at a time and may run any number of
+  // them (a Poisson batch's size varies): its memory is that of two.
+  const std::int64_t accumulation = config.privacy.enabled
+                                        ? kMeasuredMicroSteps
+                                        : config::accumulation_steps(config, context.world_size, m);
   request.micro_steps = std::min<std::int64_t>(accumulation, kMeasuredMicroSteps);
   const std::uint64_t unmeasured =
       accumulation > request.micro_steps
@@ -266,6 +272,25 @@ preflight::Check synthetic_step_check(const preflight::PreflightContext& context
   return check.with_numbers(double(predicted), double(*mine.tensor_peak_bytes), threshold, "bytes");
 }
 
+// A private step at the batch its sampling exceeds with probability 1e-6
+// (report.privacy): the micro-batch is fixed, so its memory is the measured
+// steps'; its time (the last of two steps) is what privacy.budget reports.
+void time_privacy_bound_step(const preflight::PreflightContext& context,
+                             SyntheticTraining& training, const MemoryMeasurement& configured,
+                             preflight::PrivacySummary& privacy) {
+  if (!privacy.plan || !configured.tensor_peak_bytes) return;
+  SyntheticStepRequest request;
+  request.micro_batch_size = configured.micro_batch_size;
+  request.micro_steps = privacy.micro_steps_bound;
+  request.limit_bytes = tensor_allowance(context, request.micro_batch_size).value_or(0);
+  request.packed_row_spans = context.packed_row_spans;
+  try {
+    privacy.bound_step_seconds = training.run(request).step_seconds.back();
+  } catch (const ResourceError&) {
+    // Left unmeasured: memory.synthetic_step reports what does not fit.
+  }
+}
+
 }  // namespace
 
 void run_synthetic_step_checks(const preflight::PreflightContext& context,
@@ -297,6 +322,12 @@ void run_synthetic_step_checks(const preflight::PreflightContext& context,
   SyntheticFindings findings;
   for (const std::int64_t m : sizes)
     memory.measurements.push_back(measure(context, *training, m, findings));
+  const auto configured = std::find_if(
+      memory.measurements.begin(), memory.measurements.end(), [&](const MemoryMeasurement& m) {
+        return m.micro_batch_size == config.training.micro_batch_size;
+      });
+  if (report.privacy && configured != memory.measurements.end())
+    time_privacy_bound_step(context, *training, *configured, *report.privacy);
   training.reset();
   report.add(synthetic_step_check(context, memory, findings));
 }
@@ -311,6 +342,11 @@ preflight::PreflightPlan training_preflight_plan(const config::Config& config,
   plan.stages.push_back({"data.first_batch", [](auto& report, const auto& context) {
                            report.add(preflight::check_first_batch(context, report));
                          }});
+  // The privacy plan before the memory: the synthetic step times a step at
+  // its batch bound, and the check that reports it comes last.
+  plan.stages.push_back({kPrivacyId, [](auto& report, const auto& context) {
+                           report.privacy = preflight::plan_privacy_summary(context, report);
+                         }});
   plan.stages.push_back({"memory.model", [](auto& report, const auto& context) {
                            report.add(preflight::check_memory_model(context, report));
                          }});
@@ -321,6 +357,10 @@ preflight::PreflightPlan training_preflight_plan(const config::Config& config,
                          }});
   plan.stages.push_back({"memory.budget", [](auto& report, const auto& context) {
                            report.add(preflight::check_memory_budget(context, report));
+                         }});
+  plan.stages.push_back({kPrivacyId, [](auto& report, const auto& context) {
+                           if (report.find(kPrivacyId)) return;  // the plan's stage failed
+                           report.add(preflight::check_privacy_budget(context, report));
                          }});
   return plan;
 }

@@ -1,8 +1,9 @@
 // The preflight of a training job: the built-in checks of lib/preflight plus
 // the ones that need lib/data, the model and libtorch, plugged in as
 // PreflightPlan stages — lib/data's dataset validation, the first batch
-// through the real dataloader, the parameter count of the built model, the
-// analytic memory model, the measured synthetic steps and the memory budget.
+// through the real dataloader, the privacy plan, the parameter count of the
+// built model, the analytic memory model, the measured synthetic steps, the
+// memory budget and the privacy budget.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,9 @@ preflight::Check check_parameter_count(const config::Config& config, std::int64_
 /// sharded model and optimizer state on a LocalCommunicator(world size), runs
 /// preflight.synthetic_steps full optimizer steps at each size of
 /// synthetic_micro_batches, capped at the budget (running out is a fail, exit
-/// 3), and records the measurements in report.memory. Needs memory.model first.
+/// 3), and records the measurements in report.memory. A private run's step
+/// is DP-SGD's, and with report.privacy planned it also times a step at the
+/// batch bound (report.privacy->bound_step_seconds). Needs memory.model first.
 void run_synthetic_step_checks(const preflight::PreflightContext& context,
                                preflight::PreflightReport& report, memory::MemoryMeter& meter);
 

@@ -138,7 +138,7 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   for (const auto& item : json.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "verdict", "exit_code", "reason",
                                             "world_size", "duration_s", "checks", "model", "memory",
-                                            "dataloader", "ranks"}));
+                                            "dataloader", "privacy", "ranks"}));
   EXPECT_EQ(json["schema_version"], 1);
   EXPECT_EQ(json["verdict"], "go");
   EXPECT_EQ(json["exit_code"], 0);
@@ -167,6 +167,7 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   EXPECT_TRUE(json["memory"]["components"].is_object());
   EXPECT_TRUE(json["dataloader"]["estimated_bytes"].is_null());
   EXPECT_TRUE(json["dataloader"]["first_batch_s"].is_null());
+  EXPECT_TRUE(json["privacy"].is_null());  // privacy off
   ASSERT_EQ(json["ranks"].size(), 1u);
   EXPECT_EQ(json["ranks"][0]["host"], "n7");
   EXPECT_EQ(json["ranks"][0]["host_memory"]["bound_by"], "SLURM_MEM_PER_NODE");

@@ -83,9 +83,13 @@ class PreflightTest(unittest.TestCase):
                                "checkpoint.resume", "dataloader.host_memory", "model.pretrained",
                                "data.first_batch",
                                "memory.model", "model.parameters", "memory.synthetic_step",
-                               "memory.budget"])
-        for c in report["checks"]:
+                               "memory.budget", "privacy.budget"])
+        for c in report["checks"][:-1]:
             self.assertIn(c["status"], ("pass", "warn"), c)
+        privacy = self.check(report, "privacy.budget")
+        self.assertEqual((privacy["status"], privacy["message"]),
+                         ("skipped", "privacy.enabled is false"))
+        self.assertIsNone(report["privacy"])
         self.assertGreater(report["dataloader"]["available_bytes"], 0)
         self.assertGreater(report["dataloader"]["first_batch_s"], 0)
         # The tiny preset: 125504 parameters, all trainable.

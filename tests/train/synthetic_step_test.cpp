@@ -1,7 +1,8 @@
 // The preflight's synthetic step: it leaves a job's model, optimizer state,
 // RNG and data cursor bitwise unchanged; its peak is what the analytic memory
 // model predicts (the counting allocator, tiny shapes across the features the
-// model distinguishes); running out of its byte limit is a ResourceError and
+// model distinguishes, DP-SGD's step among them; a private stage also times a
+// step at the batch bound); running out of its byte limit is a ResourceError and
 // the limit is lifted afterwards; the parameter count check.
 #include "train/synthetic_step.h"
 
@@ -170,6 +171,80 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
   }
 }
 
+struct PrivateShape {
+  const char* name;
+  int world;
+  std::int64_t micro;
+  bool recompute;
+  const char* dtype;
+  std::vector<std::string> targets;
+  std::int64_t rank;
+  std::vector<std::int64_t> spans;  // the packed row's (empty: one document filling it)
+  bool dropout = false, tied = false, nf4 = false;
+};
+
+// DP-SGD's step (privacy.enabled): each example's adapter gradients are held
+// per unit until the micro-batch's clip, each unit's clipped sum until the
+// step's end. Wide adapters on short rows make them a large share of the peak.
+TEST(SyntheticStepTest, PrivatePeakIsWhatTheMemoryModelPredicts) {
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  const std::vector<std::string> all = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                        "gate_proj", "up_proj", "down_proj"};
+  const std::vector<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
+  for (const PrivateShape& s :
+       {PrivateShape{"all targets r32", 1, 4, true, "fp32", all, 32, {}},
+        PrivateShape{"all targets r32 2 ranks", 2, 4, true, "fp32", all, 32, {}},
+        PrivateShape{"attention r8 3 ranks", 3, 2, true, "fp32", attention, 8, {}},
+        PrivateShape{"bf16 all r16", 2, 3, true, "bf16", all, 16, {}},
+        PrivateShape{"no recompute", 2, 2, false, "fp32", all, 32, {}},
+        PrivateShape{"bf16 no recompute", 1, 4, false, "bf16", attention, 16, {}},
+        PrivateShape{"short examples", 2, 4, true, "fp32", all, 32, {5, 11}},
+        PrivateShape{"dropout tied", 2, 2, true, "fp32", attention, 8, {}, true, true},
+        PrivateShape{"qlora", 2, 2, true, "fp32", all, 16, {}, false, false, true},
+        PrivateShape{"micro 1", 1, 1, true, "fp32", all, 64, {}}}) {
+    config::Config config = tiny_config();
+    config.model.hidden_size = 64;
+    config.model.intermediate_size = 128;
+    config.model.head_dim = 16;
+    config.data.seq_len = 16;
+    config.data.packing = config::Packing::kNone;
+    config.training.global_batch_size = s.micro * s.world * 3;
+    config.training.micro_batch_size = s.micro;
+    config.model.tie_word_embeddings = s.tied;
+    config.training.lora.enabled = true;
+    config.training.lora.targets = s.targets;
+    config.training.lora.rank = s.rank;
+    config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
+    if (s.nf4) config.training.lora.quantize_base = config::QuantizeBase::kNf4;
+    config.training.activation_checkpointing = s.recompute;
+    config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
+    config.privacy.enabled = true;
+    SyntheticStepRequest request;
+    request.micro_batch_size = s.micro;
+    request.micro_steps = 2;
+    request.packed_row_spans = s.spans;
+    const auto measured = run_synthetic_step(config, s.world, request, *meter).peak_bytes;
+    const auto step = preflight::predict_step_memory(config, s.world, preflight::DeviceKind::kCpu,
+                                                     s.micro, s.spans);
+    std::printf("[private synthetic step] %-24s measured %8lld, predicted %8llu bytes (%+.2f%%)\n",
+                s.name, static_cast<long long>(measured),
+                static_cast<unsigned long long>(step.peak_bytes),
+                100.0 * (double(step.peak_bytes) / double(measured) - 1));
+    // Within 3% (the model's MLP adapter terms are as coarse as without
+    // privacy); bf16 also allows for oneDNN's scratch on AMX CPUs.
+    const double bf16_scratch = std::string(s.dtype) == "bf16" ? double(320 << 10) : 0.0;
+    EXPECT_LT(std::abs(double(step.peak_bytes) - double(measured)),
+              0.03 * double(measured) + bf16_scratch)
+        << s.name << ": predicted " << step.peak_bytes << ", measured " << measured;
+    const auto part = [&](const char* name) {
+      for (const auto& c : step.components)
+        if (c.name == name) return c.bytes;
+      return std::uint64_t{0};
+    };
+    EXPECT_GT(part("clipped_gradient_sums"), 0u) << s.name;
+  }
+}
+
 TEST(SyntheticStepTest, RunningOutOfTheLimitIsAResourceError) {
   const config::Config config = tiny_config();
   const auto meter = memory::make_memory_meter(torch::kCPU);
@@ -325,6 +400,35 @@ TEST(SyntheticStepTest, StageIsSkippedWhenTheBatchArithmeticIsWrong) {
   EXPECT_EQ(report.find("model.parameters")->status, preflight::CheckStatus::kSkipped);
   EXPECT_EQ(report.find("memory.synthetic_step")->status, preflight::CheckStatus::kSkipped);
   EXPECT_TRUE(report.memory.measurements.empty());
+}
+
+// A private run's stage also times a step at the batch bound of
+// report.privacy: the bound's micro-steps, at the configured micro-batch.
+TEST(SyntheticStepTest, StageTimesAPrivateStepAtTheBatchBound) {
+  config::Config config = tiny_config();
+  config.data.packing = config::Packing::kNone;
+  config.training.lora.enabled = true;
+  config.privacy.enabled = true;
+  const auto context = two_ranks(config, std::uint64_t{8} << 30);
+  auto report = stage_report(context);
+  preflight::PrivacySummary privacy;
+  privacy.plan = privacy::PrivacyPlan{};
+  privacy.batch_bound = 19;
+  privacy.micro_steps_bound = 5;  // ceil(ceil(19 / 2) / 2)
+  report.privacy = privacy;
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  run_synthetic_step_checks(context, report, *meter);
+  const preflight::Check* check = report.find("memory.synthetic_step");
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->status, preflight::CheckStatus::kPass) << check->message;
+  ASSERT_TRUE(report.privacy->bound_step_seconds);
+  EXPECT_GT(*report.privacy->bound_step_seconds, 0.0);
+  EXPECT_LT(*report.privacy->bound_step_seconds, 5.0);
+  // Without a plan (privacy.budget fails) nothing is timed.
+  report = stage_report(context);
+  report.privacy = preflight::PrivacySummary{};
+  run_synthetic_step_checks(context, report, *meter);
+  EXPECT_FALSE(report.privacy->bound_step_seconds);
 }
 
 TEST(SyntheticStepTest, MeasuresTheConfiguredAndANeighbouringMicroBatch) {

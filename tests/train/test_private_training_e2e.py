@@ -7,7 +7,9 @@ configuration, preflight report or export), writes privacy.json (epsilon,
 delta, the mechanism, what is not covered) into every export, and resumes at 1 and 3 ranks from
 a 2-rank step with the uninterrupted run's losses and epsilons; a resume with
 another clipping norm or with privacy off is exit 5; a batch larger than the
-data is exit 4 and an unreachable target epsilon exit 2, on every rank."""
+data is exit 4 and an unreachable target epsilon exit 2, on every rank; the
+preflight reports the privacy budget (preflight.json "privacy", no key) and
+refuses a given sigma that overspends the target (exit 2)."""
 import json
 import os
 import stat
@@ -170,6 +172,41 @@ class PrivateTrainingTest(unittest.TestCase):
         # Agreed by every rank, reported once.
         self.assertEqual(output.count("nss_hpc: error:"), 1, output)
         self.assertIn("[privacy] target epsilon 0.001 is out of reach", output)
+
+    def test_the_preflight_reports_the_privacy_budget(self):
+        run_dir, output = self.train(2, "preflight", "preflight.enabled=true")
+        with open(os.path.join(run_dir, "preflight.json")) as f:
+            text = f.read()
+        report = json.loads(text)
+        self.assertEqual(report["verdict"], "go", output)
+        check = next(c for c in report["checks"] if c["id"] == "privacy.budget")
+        self.assertEqual(check["status"], "warn")  # 600 units: few
+        self.assertIn("only 600 privacy units", check["message"])
+        self.assertIn("a step at the 1e-6 batch bound", check["message"])
+        privacy = report["privacy"]
+        self.assertEqual(privacy["units"], 600)
+        self.assertTrue(privacy["calibrated"])
+        self.assertEqual(privacy["planned_steps"], STEPS)
+        # The epsilon the plan spends is the one the last step reports.
+        self.assertEqual(privacy["epsilon"], step_records(run_dir)[STEPS]["epsilon"])
+        self.assertGreaterEqual(privacy["batch_bound_1e6"], privacy["expected_batch"])
+        self.assertGreaterEqual(privacy["micro_steps_bound"], privacy["micro_steps_expected"])
+        self.assertGreater(privacy["bound_step_seconds"], 0)
+        self.assertLessEqual(privacy["longest_example"], 1000)
+        with open(os.path.join(run_dir, "checkpoints", "step_%08d" % STEPS, "metadata.json")) as f:
+            metadata = json.load(f)
+        self.assertEqual(privacy["noise_multiplier"], metadata["state"]["privacy"]["noise_multiplier"])
+        self.assertNotIn(metadata["secrets"]["privacy_key"], text)
+        # A given sigma that spends more than the target is refused before training.
+        run_dir, output = self.train(2, "preflight_overspend", "preflight.enabled=true",
+                                     "privacy.noise_multiplier=0.3", "privacy.target_epsilon=1",
+                                     expect=2)
+        self.assertIn("[privacy.budget] privacy.noise_multiplier 0.3 spends epsilon", output)
+        self.assertIn("more than privacy.target_epsilon 1", output)
+        with open(os.path.join(run_dir, "preflight.json")) as f:
+            report = json.load(f)
+        self.assertEqual((report["verdict"], report["exit_code"]), ("no-go", 2))
+        self.assertFalse(os.path.exists(os.path.join(run_dir, "metrics.jsonl")))
 
 
 if __name__ == "__main__":
