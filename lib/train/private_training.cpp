@@ -13,14 +13,15 @@ constexpr const char* kKeyField = "privacy_key";
 PrivateTraining::PrivateTraining(const config::Config& config, std::int64_t units)
     : plan_(privacy::plan_privacy(config, units)) {}
 
-void PrivateTraining::resolve_key(comm::Communicator& comm, const nlohmann::json& resumed_secrets) {
-  if (resumed_secrets.is_object() && !resumed_secrets.empty()) {
-    const auto found = resumed_secrets.find(kKeyField);
-    if (found == resumed_secrets.end() || !found->is_string())
+void PrivateTraining::resolve_key(comm::Communicator& comm, const nlohmann::json* resumed_secrets) {
+  if (resumed_secrets) {
+    const bool found = resumed_secrets->is_object() && resumed_secrets->contains(kKeyField) &&
+                       resumed_secrets->at(kKeyField).is_string();
+    if (!found)
       throw CheckpointError("privacy", "the resumed step's metadata.json lacks secrets.privacy_key",
                             "the step was not saved by a private run of this nss_hpc; resume "
                             "another step or start fresh in another checkpoint.dir");
-    key_ = privacy::SecretKey::from_hex(found->get<std::string>());
+    key_ = privacy::SecretKey::from_hex(resumed_secrets->at(kKeyField).get<std::string>());
   } else {
     std::string hex;
     comm::run_on_root(comm, 0, [&] { hex = privacy::SecretKey::from_random_device().to_hex(); });

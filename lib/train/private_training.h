@@ -26,10 +26,10 @@ class PrivateTraining {
 
   const privacy::PrivacyPlan& plan() const { return plan_; }
 
-  /// The key: the resumed step's (`resumed_secrets`), else a fresh one drawn
-  /// by rank 0 and sent to every rank (collective). Exit 5 when a resumed
-  /// step of a private run lacks it.
-  void resolve_key(comm::Communicator& comm, const nlohmann::json& resumed_secrets);
+  /// The key: the resumed step's (`resumed_secrets`, its metadata.json
+  /// "secrets"), or on a fresh start (nullptr) one drawn by rank 0 and sent
+  /// to every rank (collective). Exit 5 when a resumed step lacks it.
+  void resolve_key(comm::Communicator& comm, const nlohmann::json* resumed_secrets);
   /// What a checkpoint keeps beside its state: {"privacy_key": hex}.
   nlohmann::json secrets() const;
   privacy::PoissonKey poisson_key() const;

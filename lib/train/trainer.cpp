@@ -154,9 +154,10 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
       config, comm, *state_, std::move(context_.checkpoint_writer_comm),
       data::describe_preparation(dataset_->metadata()), context_.run_id,
       private_ ? private_->plan().settings() : nlohmann::json());
-  progress_ = checkpoints_->resume().value_or(TrainingProgress{});
+  const std::optional<TrainingProgress> resumed = checkpoints_->resume();
+  progress_ = resumed.value_or(TrainingProgress{});
   if (private_) {
-    private_->resolve_key(comm_, checkpoints_->resumed_secrets());
+    private_->resolve_key(comm_, resumed ? &checkpoints_->resumed_secrets() : nullptr);
     checkpoints_->set_secrets(private_->secrets());
   }
   state_->applied_updates = progress_.applied_updates;

@@ -6,12 +6,14 @@ in metadata.json "secrets" alone (owner-only permissions, in no log, metric,
 configuration, preflight report or export), writes privacy.json (epsilon,
 delta, the mechanism, what is not covered) into every export, and resumes at 1 and 3 ranks from
 a 2-rank step with the uninterrupted run's losses and epsilons; a resume with
-another clipping norm or with privacy off is exit 5; a batch larger than the
+another clipping norm or with privacy off, or from a step whose key is
+missing or malformed, is exit 5; a batch larger than the
 data is exit 4 and an unreachable target epsilon exit 2, on every rank; the
 preflight reports the privacy budget (preflight.json "privacy", no key) and
 refuses a given sigma that overspends the target (exit 2)."""
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -161,6 +163,25 @@ class PrivateTrainingTest(unittest.TestCase):
                 _, output = self.train(2, "other_" + name, "checkpoint.resume=" + self.step(3),
                                        *sets, expect=5)
                 self.assertIn("other privacy settings", output)
+
+    def test_a_step_without_its_key_is_refused(self):
+        for name, secrets in (("missing", None), ("malformed", {"privacy_key": "not hex"})):
+            with self.subTest(name=name):
+                copy = os.path.join(self.tmp, "keyless_" + name, "step_%08d" % 3)
+                shutil.copytree(self.step(3), copy)
+                path = os.path.join(copy, "metadata.json")
+                with open(path) as f:
+                    metadata = json.load(f)
+                if secrets is None:
+                    del metadata["secrets"]
+                else:
+                    metadata["secrets"] = secrets
+                with open(path, "w") as f:
+                    json.dump(metadata, f)
+                _, output = self.train(2, "keyless_run_" + name, "checkpoint.resume=" + copy,
+                                       expect=5)
+                self.assertIn("privacy", output)
+                self.assertNotIn("not hex", output)
 
     def test_a_batch_larger_than_the_data_is_refused_on_every_rank(self):
         _, output = self.train(2, "too_large", "training.global_batch_size=700", expect=4)
