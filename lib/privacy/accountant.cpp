@@ -10,10 +10,7 @@ namespace nss::privacy {
 namespace {
 
 std::string text(double value) {
-  std::ostringstream out;
-  out.precision(6);
-  out << value;
-  return out.str();
+  return number_text(value, 6);
 }
 
 // The lowest noise multiplier tried when bracketing down: epsilon grows

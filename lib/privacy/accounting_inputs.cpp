@@ -7,13 +7,17 @@
 #include "core/error.h"
 
 namespace nss::privacy {
+std::string number_text(double value, int digits) {
+  std::ostringstream out;
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
 namespace {
 
 std::string text(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
+  return number_text(value, 17);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace nss::privacy {
 
@@ -14,5 +15,8 @@ void check_accounting_inputs(double sampling_rate, double noise_multiplier, std:
 
 /// Throws nss::UsageError unless the target epsilon is finite and positive.
 void check_target_epsilon(double target_epsilon);
+
+/// `value` in the accountants' messages, with `digits` significant digits.
+std::string number_text(double value, int digits);
 
 }  // namespace nss::privacy
