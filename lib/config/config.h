@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "config/auto_number.h"
 #include "config/choices.h"
 #include "config/value_range.h"
 
@@ -255,7 +256,7 @@ struct PrivacyConfig {
   bool enabled = false;
   double target_epsilon = 8.0;
   double noise_multiplier = 0.0;
-  double delta = 0.0;
+  AutoNumber delta;  // auto: 1 / n^1.2
   double max_grad_norm = 1.0;
   PrivacyAccountant accountant = PrivacyAccountant::kPrv;
   PrivacySampling sampling = PrivacySampling::kPoisson;
@@ -275,9 +276,8 @@ struct PrivacyConfig {
             "sigma: noise standard deviation / max_grad_norm (0: calibrate from target_epsilon).",
             {0, 1e4});
     v.field("delta", delta,
-            "The delta of the (epsilon, delta) guarantee; 0 is auto: 1 / n^1.2 with n the "
-            "privacy units (examples, or groups when prepared with --group-by).",
-            closed_open(0, 1));
+            "The delta of the (epsilon, delta) guarantee, in (0, 1); auto is 1 / n^1.2 with n "
+            "the privacy units (examples, or groups when prepared with --group-by).");
     v.field("max_grad_norm", max_grad_norm,
             "C: each example's gradient (all trainable parameters) is clipped to this L2 norm.",
             open_closed(0, 1e6));

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/choices.h"
+#include "config/value_codec.h"
 #include "config/value_range.h"
 
 namespace nss::config {
@@ -21,6 +22,8 @@ class JsonWriter {
   void field(const char* name, T& value, const char*, const Range<T>& = {}) {
     if constexpr (is_choice_v<T>)
       out[name] = choice_name(value);
+    else if constexpr (std::is_same_v<T, AutoNumber>)
+      out[name] = value.value ? nlohmann::json(*value.value) : nlohmann::json("auto");
     else
       out[name] = value;
   }

@@ -135,6 +135,11 @@ void check_privacy(const Config& config, Checker& c) {
             "must be truncate under privacy: a split example would be clipped once per piece "
             "and double its sensitivity",
             "set data.long_documents: truncate");
+  if (p.delta.value)
+    c.require(*p.delta.value > 0 && *p.delta.value < 1, "privacy.delta",
+              "must be in (0, 1) or auto, got " + c.text(*p.delta.value),
+              "delta is the probability that the guarantee fails: keep it well below 1 / n, or "
+              "leave it auto (1 / n^1.2)");
   c.require(p.noise_multiplier > 0 || p.target_epsilon > 0, "privacy.target_epsilon",
             "is 0 and so is privacy.noise_multiplier: nothing sets the noise",
             "set target_epsilon (e.g. 8) to calibrate the noise, or a noise_multiplier");

@@ -89,6 +89,25 @@ std::optional<CodecError> ValueCodec<double>::read(const YAML::Node& node, doubl
   return std::nullopt;
 }
 
+std::optional<CodecError> ValueCodec<AutoNumber>::read(const YAML::Node& node, AutoNumber& out) {
+  if (node.IsScalar() && node.Scalar() == "auto") {
+    out.value.reset();
+    return std::nullopt;
+  }
+  double number = 0;
+  if (ValueCodec<double>::read(node, number)) return expected("a number or auto", node);
+  out.value = number;
+  return std::nullopt;
+}
+
+void ValueCodec<AutoNumber>::write(YAML::Emitter& out, const AutoNumber& value) {
+  out << text(value);
+}
+
+std::string ValueCodec<AutoNumber>::text(const AutoNumber& value) {
+  return value.value ? ValueCodec<double>::text(*value.value) : "auto";
+}
+
 void ValueCodec<double>::write(YAML::Emitter& out, double value) {
   out << text(value);
 }

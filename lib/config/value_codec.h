@@ -11,6 +11,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "config/auto_number.h"
 #include "config/choices.h"
 
 namespace nss::config {
@@ -45,6 +46,14 @@ struct ValueCodec<double> {
   static std::optional<CodecError> read(const YAML::Node& node, double& out);
   static void write(YAML::Emitter& out, double value);
   static std::string text(double value);
+};
+
+template <>
+struct ValueCodec<AutoNumber> {
+  static const char* type_name() { return "number or auto"; }
+  static std::optional<CodecError> read(const YAML::Node& node, AutoNumber& out);
+  static void write(YAML::Emitter& out, const AutoNumber& value);
+  static std::string text(const AutoNumber& value);
 };
 
 template <>

@@ -55,7 +55,7 @@ std::string budget_text(const config::Config& config, const PrivacySummary& p) {
               ? " calibrated to privacy.target_epsilon " + number(config.privacy.target_epsilon)
               : std::string(" given (privacy.noise_multiplier)")) +
          ", C = " + number(plan.max_grad_norm) + ", delta = " + number(plan.delta, "%.3g") +
-         (config.privacy.delta > 0 ? " given" : " (auto: 1/n^1.2)") + ", " +
+         (config.privacy.delta.value ? " given" : " (auto: 1/n^1.2)") + ", " +
          privacy::accountant_kind_name(plan.accountant) +
          " accountant: " + count(plan.planned_steps) + " steps spend epsilon " + number(p.epsilon);
 }

@@ -1,7 +1,6 @@
 #include "privacy/accountant.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "core/error.h"
 #include "privacy/accounting_inputs.h"

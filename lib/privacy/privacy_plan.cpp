@@ -38,7 +38,7 @@ PrivacyPlan plan_privacy(const config::Config& config, std::int64_t units) {
   plan.expected_batch = static_cast<double>(batch);
   plan.max_grad_norm = p.max_grad_norm;
   // Opacus's and NeMo Safe Synthesizer's default: delta well below 1 / n.
-  plan.delta = p.delta > 0 ? p.delta : std::pow(static_cast<double>(units), -1.2);
+  plan.delta = p.delta.value ? *p.delta.value : std::pow(static_cast<double>(units), -1.2);
   plan.accountant =
       p.accountant == config::PrivacyAccountant::kRdp ? AccountantKind::kRdp : AccountantKind::kPrv;
   plan.poisson = p.sampling == config::PrivacySampling::kPoisson;

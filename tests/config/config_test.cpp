@@ -227,7 +227,13 @@ TEST(Config, PrivacyNeedsLoraAndOneExamplePerRow) {
   expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, target_epsilon: 0}"); },
                      {"privacy.target_epsilon", "nothing sets the noise"});
   expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, delta: 1}"); },
-                     {"privacy.delta: must be in [0, 1)"});
+                     {"privacy.delta: must be in (0, 1) or auto, got 1"});
+  expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, delta: 0}"); },
+                     {"privacy.delta: must be in (0, 1) or auto, got 0"});
+  expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, delta: often}"); },
+                     {"privacy.delta", "a number or auto"});
+  EXPECT_FALSE(parse(lora + rows + "privacy: {enabled: true, delta: auto}").privacy.delta.value);
+  EXPECT_EQ(parse(lora + rows + "privacy: {enabled: true, delta: 1e-6}").privacy.delta.value, 1e-6);
   expect_usage_error([&] { parse(lora + rows + "privacy: {enabled: true, accountant: gdp}"); },
                      {"privacy.accountant: must be one of prv, rdp"});
   const Config poisson =
