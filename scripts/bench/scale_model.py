@@ -28,7 +28,7 @@ Python 3 standard library only (numpy is not needed). Usage:
 
   scale_model.py                              # the table for the default (torchtitan 8B) scenario
   scale_model.py --json                       # the same as JSON
-  scale_model.py --advise 512 512             # is G=512 (full sharding) far from the best at N=512?
+  scale_model.py --advise 512 0               # is full sharding (G=0, i.e. 512) far from the best at N=512?
   scale_model.py --torchtitan                 # the model against torchtitan's 128-GPU figure
   scale_model.py --preset llama-3.2-1b --seq-len 2048 --micro-batch 4 --compute-s 0.9
   scale_model.py --ref-metrics run/metrics.jsonl --ref-gpus 8 --seq-len 2048 --micro-batch 4
@@ -213,7 +213,7 @@ class Scenario:
     replica_stream: str = "separate"  # the replica all-reduces: "separate", "shared" or "blocking"
     net: Network = field(default_factory=Network)
     compute_s: float = None         # forward + backward compute per optimizer step (no collectives)
-    optimizer_s_per_param: float = 1e-11  # AdamW on the shard (≈ 30 B/param at 3 TB/s)
+    optimizer_s_per_param: float = 2e-11  # AdamW on the shard (docs/performance.md "GPU": ≈ 20 ms per 1.24 B)
     overlap: float = 1.0            # 1: the prefetch schedule; 0: no overlap at all
 
     def tokens_per_rank(self):
@@ -548,10 +548,12 @@ def parse_args(argv):
                         "waited for by the host (default separate)")
     w.add_argument("--overlap", type=float, default=1.0,
                    help="1: the simulated prefetch schedule; 0: no overlap; between: a mix")
-    w.add_argument("--optimizer-s-per-param", type=float, default=1e-11)
+    w.add_argument("--optimizer-s-per-param", type=float, default=2e-11,
+                   help="AdamW seconds per parameter of the shard (default 2e-11, H100 fused)")
     c = p.add_argument_group("calibration (default: torchtitan's 5,762 tokens/s/GPU on 8 GPUs)")
     c.add_argument("--compute-s", type=float, help="forward + backward compute per step, no collectives")
-    c.add_argument("--ref-tokens-per-s-per-gpu", type=float, default=5762.0)
+    c.add_argument("--ref-tokens-per-s-per-gpu", type=float,
+                   help="measured tokens/s/GPU at the reference layout (default 5762: torchtitan)")
     c.add_argument("--ref-step-s", type=float, help="measured step time at the reference layout")
     c.add_argument("--ref-metrics", help="nss_hpc metrics.jsonl of the reference run (median step_time_s)")
     c.add_argument("--ref-gpus", type=int, default=8)
@@ -595,9 +597,9 @@ def scenario_from_args(a):
     nic = a.nic_gbit * 1e9 / 8
     if a.inter_busbw_gbps is not None:
         nic = a.inter_busbw_gbps * GB / a.gpus_per_node
-    net = Network(gpus_per_node=a.gpus_per_node, intra_busbw=a.intra_gbps * GB, nic_bw=nic, alpha_intra=a.alpha_intra_us * 1e-6,
-                  alpha_inter=a.alpha_inter_us * 1e-6, alpha_base=a.alpha_base_us * 1e-6,
-                  inter_model=a.inter_model)
+    net = Network(gpus_per_node=a.gpus_per_node, intra_busbw=a.intra_gbps * GB, nic_bw=nic,
+                  alpha_intra=a.alpha_intra_us * 1e-6, alpha_inter=a.alpha_inter_us * 1e-6,
+                  alpha_base=a.alpha_base_us * 1e-6, inter_model=a.inter_model)
     sc = Scenario(shape=shape, seq_len=a.seq_len, micro_batch=a.micro_batch,
                   micro_steps=a.micro_steps, gather_bytes=2 if a.gather_dtype == "bf16" else 4,
                   reduce_bytes=4 if a.reduce_dtype == "fp32" else 2, checkpointing=a.checkpointing,
@@ -616,6 +618,11 @@ def scenario_from_args(a):
     elif a.ref_step_s is not None:
         ref_step = a.ref_step_s
     else:
+        if a.ref_tokens_per_s_per_gpu is None:
+            a.ref_tokens_per_s_per_gpu = TORCHTITAN["tokens_per_s_per_gpu"][8]
+            notes.append("compute calibrated on torchtitan's 5,762 tokens/s/GPU (Llama-3.1-8B, 8 "
+                         "H100s); give --compute-s, --ref-step-s, --ref-metrics or "
+                         "--ref-tokens-per-s-per-gpu for your own")
         ref_step = sc.tokens_per_rank() / a.ref_tokens_per_s_per_gpu
     return calibrate(sc, a.ref_gpus, ref_g, ref_step), notes
 
