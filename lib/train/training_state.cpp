@@ -85,7 +85,8 @@ const std::vector<ResumeField>& fields() {
        "the LoRA checkpoint was trained on base model files other than this run's"},
       // The guarantee covers one mechanism: q, sigma, C and delta fixed from the first step.
       {"privacy", true, [](const TrainingState& s) { return s.privacy; },
-       "the checkpoint was trained with other privacy settings (or with privacy off/on)"},
+       "the checkpoint was trained with other privacy settings (or with privacy off/on; a "
+       "calibrated noise_multiplier follows training.max_steps and privacy.target_epsilon)"},
       {"data", false,
        [](const TrainingState& s) {
          return json{{"seed", s.data.seed},
