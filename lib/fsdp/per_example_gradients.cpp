@@ -54,12 +54,8 @@ void PerExampleGradients::reduce(const std::vector<ShardedUnit*>& units) {
   for (ShardedUnit* unit : units) {
     if (unit->layout().numel(true) == 0) continue;
     auto found = clipped_sums_.find(unit);
-    std::vector<torch::Tensor> sums;
+    std::vector<torch::Tensor> sums;  // none: zeros
     if (found != clipped_sums_.end()) sums = std::move(found->second);
-    std::size_t trainable = 0;
-    for (std::size_t i = 0; i < unit->layout().params().size(); ++i)
-      trainable += unit->layout().slot(i).trainable ? 1 : 0;
-    sums.resize(trainable);  // undefined: zeros
     unit->master().mutable_grad() = unit->reduce_gradient(std::move(sums));
   }
   clipped_sums_.clear();

@@ -355,6 +355,7 @@ torch::Tensor ShardedUnit::reduce_gradient(std::vector<torch::Tensor> param_grad
   std::size_t next = 0;
   for (std::size_t i = 0; i < layout_.params().size(); ++i) {
     if (!layout_.slot(i).trainable) continue;
+    if (next == param_grads.size()) break;  // the rest are zeros
     torch::Tensor& grad = param_grads[next++];
     if (grad.defined())
       full.narrow(0, layout_.slot(i).offset, layout_.params()[i].numel()).copy_(grad.reshape(-1));

@@ -108,8 +108,9 @@ class ShardedUnit {
   /// quantised one dequantised); takes the prefetched gather when it is in
   /// flight and the shard has not changed.
   torch::Tensor gather(FlatBuffer buffer, const char* phase);
-  /// Flattens one gradient per trainable parameter (layout order; undefined =
-  /// zero) into fp32 and reduce-scatters (sum) it into a new shard gradient.
+  /// Flattens one gradient per trainable parameter (layout order; undefined,
+  /// or past the end of `param_grads`, = zero) into fp32 and reduce-scatters
+  /// (sum) it into a new shard gradient.
   torch::Tensor reduce_gradient(std::vector<torch::Tensor> param_grads);
   /// Views of the parameters inside gathered buffers, in layout order.
   std::vector<torch::Tensor> views(const torch::Tensor& trainable_full,
