@@ -1,5 +1,6 @@
 #include "checkpoint/save.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -97,6 +98,13 @@ SaveResult save_checkpoint(comm::Communicator& comm, const SaveRequest& request,
         index.file_bytes[rank_file_name(r)] = files[r].bytes;
         for (const auto& c : files[r].chunks) index.tensors[c.tensor].chunks.push_back(c.chunk);
       }
+      // In tensor order: under hybrid sharding a tensor's chunks come from
+      // ranks in another order (each replica writes part of every shard).
+      for (auto& [name, tensor] : index.tensors)
+        std::stable_sort(tensor.chunks.begin(), tensor.chunks.end(),
+                         [](const ChunkRecord& a, const ChunkRecord& b) {
+                           return a.tensor_offset < b.tensor_offset;
+                         });
       commit_step(request.checkpoint_dir, index, request.keep_last);
     });
   } catch (const comm::AgreedError& e) {

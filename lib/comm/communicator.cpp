@@ -47,13 +47,14 @@ Communicator::Communicator(int rank, int size, int local_rank, int local_size)
 // Seconds are the host's: for collectives a backend returns from before they
 // finish (NCCL all-gather and reduce-scatter), the time to enqueue them.
 template <class Fn>
-void Communicator::run(CollectiveKind kind, double full_bytes, double bus_bytes, Fn&& fn) {
+void Communicator::run(CollectiveKind kind, double full_bytes, double bus_bytes, bool finishes,
+                       Fn&& fn) {
   issuing_seq_ = tracker_.begin(kind, full_bytes);
   const auto start = std::chrono::steady_clock::now();
   fn();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (finishes_on_return(kind)) tracker_.finish_through(issuing_seq_);
+  if (finishes) tracker_.finish_through(issuing_seq_);
   auto& totals = stats_.by_kind[static_cast<int>(kind)];
   totals.calls += 1;
   totals.bytes += bus_bytes;
@@ -70,6 +71,7 @@ CollectiveTicket Communicator::start_all_gather(const void* shard, void* full, s
   require_buffer(full, count, "full buffer", "all_gather");
   const double full_bytes = static_cast<double>(count) * dtype_size(dtype) * size_;
   run(CollectiveKind::kAllGather, full_bytes, full_bytes * (size_ - 1) / size_,
+      finishes_on_return(CollectiveKind::kAllGather),
       [&] { do_all_gather(shard, full, count, dtype); });
   return issuing_seq_;
 }
@@ -83,6 +85,7 @@ void Communicator::reduce_scatter(const void* full, void* shard, std::size_t cou
   require_buffer(shard, count, "shard", "reduce_scatter");
   const double full_bytes = static_cast<double>(count) * dtype_size(dtype) * size_;
   run(CollectiveKind::kReduceScatter, full_bytes, full_bytes * (size_ - 1) / size_,
+      finishes_on_return(CollectiveKind::kReduceScatter),
       [&] { do_reduce_scatter(full, shard, count, dtype); });
 }
 
@@ -90,7 +93,16 @@ void Communicator::all_reduce(void* buffer, std::size_t count, DType dtype, Redu
   require_buffer(buffer, count, "buffer", "all_reduce");
   const double bytes = static_cast<double>(count) * dtype_size(dtype);
   run(CollectiveKind::kAllReduce, bytes, 2.0 * bytes * (size_ - 1) / size_,
+      finishes_on_return(CollectiveKind::kAllReduce),
       [&] { do_all_reduce(buffer, count, dtype, op); });
+}
+
+void Communicator::all_reduce_for_compute(void* buffer, std::size_t count, DType dtype) {
+  require_buffer(buffer, count, "buffer", "all_reduce");
+  const double bytes = static_cast<double>(count) * dtype_size(dtype);
+  run(CollectiveKind::kAllReduce, bytes, 2.0 * bytes * (size_ - 1) / size_,
+      !all_reduce_for_compute_returns_early(),
+      [&] { do_all_reduce_for_compute(buffer, count, dtype); });
 }
 
 void Communicator::broadcast(void* buffer, std::size_t count, DType dtype, int root) {
@@ -99,11 +111,13 @@ void Communicator::broadcast(void* buffer, std::size_t count, DType dtype, int r
     throw InternalError("comm", "broadcast root " + std::to_string(root) + " out of range");
   const double bytes = static_cast<double>(count) * dtype_size(dtype);
   run(CollectiveKind::kBroadcast, bytes, size_ > 1 ? bytes : 0.0,
+      finishes_on_return(CollectiveKind::kBroadcast),
       [&] { do_broadcast(buffer, count, dtype, root); });
 }
 
 void Communicator::barrier() {
-  run(CollectiveKind::kBarrier, 0, 0, [&] { do_barrier(); });
+  run(CollectiveKind::kBarrier, 0, 0, finishes_on_return(CollectiveKind::kBarrier),
+      [&] { do_barrier(); });
 }
 
 }  // namespace nss::comm

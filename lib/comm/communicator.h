@@ -57,6 +57,11 @@ class Communicator {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
 
+  /// Which ranks these are, as the hang watchdog names them: "world", or a
+  /// group of hybrid sharding ("shard group 1 (ranks 4-7)").
+  const std::string& group() const { return group_; }
+  void set_group(std::string group) { group_ = std::move(group); }
+
   /// Backend name: "mpi", "nccl", "local".
   virtual const char* backend() const = 0;
 
@@ -91,6 +96,12 @@ class Communicator {
   /// Reduces `buffer` in place over all ranks.
   void all_reduce(void* buffer, std::size_t count, DType dtype, ReduceOp op);
 
+  /// all_reduce() (sum) of a buffer that only compute issued afterwards
+  /// reads, like reduce_scatter()'s result: on NCCL the host does not wait
+  /// (hybrid sharding's gradient shards, summed over the replicas while the
+  /// next unit's backward runs); host backends finish it here.
+  void all_reduce_for_compute(void* buffer, std::size_t count, DType dtype);
+
   /// Copies `root`'s buffer to every rank.
   void broadcast(void* buffer, std::size_t count, DType dtype, int root);
 
@@ -120,6 +131,12 @@ class Communicator {
   virtual void do_all_gather(const void* shard, void* full, std::size_t count, DType dtype) = 0;
   virtual void do_reduce_scatter(const void* full, void* shard, std::size_t count, DType dtype) = 0;
   virtual void do_all_reduce(void* buffer, std::size_t count, DType dtype, ReduceOp op) = 0;
+  /// See all_reduce_for_compute(); a backend that returns before it finishes
+  /// says so with all_reduce_for_compute_returns_early().
+  virtual void do_all_reduce_for_compute(void* buffer, std::size_t count, DType dtype) {
+    do_all_reduce(buffer, count, dtype, ReduceOp::kSum);
+  }
+  virtual bool all_reduce_for_compute_returns_early() const { return false; }
   virtual void do_broadcast(void* buffer, std::size_t count, DType dtype, int root) = 0;
   virtual void do_barrier() = 0;
   /// False when the backend returns from collectives of `kind` before they
@@ -132,10 +149,13 @@ class Communicator {
   std::uint64_t issuing_seq() const { return issuing_seq_; }
 
  private:
+  /// `finishes`: the collective is over when `fn` returns (else the backend
+  /// reports it with tracker().finish_through()).
   template <class Fn>
-  void run(CollectiveKind kind, double full_bytes, double bus_bytes, Fn&& fn);
+  void run(CollectiveKind kind, double full_bytes, double bus_bytes, bool finishes, Fn&& fn);
 
   int rank_, size_, local_rank_, local_size_;
+  std::string group_ = "world";
   std::uint64_t issuing_seq_ = 0;
   CommStats stats_;
   CollectiveTracker tracker_;

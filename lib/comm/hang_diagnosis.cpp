@@ -14,16 +14,19 @@ void copy_text(char* out, std::size_t size, const std::string& text) {
   out[size - 1] = '\0';
 }
 
-std::string describe(int kind, std::uint64_t seq, const char* label) {
+// "all_gather #12 (unit 3 forward)", plus " in shard group 1 (ranks 4-7)"
+// for a collective of a hybrid-sharding group.
+std::string describe(int kind, std::uint64_t seq, const char* label, const char* group) {
   std::string text =
       std::string(collective_name(static_cast<CollectiveKind>(kind))) + " #" + std::to_string(seq);
   if (label[0] != '\0') text += " (" + std::string(label) + ")";
+  if (group[0] != '\0' && std::strcmp(group, "world") != 0) text += " in " + std::string(group);
   return text;
 }
 
 std::string last_finished(const RankStatus& s) {
   if (s.finished == 0) return "no collective finished yet";
-  return "last finished " + describe(s.finished_kind, s.finished, s.finished_label);
+  return "last finished " + describe(s.finished_kind, s.finished, s.finished_label, s.group);
 }
 
 std::string seconds(double value) {
@@ -39,12 +42,13 @@ std::string where(const RankStatus& s) {
 
 std::string activity(const RankStatus& s) {
   if (!s.in_flight) return "outside any collective (" + last_finished(s) + ")";
-  return "in " + describe(s.current_kind, s.current_seq, s.current_label);
+  return "in " + describe(s.current_kind, s.current_seq, s.current_label, s.group);
 }
 
 }  // namespace
 
-RankStatus make_rank_status(int rank, const CollectiveTracker::Snapshot& snapshot) {
+RankStatus make_rank_status(int rank, const CollectiveTracker::Snapshot& snapshot,
+                            const std::string& group) {
   RankStatus s;
   s.rank = rank;
   s.pid = static_cast<std::int32_t>(::getpid());
@@ -62,6 +66,7 @@ RankStatus make_rank_status(int rank, const CollectiveTracker::Snapshot& snapsho
   char host[64] = {};
   ::gethostname(host, sizeof host - 1);
   copy_text(s.host, sizeof s.host, host);
+  copy_text(s.group, sizeof s.group, group);
   return s;
 }
 
@@ -101,19 +106,28 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
     for (const auto* s : answered) (s->started == front ? leaders : laggards).push_back(s);
 
     if (!laggards.empty()) {
-      // Ranks that have not entered the collective the leaders wait in.
-      const RankStatus& lead = *leaders.front();
+      // Ranks that have not entered the collective the leaders wait in. A
+      // leader outside any collective finished it: with hybrid sharding its
+      // group's peers were all there.
+      const RankStatus* lead = nullptr;
       std::vector<int> lead_ranks;
-      for (const auto* s : leaders) lead_ranks.push_back(s->rank);
-      lines.push_back("ranks " + format_rank_list(lead_ranks) + " are waiting in " +
-                      describe(lead.current_kind, lead.current_seq, lead.current_label) + " for " +
-                      seconds(lead.seconds_in_flight));
+      for (const auto* s : leaders) {
+        if (!s->in_flight) continue;
+        lead_ranks.push_back(s->rank);
+        if (!lead) lead = s;
+      }
+      if (lead)
+        lines.push_back(
+            (lead_ranks.size() == 1 ? "rank " : "ranks ") + format_rank_list(lead_ranks) +
+            (lead_ranks.size() == 1 ? " is waiting in " : " are waiting in ") +
+            describe(lead->current_kind, lead->current_seq, lead->current_label, lead->group) +
+            " for " + seconds(lead->seconds_in_flight));
       for (const auto* s : laggards) {
         std::string line = where(*s) + " is behind: " + last_finished(*s);
         line += s->in_flight
                     ? "; it is inside " +
-                          describe(s->current_kind, s->current_seq, s->current_label) + " for " +
-                          seconds(s->seconds_in_flight)
+                          describe(s->current_kind, s->current_seq, s->current_label, s->group) +
+                          " for " + seconds(s->seconds_in_flight)
                     : "; it has not entered a collective for " + seconds(s->seconds_since_finish) +
                           " (busy, stuck in computation or I/O, or it skipped a "
                           "collective)";
@@ -130,8 +144,8 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
       const RankStatus& m = *majority->front();
       if (by_kind.size() == 1 && m.in_flight) {
         lines.push_back("all " + std::to_string(answered.size()) + " answering ranks are inside " +
-                        describe(m.current_kind, m.current_seq, m.current_label) + " for " +
-                        seconds(m.seconds_in_flight) +
+                        describe(m.current_kind, m.current_seq, m.current_label, m.group) +
+                        " for " + seconds(m.seconds_in_flight) +
                         ": the collective itself is stuck (network, transport or a dead peer)");
       } else if (by_kind.size() == 1) {
         lines.push_back("no answering rank is inside a collective; " + last_finished(m));

@@ -27,10 +27,13 @@ struct RankStatus {
   char current_label[96] = {};
   char finished_label[96] = {};
   char host[64] = {};
+  char group[64] = {};  // Communicator::group() of the collectives above
 };
 
-/// This process's status from its tracker.
-RankStatus make_rank_status(int rank, const CollectiveTracker::Snapshot& snapshot);
+/// This process's status from the tracker of its communicator over `group`
+/// ("world", or a hybrid-sharding group, named in the diagnosis).
+RankStatus make_rank_status(int rank, const CollectiveTracker::Snapshot& snapshot,
+                            const std::string& group = "world");
 
 /// Diagnosis lines; `statuses[r]` is empty when rank r did not answer.
 std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatus>>& statuses,

@@ -133,6 +133,15 @@ class NcclCommunicator final : public Communicator {
     });
     do_wait(issuing_seq());
   }
+  // Hybrid sharding's gradient shards: like the reduce-scatter before it,
+  // only the compute stream waits for it.
+  void do_all_reduce_for_compute(void* buffer, std::size_t count, DType dtype) override {
+    enqueue("ncclAllReduce", [&] {
+      return ncclAllReduce(buffer, buffer, count, nccl_type(dtype), ncclSum, comm_, stream_);
+    });
+    do_wait(issuing_seq());
+  }
+  bool all_reduce_for_compute_returns_early() const override { return true; }
   void do_finish_all() override {
     poll_until([&] {
       retire_finished();

@@ -25,8 +25,9 @@ constexpr auto kGrace = std::chrono::milliseconds(1000);
 
 }  // namespace
 
-Watchdog::Watchdog(Communicator& comm, MPI_Comm world, double timeout_s)
-    : watched_(comm), tracker_(comm.tracker()), timeout_s_(timeout_s) {
+Watchdog::Watchdog(std::vector<Communicator*> comms, MPI_Comm world, double timeout_s)
+    : watched_(std::move(comms)), timeout_s_(timeout_s) {
+  NSS_ASSERT(!watched_.empty(), "comm", "a watchdog needs a communicator to watch");
   NSS_MPI_CHECK(MPI_Comm_dup(world, &comm_));
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
@@ -49,32 +50,38 @@ void Watchdog::watch() {
   while (!stop_) {
     int arrived = 0;
     MPI_Test(&alert_request, &arrived, MPI_STATUS_IGNORE);
-    if (arrived) respond(false);
-    const auto snapshot = tracker_.snapshot();
-    if (snapshot.in_flight && snapshot.seconds_in_flight > timeout_s_) respond(true);
+    if (arrived) respond(alert, false);
+    for (std::size_t i = 0; i < watched_.size(); ++i) {
+      const auto snapshot = watched_[i]->tracker().snapshot();
+      if (snapshot.in_flight && snapshot.seconds_in_flight > timeout_s_)
+        respond(static_cast<int>(i), true);
+    }
     std::this_thread::sleep_for(kPoll);
   }
   MPI_Cancel(&alert_request);
   MPI_Wait(&alert_request, MPI_STATUS_IGNORE);
 }
 
-void Watchdog::respond(bool detected_here) {
-  const auto snapshot = tracker_.snapshot();
+void Watchdog::respond(int hung, bool detected_here) {
+  if (hung < 0 || hung >= static_cast<int>(watched_.size())) hung = 0;  // a foreign alert
+  Communicator& comm = *watched_[static_cast<std::size_t>(hung)];
+  const auto snapshot = comm.tracker().snapshot();
   if (detected_here) {
-    spdlog::error("[comm] {} #{} has not finished after {:.1f} s; asking every rank for its state",
-                  collective_name(snapshot.current.kind), snapshot.current.seq,
-                  snapshot.seconds_in_flight);
+    spdlog::error(
+        "[comm] {} #{}{} has not finished after {:.1f} s; asking every rank for its state",
+        collective_name(snapshot.current.kind), snapshot.current.seq,
+        comm.group() == "world" ? std::string() : " in " + comm.group(),
+        snapshot.seconds_in_flight);
   }
   std::vector<MPI_Request> requests;
-  int one = 1;
   if (detected_here) {
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       requests.emplace_back();
-      MPI_Isend(&one, 1, MPI_INT, r, kAlertTag, comm_, &requests.back());
+      MPI_Isend(&hung, 1, MPI_INT, r, kAlertTag, comm_, &requests.back());
     }
   }
-  const RankStatus mine = make_rank_status(rank_, snapshot);
+  const RankStatus mine = make_rank_status(rank_, snapshot, comm.group());
   std::vector<RankStatus> received(static_cast<std::size_t>(size_));
   std::vector<MPI_Request> receives(static_cast<std::size_t>(size_), MPI_REQUEST_NULL);
   for (int r = 0; r < size_; ++r) {
@@ -109,7 +116,7 @@ void Watchdog::respond(bool detected_here) {
   for (const auto& line : diagnose_hang(statuses, timeout_s_)) spdlog::error("[comm] {}", line);
   spdlog::error("[comm] ending the job with exit code 6 (collective timeout)");
   // After the exchange: the diagnosis needed this rank's state as it hung.
-  watched_.abort();
+  for (Communicator* watched : watched_) watched->abort();
   log::flush();
   std::this_thread::sleep_for(kGrace);
   log::flush();

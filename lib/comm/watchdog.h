@@ -1,13 +1,16 @@
-// Hang watchdog: a thread per rank watches the collective in flight on one
-// communicator. When one exceeds the timeout, that rank alerts every other
-// rank's watchdog over a private duplicate of the world communicator; all of
-// them exchange their last started/finished collectives, log the same
-// diagnosis ("rank 5 is behind: last finished all_gather #1234 (unit 17
-// backward)"), and the job ends with exit code 6 on every rank.
+// Hang watchdog: a thread per rank watches the collectives in flight on its
+// communicators (the world's, and under hybrid sharding its shard and replica
+// groups'). When one exceeds the timeout, that rank alerts every other
+// rank's watchdog over a private duplicate of the world communicator, naming
+// which of the watched communicators hung; all of them exchange their last
+// started/finished collectives on that one, log the same diagnosis ("rank 5
+// is behind: last finished all_gather #1234 (unit 17 backward) in shard
+// group 1 (ranks 4-7)"), and the job ends with exit code 6 on every rank.
 #pragma once
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 #include <mpi.h>
 
@@ -17,8 +20,11 @@ namespace nss::comm {
 
 class Watchdog {
  public:
-  /// Starts watching `comm` (collective over `world`, which it duplicates).
-  Watchdog(Communicator& comm, MPI_Comm world, double timeout_s);
+  /// Starts watching `comms` (collective over `world`, which it duplicates).
+  /// Every rank passes the same number of communicators in the same order.
+  Watchdog(std::vector<Communicator*> comms, MPI_Comm world, double timeout_s);
+  Watchdog(Communicator& comm, MPI_Comm world, double timeout_s)
+      : Watchdog(std::vector<Communicator*>{&comm}, world, timeout_s) {}
   /// Stops the thread (collective: frees the duplicated communicator).
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
@@ -26,10 +32,10 @@ class Watchdog {
 
  private:
   void watch();
-  [[noreturn]] void respond(bool detected_here);
+  /// `hung`: index into watched_ of the communicator whose collective timed out.
+  [[noreturn]] void respond(int hung, bool detected_here);
 
-  Communicator& watched_;
-  CollectiveTracker& tracker_;
+  std::vector<Communicator*> watched_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

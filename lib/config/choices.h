@@ -77,6 +77,18 @@ struct ChoiceNames<QuantizeBase> {
       {{QuantizeBase::kNone, "none"}, {QuantizeBase::kNf4, "nf4"}}};
 };
 
+/// parallel.reshard_after_forward: free a unit's gathered parameters after
+/// its forward (true) or keep them until its backward (false); auto follows
+/// training.activation_checkpointing (true with recompute, false without).
+enum class ReshardPolicy { kAuto, kTrue, kFalse };
+template <>
+struct ChoiceNames<ReshardPolicy> {
+  static constexpr std::array<std::pair<ReshardPolicy, const char*>, 3> names{
+      {{ReshardPolicy::kAuto, "auto"},
+       {ReshardPolicy::kTrue, "true"},
+       {ReshardPolicy::kFalse, "false"}}};
+};
+
 /// privacy.accountant: how the privacy spent is computed (docs/privacy.md).
 enum class PrivacyAccountant { kPrv, kRdp };
 template <>

@@ -21,6 +21,8 @@ namespace nss::config {
 inline constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
 /// Timeouts: one week; beyond it a deadline would outlive any job.
 inline constexpr double kMaxTimeoutSeconds = 604800.0;
+/// parallel.shard_group_size: 0 (all ranks) up to far beyond any machine.
+inline constexpr Range<std::int64_t> kShardGroupRange{0, std::int64_t{1} << 24};
 /// data.seq_len, shared with nss_eval --seq-len (nss_prepare_data
 /// --max-tokens goes one further: the longest row a run can train on).
 inline constexpr Range<std::int64_t> kSeqLenRange{1, std::int64_t{1} << 20};
@@ -238,6 +240,9 @@ struct ParallelConfig {
   Backend backend = Backend::kAuto;
   double collective_timeout_s = 600.0;
   bool share_devices = false;
+  std::int64_t shard_group_size = 0;  // 0: all ranks
+  ReshardPolicy reshard_after_forward = ReshardPolicy::kAuto;
+  bool offload_optimizer = false;
 
   template <class V>
   void visit(V& v) {
@@ -249,6 +254,24 @@ struct ParallelConfig {
     v.field("share_devices", share_devices,
             "GPU runs: let several ranks of a node share one CUDA device (local rank modulo "
             "visible devices); false makes more ranks than devices a usage error (exit 2).");
+    v.field("shard_group_size", shard_group_size,
+            "Hybrid sharding (HSDP): shard the model within groups of this many consecutive "
+            "ranks and replicate it across the groups; set it to the GPUs per node so that "
+            "all-gathers never leave a node. 0: one group of all ranks (full sharding). Must "
+            "divide the number of ranks.",
+            kShardGroupRange);
+    v.field("reshard_after_forward", reshard_after_forward,
+            "Free each unit's gathered parameters after its forward (true) or keep them until "
+            "its backward (false: one all-gather per unit instead of two, but every unit's "
+            "gathered parameters are held from its forward to its backward). auto: true with "
+            "training.activation_checkpointing, false without; true without activation "
+            "checkpointing is a usage error.");
+    v.field("offload_optimizer", offload_optimizer,
+            "GPU runs: keep the fp32 masters and AdamW moments in pinned host memory (the device "
+            "keeps the compute-dtype shard and the fp32 gradient) and stream them through the "
+            "device in chunks for the optimizer step. CPU runs refuse it (exit 2). Proven "
+            "bitwise equal to the ordinary step on the CPU only; unverified on GPUs so far "
+            "(docs/gpu.md).");
   }
 };
 
@@ -300,6 +323,9 @@ struct PreflightConfig {
   std::int64_t synthetic_steps = 2;
   bool fail_on_warning = false;
   double verdict_timeout_s = 900.0;
+  // The layout advice's links, scale_model.py's defaults (docs/performance.md).
+  double intra_node_bandwidth_gbs = 450.0;  // NVLink 4, per GPU and direction
+  double inter_node_bandwidth_gbps = 400.0;
 
   template <class V>
   void visit(V& v) {
@@ -325,6 +351,13 @@ struct PreflightConfig {
     v.field("verdict_timeout_s", verdict_timeout_s,
             "Other ranks give up waiting for rank 0's verdict after this many seconds.",
             open_closed(0, kMaxTimeoutSeconds));
+    v.field("intra_node_bandwidth_gbs", intra_node_bandwidth_gbs,
+            "Layout advice (layout.parallel): bus bandwidth of a collective within a node, GB/s "
+            "per rank (nccl-tests busbw; the default is NVLink 4).",
+            open_closed(0, 1e6));
+    v.field("inter_node_bandwidth_gbps", inter_node_bandwidth_gbps,
+            "Layout advice (layout.parallel): network bandwidth per rank between nodes, Gb/s.",
+            open_closed(0, 1e6));
   }
 };
 

@@ -27,6 +27,22 @@ bool poisson_batches(const Config& config) {
   return config.privacy.enabled && config.privacy.sampling == PrivacySampling::kPoisson;
 }
 
+int shard_group_ranks(const ParallelConfig& parallel, int world_size) {
+  return parallel.shard_group_size > 0 ? static_cast<int>(parallel.shard_group_size) : world_size;
+}
+
+bool reshard_after_forward(const Config& config) {
+  switch (config.parallel.reshard_after_forward) {
+    case ReshardPolicy::kTrue:
+      return true;
+    case ReshardPolicy::kFalse:
+      return false;
+    case ReshardPolicy::kAuto:
+      break;
+  }
+  return config.training.activation_checkpointing;
+}
+
 std::int64_t accumulation_steps(const Config& config, int world_size) {
   return accumulation_steps(config, world_size, config.training.micro_batch_size);
 }

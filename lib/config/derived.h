@@ -31,6 +31,15 @@ std::int64_t accumulation_steps(const Config& config, int world_size);
 /// sampling: poisson): its size varies, global_batch_size is its expectation.
 bool poisson_batches(const Config& config);
 
+/// Ranks that shard the model together: parallel.shard_group_size, or
+/// `world_size` when it is 0 (full sharding). validate_layout() checks that it
+/// divides the world size.
+int shard_group_ranks(const ParallelConfig& parallel, int world_size);
+
+/// parallel.reshard_after_forward with auto resolved: true with
+/// training.activation_checkpointing, false without.
+bool reshard_after_forward(const Config& config);
+
 /// The micro-batch sizes that divide global_batch_size / world_size,
 /// ascending; empty when world_size does not divide the global batch. Under
 /// Poisson batches (any size runs): the powers of two below the expected

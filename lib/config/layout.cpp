@@ -1,6 +1,7 @@
-// Batch arithmetic at a given world size: every rank runs the same number of
-// micro-steps of micro_batch_size sequences, so global_batch_size must be a
-// multiple of micro_batch_size x world_size.
+// Layout arithmetic at a given world size: hybrid sharding's groups must
+// divide the ranks, and every rank runs the same number of micro-steps of
+// micro_batch_size sequences, so global_batch_size must be a multiple of
+// micro_batch_size x world_size.
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,27 @@ std::string join(const std::vector<std::int64_t>& values) {
   return text;
 }
 
+std::string divisors(std::int64_t n) {
+  std::vector<std::int64_t> values;
+  for (std::int64_t d = 1; d <= n && values.size() < 12; ++d)
+    if (n % d == 0) values.push_back(d);
+  return join(values);
+}
+
+// Hybrid sharding splits the ranks into equal groups of consecutive ranks.
+void validate_shard_groups(const ParallelConfig& parallel, int world_size) {
+  const std::int64_t group = parallel.shard_group_size;
+  if (group == 0 || (group <= world_size && world_size % group == 0)) return;
+  throw UsageError("config",
+                   "parallel.shard_group_size=" + std::to_string(group) +
+                       (group > world_size ? " exceeds the " : " does not divide the ") +
+                       std::to_string(world_size) + " ranks of this job",
+                   "at " + std::to_string(world_size) +
+                       " ranks, shard_group_size can be 0 (all "
+                       "ranks) or " +
+                       divisors(world_size) + "; usually the GPUs per node");
+}
+
 }  // namespace
 
 void validate_layout(const Config& config, int world_size) {
@@ -26,6 +48,7 @@ void validate_layout(const Config& config, int world_size) {
   const std::int64_t micro = config.training.micro_batch_size;
   const std::int64_t ranks = world_size;
   if (ranks < 1) throw InternalError("config", "world size must be positive");
+  validate_shard_groups(config.parallel, world_size);
   if (poisson_batches(config)) return;  // every rank runs the largest share's micro-steps
   const std::optional<std::int64_t> product = checked_mul(micro, ranks);
   if (!product)

@@ -118,6 +118,16 @@ void check_training(const TrainingConfig& t, bool poisson_batches, Checker& c) {
               "set training.lora.quantize_base: nf4, or double_quant: false");
 }
 
+// Without activation checkpointing the backward needs the graph built in
+// forward, which holds the unit's gathered parameters: they cannot be freed.
+void check_parallel(const Config& config, Checker& c) {
+  if (config.parallel.reshard_after_forward == ReshardPolicy::kTrue)
+    c.require(config.training.activation_checkpointing, "parallel.reshard_after_forward",
+              "is true, but training.activation_checkpointing is false: the graph kept for "
+              "backward holds every unit's gathered parameters",
+              "set reshard_after_forward: auto (or false), or activation_checkpointing: true");
+}
+
 // DP-SGD clips each example's gradient: an example must be one row (no
 // packing, no split), and only LoRA adapters have per-example norms.
 void check_privacy(const Config& config, Checker& c) {
@@ -190,6 +200,7 @@ void check_values(const Config& config, Problems& problems) {
 
   check_training(config.training, poisson_batches(config), c);
   check_privacy(config, c);
+  check_parallel(config, c);
 
   const auto& p = config.preflight;
   c.require(p.host_memory_warn_fraction <= p.host_memory_fail_fraction,

@@ -56,7 +56,7 @@ void PerExampleGradients::reduce(const std::vector<ShardedUnit*>& units) {
     auto found = clipped_sums_.find(unit);
     std::vector<torch::Tensor> sums;  // none: zeros
     if (found != clipped_sums_.end()) sums = std::move(found->second);
-    unit->master().mutable_grad() = unit->reduce_gradient(std::move(sums));
+    unit->gradient_leaf().mutable_grad() = unit->reduce_gradient(std::move(sums));
   }
   clipped_sums_.clear();
 }

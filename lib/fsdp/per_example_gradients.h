@@ -36,7 +36,7 @@ class PerExampleGradients {
   torch::Tensor clip();
 
   /// At the end of the step: each unit's clipped sum, reduce-scattered (sum
-  /// over ranks) into its master's .grad. Collective: every rank passes the
+  /// over ranks) into its gradient leaf's .grad. Collective: every rank passes the
   /// same units in the same order; a unit this rank saw no example for
   /// contributes zeros.
   void reduce(const std::vector<ShardedUnit*>& units);

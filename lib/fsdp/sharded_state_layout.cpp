@@ -1,5 +1,6 @@
 #include "fsdp/sharded_state_layout.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/error.h"
@@ -74,6 +75,25 @@ std::vector<StateBuffer> ShardedStateLayout::buffers() const {
                                  piece.tensor_offset, piece.length, piece.shard_offset});
       buffers.push_back(std::move(buffer));
     }
+  }
+  return buffers;
+}
+
+std::vector<StateBuffer> ShardedStateLayout::buffers_written_by(int replica, int replicas) const {
+  NSS_ASSERT(replicas >= 1 && replica >= 0 && replica < replicas, "fsdp", "replica out of range");
+  std::vector<StateBuffer> buffers = this->buffers();
+  for (StateBuffer& buffer : buffers) {
+    const std::int64_t begin = buffer.count * replica / replicas;
+    const std::int64_t end = buffer.count * (replica + 1) / replicas;
+    std::vector<StateBuffer::Piece> mine;
+    for (const auto& piece : buffer.pieces) {
+      const std::int64_t from = std::max(begin, piece.buffer_offset);
+      const std::int64_t to = std::min(end, piece.buffer_offset + piece.length);
+      if (from >= to) continue;
+      const std::int64_t skipped = from - piece.buffer_offset;
+      mine.push_back({piece.tensor, piece.tensor_offset + skipped, to - from, from});
+    }
+    buffer.pieces = std::move(mine);
   }
   return buffers;
 }

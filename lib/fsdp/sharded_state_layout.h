@@ -68,6 +68,11 @@ class ShardedStateLayout {
 
   /// This rank's buffers: every StateTensor of every unit that trains.
   std::vector<StateBuffer> buffers() const;
+  /// The same buffers with only the pieces replica `replica` of `replicas`
+  /// writes to a checkpoint: under hybrid sharding the replicas hold the same
+  /// shard, and each writes the elements [k·S/R, (k+1)·S/R) of it, so every
+  /// element is written once. One replica: buffers().
+  std::vector<StateBuffer> buffers_written_by(int replica, int replicas) const;
 
   /// Bytes of unit `unit`'s `kind` on this rank.
   std::int64_t bytes(std::size_t unit, StateTensor kind) const;

@@ -1,5 +1,7 @@
 #include "model/unit_layouts.h"
 
+#include "config/derived.h"
+
 namespace nss::model {
 
 bool weight_decayed(ParamRole role, bool decay_embeddings) {
@@ -27,9 +29,10 @@ fsdp::FlatLayout unit_layout(const config::ModelConfig& model, const config::Lor
 
 std::vector<fsdp::FlatLayout> unit_layouts(const config::Config& config, int world_size) {
   std::vector<fsdp::FlatLayout> layouts;
+  const int shard_ranks = config::shard_group_ranks(config.parallel, world_size);
   for (int u = 0; u < num_units(config.model); ++u)
     layouts.push_back(unit_layout(config.model, config.training.lora,
-                                  config.training.weight_decay_embeddings, u, world_size));
+                                  config.training.weight_decay_embeddings, u, shard_ranks));
   return layouts;
 }
 

@@ -21,7 +21,9 @@ bool weight_decayed(ParamRole role, bool decay_embeddings);
 fsdp::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
                              bool decay_embeddings, int unit, int world_size);
 
-/// Every unit's layout for the configured model at `world_size` ranks.
+/// Every unit's layout for the configured model in a job of `world_size`
+/// ranks: sharded over its shard group (parallel.shard_group_size ranks under
+/// hybrid sharding, else all of them).
 std::vector<fsdp::FlatLayout> unit_layouts(const config::Config& config, int world_size);
 
 /// "unit 0 (embedding)", "unit 3 (block 2)", "unit 5 (head)".

@@ -7,6 +7,7 @@
 #include "checkpoint/index.h"
 #include "checkpoint/step_directory.h"
 #include "checkpoint/verify.h"
+#include "config/derived.h"
 #include "core/units.h"
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
@@ -42,10 +43,13 @@ std::string describe_step(const std::string& step_dir) {
 }  // namespace
 
 std::uint64_t predicted_checkpoint_bytes(const config::Config& config, int world_size) {
-  // Every rank saves shards of the same (padded) size: one rank's file times N.
-  const auto per_rank = static_cast<std::uint64_t>(
+  // Every shard has the same (padded) size and is written once: by its rank,
+  // or under hybrid sharding 1/R of it by each of its R replicas.
+  const auto per_shard = static_cast<std::uint64_t>(
       fsdp::ShardedStateLayout(model::unit_layouts(config, world_size), 0).saved_bytes());
-  return static_cast<std::uint64_t>(world_size) * (per_rank + kRankFileOverheadBytes);
+  const auto shards =
+      static_cast<std::uint64_t>(config::shard_group_ranks(config.parallel, world_size));
+  return shards * per_shard + static_cast<std::uint64_t>(world_size) * kRankFileOverheadBytes;
 }
 
 Check check_checkpoint_directory(const PreflightContext& context) {

@@ -6,7 +6,9 @@
 
 #include "config/derived.h"
 #include "config/load.h"
+#include "core/units.h"
 #include "data/poisson_plan.h"
+#include "preflight/memory_checks.h"
 
 namespace nss::preflight {
 namespace {

@@ -1,6 +1,7 @@
 // Check group 1, configuration and layout (exit 2 on failure): batch
 // arithmetic at this world size, ranks against the devices of each node, and
-// the compute dtype on those devices.
+// the compute dtype on those devices (the parallel layout's advice:
+// parallel_layout_check.h).
 #pragma once
 
 #include <string>

@@ -10,12 +10,14 @@
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
+#include "preflight/pinned_memory.h"
 
 namespace nss::preflight {
 namespace {
 
 constexpr const char* kModelId = "memory.model";
 constexpr const char* kBudgetId = "memory.budget";
+constexpr const char* kPinnedId = "memory.pinned_host";
 
 std::string bytes(std::uint64_t value) {
   return format_bytes(static_cast<double>(value));
@@ -161,9 +163,13 @@ std::vector<MemoryComponent> memory_extras(const PreflightContext& context,
                         config.data.num_workers, config.data.prefetch_factor, micro_batch_size,
                         config.data.seq_len, config.data.packing != config::Packing::kWindows))});
   std::uint64_t staging = 0;
-  if (config.checkpoint.async)  // a snapshot of what a checkpoint saves
+  if (config.checkpoint.async) {  // a snapshot of what this rank writes: 1/R of its shard
+    const int replicas =
+        context.world_size / config::shard_group_ranks(config.parallel, context.world_size);
     staging = static_cast<std::uint64_t>(
-        fsdp::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0).saved_bytes());
+        fsdp::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0).saved_bytes() /
+        replicas);
+  }
   extras.push_back({"async_checkpoint_staging", staging});
   return extras;
 }
@@ -285,12 +291,44 @@ std::string nf4_remediation(const PreflightContext& context, std::uint64_t budge
          bytes(predicted) + " per rank, " + figures + "), or ";
 }
 
+// A GPU job that fits only with the fp32 masters and moments in host memory:
+// "set parallel.offload_optimizer: true (...), or " when that fits the budget
+// at the configured micro-batch, else "".
+std::string offload_remediation(const PreflightContext& context, std::uint64_t budget) {
+  if (context.device != DeviceKind::kCuda || context.config.parallel.offload_optimizer) return "";
+  config::Config offloaded = context.config;
+  offloaded.parallel.offload_optimizer = true;
+  const PreflightContext with_offload{offloaded,
+                                      context.world_size,
+                                      context.device,
+                                      context.ranks,
+                                      context.baseline_resident_bytes,
+                                      context.packed_row_spans};
+  const std::int64_t micro = offloaded.training.micro_batch_size;
+  const std::uint64_t predicted = predicted_total_bytes(with_offload, micro);
+  if (predicted > budget) return "";
+  const StepMemory step = predict_step_memory(offloaded, context.world_size, context.device, micro,
+                                              context.packed_row_spans);
+  return "set parallel.offload_optimizer: true (fp32 masters and AdamW moments in pinned host "
+         "memory, " +
+         bytes(step.pinned_host_bytes) + " per rank; predicted " + bytes(predicted) +
+         " per rank on the GPU; unverified on GPUs so far, docs/gpu.md), or ";
+}
+
 std::string budget_remediation(const PreflightContext& context, const BudgetDecision& decision) {
   const auto& config = context.config;
+  const int group = config::shard_group_ranks(config.parallel, context.world_size);
+  // Under hybrid sharding the state is divided by the shard group, not the world.
+  const std::string divide =
+      group < context.world_size
+          ? "raise parallel.shard_group_size (the model and optimizer state are divided by it, "
+            "now " +
+                std::to_string(group) + ")"
+          : "run more ranks (the model and optimizer state are divided by the world size)";
   const std::string more = nf4_remediation(context, decision.budget) +
-                           "give each rank more memory (Slurm --mem, fewer ranks per node), run "
-                           "more ranks (the model and optimizer state are divided by the world "
-                           "size), or shorten data.seq_len";
+                           offload_remediation(context, decision.budget) +
+                           "give each rank more memory (Slurm --mem, fewer ranks per node), " +
+                           divide + ", or shorten data.seq_len";
   if (!decision.max_micro_batch_size)
     return "even training.micro_batch_size=1 does not fit (" + estimate_text(decision.at_one) +
            "): " + more;
@@ -338,6 +376,53 @@ Check check_memory_budget(const PreflightContext& context, PreflightReport& repo
                          ", above the budget " + limit + "; " + largest,
                      budget_remediation(context, *decision))
       .with_numbers(predicted, measured, double(decision->budget), "bytes");
+}
+
+std::optional<Check> check_pinned_host_memory(const PreflightContext& context) {
+  const auto& config = context.config;
+  if (!config.parallel.offload_optimizer || context.device != DeviceKind::kCuda)
+    return std::nullopt;
+  PinnedMemoryInput input;
+  input.shard_elements = static_cast<std::uint64_t>(
+      fsdp::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0)
+          .bytes(fsdp::StateTensor::kMaster) /
+      4);
+  input.warn_fraction = config.preflight.host_memory_warn_fraction;
+  input.fail_fraction = config.preflight.host_memory_fail_fraction;
+  // The tightest node: most ranks, least usable memory, smallest locked-memory limit.
+  PinnedMemoryVerdict worst;
+  std::string where;
+  for (const auto& node : group_by_node(context.ranks)) {
+    input.ranks_on_node = static_cast<int>(node.ranks.size());
+    const RankFacts* tightest = node.ranks.front();
+    input.memlock = tightest->memlock;
+    for (const RankFacts* r : node.ranks) {
+      if (!r->memory.usable_bytes || (tightest->memory.usable_bytes &&
+                                      *r->memory.usable_bytes < *tightest->memory.usable_bytes))
+        tightest = r;
+      if (r->memlock.soft && (!input.memlock.soft || *r->memlock.soft < *input.memlock.soft))
+        input.memlock = r->memlock;
+    }
+    input.node = tightest->memory;
+    const PinnedMemoryVerdict verdict = check_pinned_memory(input);
+    if (where.empty() || static_cast<int>(verdict.status) > static_cast<int>(worst.status)) {
+      worst = verdict;
+      where = "host " + node.host;
+    }
+  }
+  const std::string finding = where + ": " + worst.finding;
+  const double pinned = double(worst.pinned_bytes_on_node);
+  switch (worst.status) {
+    case CheckStatus::kFail:
+      return Check::fail(kPinnedId, ExitCode::kResources, finding, worst.fix)
+          .with_numbers(pinned, std::nullopt, std::nullopt, "bytes");
+    case CheckStatus::kWarn:
+      return Check::warn(kPinnedId, ExitCode::kResources, finding, worst.fix)
+          .with_numbers(pinned, std::nullopt, std::nullopt, "bytes");
+    default:
+      return Check::pass(kPinnedId, ExitCode::kResources, finding)
+          .with_numbers(pinned, std::nullopt, std::nullopt, "bytes");
+  }
 }
 
 }  // namespace nss::preflight

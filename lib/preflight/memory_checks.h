@@ -88,4 +88,10 @@ std::string budget_remediation(const PreflightContext& context, const BudgetDeci
 /// report.memory.max_micro_batch_size.
 Check check_memory_budget(const PreflightContext& context, PreflightReport& report);
 
+/// memory.pinned_host: with parallel.offload_optimizer on a GPU run, the
+/// pinned host state of each node's ranks (12 bytes per shard element)
+/// against its usable memory and every rank's RLIMIT_MEMLOCK
+/// (check_pinned_memory); nullopt (no check in the report) otherwise.
+std::optional<Check> check_pinned_host_memory(const PreflightContext& context);
+
 }  // namespace nss::preflight

@@ -6,6 +6,7 @@
 #include "config/size_checks.h"
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
+#include "optim/offload_plan.h"
 #include "preflight/per_example_memory.h"
 #include "preflight/unit_activations.h"
 #include "quant/nf4_storage.h"
@@ -68,7 +69,9 @@ class StepReplay {
         tied_(config.model.tie_word_embeddings),
         double_quant_(config.training.lora.double_quant),
         prefetch_(device == DeviceKind::kCuda),
-        private_(config.privacy.enabled) {}
+        reshard_after_forward_(config::reshard_after_forward(config)),
+        private_(config.privacy.enabled),
+        offloaded_(device == DeviceKind::kCuda && config.parallel.offload_optimizer) {}
 
   StepMemory run() {
     allocate_state();
@@ -94,6 +97,7 @@ class StepReplay {
     result.peak_bytes = t_.peak();
     result.peak_phase = t_.peak_phase();
     result.state_bytes = state_bytes_;
+    result.pinned_host_bytes = pinned_host_bytes_;
     result.base_bytes_per_parameter = base_bytes_per_parameter();
     for (std::size_t p = 0; p < static_cast<std::size_t>(Part::kCount); ++p)
       result.components.push_back({memory_part_name(static_cast<Part>(p)), t_.peak_parts()[p]});
@@ -149,18 +153,38 @@ class StepReplay {
     return u64(s_.tokens()) * (8 + 8 + 4 + (s_.packed ? 16 : 0));
   }
 
+  // parallel.offload_optimizer: the chunk plan of ShardedState's staging
+  // budget over this rank's shards.
+  optim::OffloadPlan offload_plan() const {
+    std::vector<std::int64_t> shards;
+    for (const auto& unit : state_.units()) shards.push_back(unit.shard_size(true));
+    return optim::plan_offload(shards, std::vector<std::vector<optim::ElementRange>>(shards.size()),
+                               optim::offload_chunk_elements(optim::kOffloadStagingBudgetBytes));
+  }
+
   void allocate_state() {
     t_.set_phase("model and optimizer state");
     for (int u = 0; u <= last_; ++u) {
       const auto unit = static_cast<std::size_t>(u);
-      for (const fsdp::StateTensor kind : fsdp::kStateTensors)
+      for (const fsdp::StateTensor kind : fsdp::kStateTensors) {
+        if (offloaded_) {  // in pinned host memory
+          pinned_host_bytes_ += u64(state_.bytes(unit, kind));
+          continue;
+        }
         t_.allocate(state_id(kind, u), u64(state_.bytes(unit, kind)), part_of(kind));
+      }
+      // Offloaded, the device keeps the master in the compute dtype for the gathers.
+      if (offloaded_)
+        t_.allocate(id("compute", u), u64(layout(u).shard_size(true)) * c_, Part::kMasters);
       t_.allocate(id("frozen", u), u64(state_.frozen_bytes(unit, s_.compute_bytes)),
                   Part::kFrozenShards);
       if (quantized(u))
         t_.allocate(id("nf4", u), u64(state_.quantized_bytes(unit, double_quant_)),
                     Part::kFrozenShards);
     }
+    // The offloaded step's two staging slots, kept from the first step on.
+    if (offloaded_)
+      t_.allocate("staging", u64(offload_plan().staging_bytes()), Part::kOptimizerTemporaries);
     // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
     t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
     state_bytes_ = t_.now();
@@ -170,7 +194,9 @@ class StepReplay {
   // FSDP all-gather of a unit's trainable and frozen buffers in the compute dtype.
   void gather(int unit, const std::string& name) {
     t_.allocate(name, gathered_elements(unit) * c_, Part::kGatheredParameters);
-    if (c_ != 4) t_.transient(u64(layout(unit).shard_size(true)) * c_, Part::kGatheredParameters);
+    // The master's cast to send (offloaded: the compute-dtype shard is sent).
+    if (c_ != 4 && !offloaded_)
+      t_.transient(u64(layout(unit).shard_size(true)) * c_, Part::kGatheredParameters);
     if (!quantized(unit)) return;
     t_.allocate(name + ".nf4", gathered_nf4_bytes(unit), Part::kGatheredParameters);
     dequantize(unit, name);
@@ -209,7 +235,7 @@ class StepReplay {
     t_.allocate(id("prefetched", unit), gathered_elements(unit) * c_, Part::kGatheredParameters);
     if (quantized(unit))
       t_.allocate(id("prefetched_nf4", unit), gathered_nf4_bytes(unit), Part::kGatheredParameters);
-    if (c_ != 4)
+    if (c_ != 4 && !offloaded_)
       t_.allocate(id("prefetch_send", unit), u64(layout(unit).shard_size(true)) * c_,
                   Part::kGatheredParameters);
   }
@@ -288,11 +314,19 @@ class StepReplay {
     return unit > 1 && !s_.lora_targets.empty();
   }
 
-  // Without checkpointing a unit keeps its graph and gathered parameters —
-  // when autograd records it at all (something in it requires grad).
-  bool keeps_graph(int unit) const {
-    return !checkpointing() && (trainable(unit) || input_requires_grad(unit) ||
-                                (unit == last_ && tied_ && trainable(0)));
+  // Whether autograd records the unit at all (something in it requires grad).
+  bool has_backward(int unit) const {
+    return trainable(unit) || input_requires_grad(unit) || (unit == last_ && tied_ && trainable(0));
+  }
+
+  // Without checkpointing a unit keeps its graph and gathered parameters.
+  bool keeps_graph(int unit) const { return !checkpointing() && has_backward(unit); }
+
+  // parallel.reshard_after_forward false with checkpointing: the unit keeps
+  // its gathered parameters (the head its tied embedding's too) from its
+  // forward until its backward recomputes from them, no second gather.
+  bool keeps_parameters(int unit) const {
+    return checkpointing() && !reshard_after_forward_ && has_backward(unit);
   }
 
   void forward() {
@@ -308,7 +342,7 @@ class StepReplay {
         block_forward(t_, s_, c, id("act", u));
       else
         head_forward(t_, s_, c);
-      if (!keep) release_unit(c.prefix);
+      if (!keep && !keeps_parameters(u)) release_unit(c.prefix);
     }
   }
 
@@ -321,10 +355,12 @@ class StepReplay {
       if (u == 0 && !trainable(0)) break;
       t_.set_phase("backward of " + model::unit_label(u, last_ + 1));
       const bool recompute = checkpointing();
-      if (recompute) {  // gather again and rebuild the unit's graph
+      if (recompute && !keeps_parameters(u)) {  // gather again
         gather_unit(u, c.prefix);
         // The unit whose backward comes next (the embedding's only when it trains).
         prefetch(u > 1 || (u == 1 && trainable(0)) ? u - 1 : -1);
+      }
+      if (recompute) {  // rebuild the unit's graph
         if (u == 0) embedding_forward(t_, s_, c, c.prefix + "out");
         if (u > 0 && u < last_) block_forward(t_, s_, c, c.prefix + "out");
         if (u == last_) head_forward(t_, s_, c);
@@ -377,6 +413,12 @@ class StepReplay {
 
   void optimizer_step() {
     t_.set_phase("optimizer step");
+    if (offloaded_) {  // AdamW's temporaries per staged chunk
+      std::int64_t largest = 0;
+      for (const auto& chunk : offload_plan().chunks) largest = std::max(largest, chunk.count);
+      t_.transient(2 * u64(largest) * 4, Part::kOptimizerTemporaries);
+      return;
+    }
     // AdamW: sqrt(exp_avg_sq) and its quotient live together, unit by unit.
     for (int u = 0; u <= last_; ++u)
       t_.transient(2 * u64(layout(u).shard_size(true)) * 4, Part::kOptimizerTemporaries);
@@ -390,9 +432,12 @@ class StepReplay {
   bool tied_;
   bool double_quant_;
   bool prefetch_;
+  bool reshard_after_forward_;
   bool private_;
+  bool offloaded_;
   MemoryTimeline t_;
   std::uint64_t state_bytes_ = 0;
+  std::uint64_t pinned_host_bytes_ = 0;
 };
 
 }  // namespace

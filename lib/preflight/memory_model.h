@@ -3,7 +3,8 @@
 // replays one optimizer step of one rank (rank 0's shards) on a
 // MemoryTimeline at the granularity of FSDP units — the sharded state
 // (fsdp::ShardedStateLayout), each unit's gather, prefetch, forward,
-// recompute, backward and gradient reduction, and the AdamW update; a
+// recompute, backward and gradient reduction, and the AdamW update (with
+// parallel.offload_optimizer on a GPU: host state, device staging); a
 // private run's DP-SGD step with its per-example gradients and clipped sums
 // (per_example_memory.h) — with each unit's activations in closed form
 // (unit_activations.h), and reports the highest point with its breakdown.
@@ -34,6 +35,10 @@ struct StepMemory {
   std::string peak_phase;                   // where it happens, e.g. "backward of unit 3 (block 2)"
   std::vector<MemoryComponent> components;  // the peak by component (they sum to peak_bytes)
   std::uint64_t state_bytes = 0;            // masters, moments, frozen shards, RoPE tables
+  /// parallel.offload_optimizer on a GPU: the fp32 masters and both moments
+  /// in pinned host memory (12 bytes per shard element), not in peak_bytes,
+  /// where the device's compute-dtype shards and staging slots count instead.
+  std::uint64_t pinned_host_bytes = 0;
   /// The frozen base's bytes per parameter (compute dtype, or NF4 codes and
   /// scales for QLoRA's projections), unsharded; nullopt without a frozen base.
   std::optional<double> base_bytes_per_parameter;

@@ -12,6 +12,8 @@
 #include "preflight/checkpoint_checks.h"
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
+#include "preflight/memory_checks.h"
+#include "preflight/parallel_layout_check.h"
 #include "preflight/report_output.h"
 #include "preflight/token_data_checks.h"
 #include "preflight/verdict_channel.h"
@@ -96,8 +98,14 @@ PreflightReport build_report(const PreflightContext& context, const PreflightPla
   report.run_guarded("checkpoint.resume", [&] { report.add(check_checkpoint_resume(context)); });
   report.run_guarded("dataloader.host_memory",
                      [&] { report.add(check_dataloader_host_memory(context, report)); });
+  report.run_guarded("memory.pinned_host", [&] {  // only with parallel.offload_optimizer
+    if (auto check = check_pinned_host_memory(context)) report.add(std::move(*check));
+  });
   for (const auto& stage : plan.stages)
     report.run_guarded(stage.id, [&] { stage.run(report, context); });
+  // Last: the layout advice uses the synthetic step's time when a stage measured it.
+  report.run_guarded("layout.parallel",
+                     [&] { report.add(check_parallel_layout(context, report)); });
   return report;
 }
 

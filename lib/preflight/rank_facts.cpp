@@ -137,6 +137,7 @@ RankFacts collect_rank_facts(const comm::ProcessLayout& layout, const FactsReque
   facts.cpu_native_bf16 =
       parse_cpu_native_bf16(read_small_file(request.root.path("/proc/cpuinfo")).value_or(""));
   facts.memory = read_host_memory(request.root, request.env, layout.usable_cpus);
+  facts.memlock = read_memlock_limit();
 
   // Only a GPU run measures free device memory: the query creates a CUDA context.
   const int visible = static_cast<int>(query_gpus(-1).devices.size());
@@ -175,22 +176,39 @@ std::vector<RankFacts> exchange_rank_facts(comm::Communicator& comm, const RankF
   return all;
 }
 
+namespace {
+
+// RLIMIT_MEMLOCK in preflight.json: bytes, or null for unlimited.
+nlohmann::ordered_json limit_to_json(const std::optional<std::uint64_t>& limit) {
+  return limit ? nlohmann::ordered_json(*limit) : nlohmann::ordered_json();
+}
+
+std::optional<std::uint64_t> limit_from_json(const nlohmann::ordered_json& json) {
+  if (json.is_null()) return std::nullopt;
+  return json.get<std::uint64_t>();
+}
+
+}  // namespace
+
 nlohmann::ordered_json facts_to_json(const RankFacts& facts) {
   nlohmann::ordered_json datasets = nlohmann::ordered_json::array();
   for (const auto& access : facts.datasets) datasets.push_back(probe_to_json(access));
-  return {{"rank", facts.rank},
-          {"host", facts.host},
-          {"local_rank", facts.local_rank},
-          {"local_size", facts.local_size},
-          {"usable_cpus", facts.usable_cpus},
-          {"threads", facts.threads},
-          {"cpus_shared", facts.cpus_shared},
-          {"cpu_native_bf16", facts.cpu_native_bf16},
-          {"host_memory", memory_to_json(facts.memory)},
-          {"gpus", gpus_to_json(facts.gpus)},
-          {"datasets", datasets},
-          {"checkpoint_dir", facts.checkpoint_dir ? checkpoint_access_to_json(*facts.checkpoint_dir)
-                                                  : nlohmann::ordered_json()}};
+  return {
+      {"rank", facts.rank},
+      {"host", facts.host},
+      {"local_rank", facts.local_rank},
+      {"local_size", facts.local_size},
+      {"usable_cpus", facts.usable_cpus},
+      {"threads", facts.threads},
+      {"cpus_shared", facts.cpus_shared},
+      {"cpu_native_bf16", facts.cpu_native_bf16},
+      {"host_memory", memory_to_json(facts.memory)},
+      {"memlock",
+       {{"soft", limit_to_json(facts.memlock.soft)}, {"hard", limit_to_json(facts.memlock.hard)}}},
+      {"gpus", gpus_to_json(facts.gpus)},
+      {"datasets", datasets},
+      {"checkpoint_dir", facts.checkpoint_dir ? checkpoint_access_to_json(*facts.checkpoint_dir)
+                                              : nlohmann::ordered_json()}};
 }
 
 RankFacts facts_from_json(const nlohmann::ordered_json& json) {
@@ -204,6 +222,10 @@ RankFacts facts_from_json(const nlohmann::ordered_json& json) {
   facts.cpus_shared = json.at("cpus_shared").get<bool>();
   facts.cpu_native_bf16 = json.at("cpu_native_bf16").get<bool>();
   facts.memory = memory_from_json(json.at("host_memory"));
+  if (json.contains("memlock")) {  // absent in reports written before it was collected
+    facts.memlock.soft = limit_from_json(json.at("memlock").at("soft"));
+    facts.memlock.hard = limit_from_json(json.at("memlock").at("hard"));
+  }
   facts.gpus = gpus_from_json(json.at("gpus"));
   for (const auto& access : json.at("datasets")) facts.datasets.push_back(probe_from_json(access));
   if (!json.at("checkpoint_dir").is_null())

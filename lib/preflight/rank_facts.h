@@ -18,6 +18,7 @@
 #include "preflight/gpu_inventory.h"
 #include "preflight/host_memory.h"
 #include "preflight/path_probe.h"
+#include "preflight/pinned_memory.h"
 
 namespace nss::preflight {
 
@@ -39,6 +40,7 @@ struct RankFacts {
   bool cpus_shared = true;       // local ranks share one CPU set
   bool cpu_native_bf16 = false;  // avx512_bf16 or amx_bf16 in /proc/cpuinfo
   HostMemory memory;
+  MemlockLimit memlock;  // RLIMIT_MEMLOCK, for offloaded (pinned) optimizer state
   GpuInventory gpus;
   std::vector<DatasetAccess> datasets;
   std::optional<CheckpointDirectoryAccess> checkpoint_dir;  // when asked for

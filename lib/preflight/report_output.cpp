@@ -70,6 +70,41 @@ nlohmann::ordered_json privacy_json(const std::optional<PrivacySummary>& summary
           {"padding_share", p.examples.padding_share}};
 }
 
+// "parallel": null until layout.parallel ran; its predictions null on one
+// node or when the model had no compute time.
+nlohmann::ordered_json parallel_json(const std::optional<ParallelSummary>& summary) {
+  if (!summary) return nullptr;
+  const ParallelSummary& p = *summary;
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+  for (const auto& l : p.layouts)
+    layouts.push_back({{"shard_group_size", l.shard_group_size},
+                       {"step_s", l.step_s},
+                       {"efficiency", l.efficiency},
+                       {"exposed_comm_s", l.exposed_comm_s},
+                       {"state_bytes_per_rank", l.state_bytes_per_rank},
+                       {"fits_memory", l.fits_memory}});
+  return {{"shard_group_size", p.shard_group_size},
+          {"replica_groups", p.replica_groups},
+          {"nodes", p.nodes},
+          {"ranks_per_node", p.ranks_per_node},
+          {"shard_group_nodes", p.shard_group_nodes},
+          {"whole_nodes", p.whole_nodes},
+          {"compute_s", optional_json(p.compute_s)},
+          {"compute_source", p.compute_source.empty() ? nlohmann::ordered_json(nullptr)
+                                                      : nlohmann::ordered_json(p.compute_source)},
+          {"intra_node_bandwidth_gbs", p.intra_node_bandwidth_gbs},
+          {"inter_node_bandwidth_gbps", p.inter_node_bandwidth_gbps},
+          {"step_s", optional_json(p.step_s)},
+          {"efficiency", optional_json(p.efficiency)},
+          {"exposed_comm_s", optional_json(p.exposed_comm_s)},
+          {"best_shard_group_size", optional_json(p.best_shard_group_size)},
+          {"best_step_s", optional_json(p.best_step_s)},
+          {"best_efficiency", optional_json(p.best_efficiency)},
+          {"slower", optional_json(p.slower)},
+          {"threshold", p.threshold},
+          {"layouts", layouts}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdict& verdict,
@@ -117,6 +152,7 @@ nlohmann::ordered_json report_to_json(const PreflightReport& report, const Verdi
             {"available_bytes", optional_json(report.dataloader.available_bytes)},
             {"first_batch_s", optional_json(report.dataloader.first_batch_s)}}},
           {"privacy", privacy_json(report.privacy)},
+          {"parallel", parallel_json(report.parallel)},
           {"ranks", rank_entries}};
 }
 

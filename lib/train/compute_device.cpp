@@ -22,6 +22,13 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
                        "parallel.backend is nccl, but no rank sees a CUDA device through libtorch",
                        "run the GPU build (docs/gpu.md) on GPU nodes, check nvidia-smi and "
                        "CUDA_VISIBLE_DEVICES, or set parallel.backend: mpi (CPU)");
+    // On the CPU the "device" is host memory: offloading would only add copies.
+    if (parallel.offload_optimizer)
+      throw UsageError("train",
+                       "parallel.offload_optimizer is true, but this run computes on the CPU, "
+                       "where the optimizer state is in host memory already",
+                       "set parallel.offload_optimizer: false, or run the GPU build (docs/gpu.md) "
+                       "on GPU nodes");
     return {};
   }
   // A rank without devices takes part in the exchange and throws after it.
@@ -37,16 +44,19 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
           assignment.ranks_on_device};
 }
 
-fsdp::ShardOptions shard_options(const config::TrainingConfig& training,
-                                 const torch::Device& device) {
+fsdp::ShardOptions shard_options(const config::Config& config, const torch::Device& device) {
   fsdp::ShardOptions options;
-  const config::ComputeDtype dtype =
-      config::resolved_dtype(training, device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu);
+  const config::ComputeDtype dtype = config::resolved_dtype(
+      config.training, device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu);
   options.compute_dtype =
       config::element_type(dtype) == DType::kBFloat16 ? torch::kBFloat16 : torch::kFloat32;
   options.device = device;
-  options.activation_checkpointing = training.activation_checkpointing;
+  options.activation_checkpointing = config.training.activation_checkpointing;
+  options.reshard_after_forward = config::reshard_after_forward(config);
   options.prefetch = device.is_cuda();
+  // CPU runs refuse the key (choose_compute_device); the library runs it on
+  // any device, so that its equivalence is tested on the CPU.
+  options.offload_optimizer = config.parallel.offload_optimizer;
   return options;
 }
 

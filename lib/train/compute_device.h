@@ -24,9 +24,10 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
 
 /// How the units shard and compute on `device`, for the job and the
 /// preflight's synthetic step alike: training.dtype with auto resolved (bf16
-/// on CUDA, fp32 on CPU); prefetch on CUDA only (NCCL overlaps a gather with
-/// compute, a host backend would only hold the memory longer).
-fsdp::ShardOptions shard_options(const config::TrainingConfig& training,
-                                 const torch::Device& device);
+/// on CUDA, fp32 on CPU); training.activation_checkpointing and
+/// parallel.reshard_after_forward (auto resolved); prefetch on CUDA only
+/// (NCCL overlaps a gather with compute, a host backend would only hold the
+/// memory longer).
+fsdp::ShardOptions shard_options(const config::Config& config, const torch::Device& device);
 
 }  // namespace nss::train

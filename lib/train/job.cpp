@@ -12,6 +12,7 @@
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
 #include "comm/nccl_communicator.h"
+#include "comm/shard_groups.h"
 #include "comm/stop_signal.h"
 #include "comm/watchdog.h"
 #include "config/load.h"
@@ -127,18 +128,47 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
     return ExitCode::kOk;
   }
-  // On GPUs the shard collectives run over NCCL on device memory, with a
+  // Hybrid sharding: the units' collectives run within shard groups and
+  // across replica groups, split from the world and watched like it.
+  const comm::ShardGroupShape shape =
+      comm::shard_group_shape(world->size(), static_cast<int>(config.parallel.shard_group_size));
+  comm::MpiShardGroups groups;
+  std::optional<comm::Watchdog> groups_watchdog;
+  if (shape.replicas() > 1) {
+    groups = comm::split_shard_groups(MPI_COMM_WORLD, shape);
+    groups_watchdog.emplace(
+        std::vector<comm::Communicator*>{groups.shard.get(), groups.replicate.get()},
+        MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+    spdlog::info("nss_hpc: hybrid sharding: {}, {}", groups.shard->group(),
+                 groups.replicate->group());
+  }
+  // On GPUs the units' collectives run over NCCL on device memory, with a
   // watchdog of their own; host-side collectives stay on MPI.
-  std::unique_ptr<comm::Communicator> nccl;
+  std::unique_ptr<comm::Communicator> nccl_shard, nccl_replicate;
   std::optional<comm::Watchdog> nccl_watchdog;
   if (device.device.is_cuda()) {
     comm::run_on_all(*world, [&] {
-      nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, device.device.index(), nullptr);
+      const auto over = [&](const comm::MpiCommunicator* group) {
+        auto nccl = comm::make_nccl_communicator(group ? group->handle() : MPI_COMM_WORLD,
+                                                 device.device.index(), nullptr);
+        if (group) nccl->set_group(group->group());
+        return nccl;
+      };
+      nccl_shard = over(groups.shard.get());
+      if (groups.replicate) nccl_replicate = over(groups.replicate.get());
     });
-    nccl_watchdog.emplace(*nccl, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+    std::vector<comm::Communicator*> watched{nccl_shard.get()};
+    if (nccl_replicate) watched.push_back(nccl_replicate.get());
+    nccl_watchdog.emplace(watched, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
   }
-  TrainerContext context{run_dir,       run_id,     layout.threads_per_rank,
-                         device.device, nccl.get(), nullptr};
+  TrainerContext context;
+  context.run_dir = run_dir;
+  context.run_id = run_id;
+  context.threads = layout.threads_per_rank;
+  context.device = device.device;
+  context.shard_comm = nccl_shard ? nccl_shard.get() : groups.shard.get();
+  context.replicate_comm = nccl_shard ? nccl_replicate.get() : groups.replicate.get();
+  context.host_shard_comm = groups.shard.get();
   if (config.checkpoint.async)
     context.checkpoint_writer_comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   return train(config, *world, std::move(context));

@@ -37,17 +37,19 @@ class PerExampleMode {
 };
 
 // Adds N(0, stddev^2) to the elements of each unit's gradient shard this rank
-// owns (padding gets none), then divides by the expected batch.
-void noise_and_scale(ShardedLlama& model, const PrivateStepSettings& settings, int rank) {
+// owns (padding gets none), then divides by the expected batch. Under hybrid
+// sharding this runs after the replicas' sum, and every replica of a shard
+// draws the same noise: it is keyed by the elements, not by the rank.
+void noise_and_scale(ShardedLlama& model, const PrivateStepSettings& settings) {
   torch::NoGradGuard no_grad;
   const double stddev = settings.noise_multiplier * settings.max_grad_norm;
   for (auto& unit : model.units()) {
-    torch::Tensor& grad = unit->master().mutable_grad();
+    torch::Tensor& grad = unit->gradient_leaf().mutable_grad();
     if (!grad.defined() || grad.numel() == 0) continue;
     if (stddev > 0) {
       torch::Tensor noise = torch::zeros({grad.numel()}, torch::kFloat32);
       float* out = noise.data_ptr<float>();
-      for (const auto& piece : unit->layout().shard_pieces(true, rank))
+      for (const auto& piece : unit->layout().shard_pieces(true, unit->comm().rank()))
         privacy::private_noise(*settings.noise_key, unit->layout().params()[piece.param].name,
                                static_cast<std::uint64_t>(settings.step), piece.tensor_offset,
                                piece.length, stddev, out + piece.shard_offset);
@@ -61,8 +63,8 @@ void noise_and_scale(ShardedLlama& model, const PrivateStepSettings& settings, i
 
 StepOutcome private_gradients(
     ShardedLlama& model, ShardedState& state, const PrivateStepSettings& settings,
-    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-    comm::Communicator& comm) {
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch, StepComms comms) {
+  comm::Communicator& comm = comms.world;
   NSS_ASSERT(settings.noise_multiplier == 0 || settings.noise_key != nullptr, "train",
              "DP-SGD noise needs the run's secret key");
   NSS_ASSERT(settings.expected_batch > 0, "train", "the expected batch size must be positive");
@@ -102,8 +104,8 @@ StepOutcome private_gradients(
   }
   outcome.loss = totals[1] > 0 ? totals[0] / totals[1] : 0.0;
   outcome.target_tokens = static_cast<std::int64_t>(totals[2]);
-  noise_and_scale(model, settings, comm.rank());
-  outcome.grad_norm = optim::global_grad_norm(comm, state.masters());
+  noise_and_scale(model, settings);
+  outcome.grad_norm = optim::global_grad_norm(comms.shard_group, state.gradient_leaves());
   outcome.skipped = !std::isfinite(outcome.grad_norm);
   return outcome;
 }
@@ -111,11 +113,11 @@ StepOutcome private_gradients(
 StepOutcome run_private_step(ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
                              const PrivateStepSettings& settings,
                              const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-                             comm::Communicator& comm) {
-  StepOutcome outcome = private_gradients(model, state, settings, next_micro_batch, comm);
+                             StepComms comms) {
+  StepOutcome outcome = private_gradients(model, state, settings, next_micro_batch, comms);
   if (settings.before_update) settings.before_update();
-  if (!outcome.skipped) adamw.step(state.adamw_shards(), settings.lr, ++state.applied_updates);
-  for (auto* master : state.masters()) master->mutable_grad() = torch::Tensor();
+  if (!outcome.skipped) state.update(adamw, settings.lr);
+  state.drop_gradients();
   return outcome;
 }
 

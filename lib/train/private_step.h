@@ -31,18 +31,17 @@ struct PrivateStepSettings {
   std::function<void()> before_update;
 };
 
-/// Writes the private gradient into the masters' .grad (collective). The
+/// Writes the private gradient into the gradient leaves' .grad (collective). The
 /// outcome's loss is the mean of L_i over the global batch's examples (0 for
 /// an empty batch) and its grad_norm the noised gradient's norm.
 StepOutcome private_gradients(
     ShardedLlama& model, ShardedState& state, const PrivateStepSettings& settings,
-    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-    comm::Communicator& comm);
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch, StepComms comms);
 
 /// private_gradients, then AdamW unless the noised gradient is not finite.
 StepOutcome run_private_step(ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
                              const PrivateStepSettings& settings,
                              const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-                             comm::Communicator& comm);
+                             StepComms comms);
 
 }  // namespace nss::train

@@ -11,15 +11,16 @@
 namespace nss::train {
 
 ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
-                           bool decay_embeddings, comm::Communicator& comm,
+                           bool decay_embeddings, fsdp::ShardComms comms,
                            fsdp::ShardOptions options, std::int64_t max_positions)
-    : model_(model), lora_(lora), rope_(model, max_positions, options.device) {
+    : model_(model), lora_(lora), comms_(comms), rope_(model, max_positions, options.device) {
   options.double_quant = lora_.double_quant;
   const int units = model::num_units(model_);
   for (int u = 0; u < units; ++u)
     units_.push_back(std::make_unique<fsdp::ShardedUnit>(
         model::unit_label(u, units),
-        model::unit_layout(model_, lora_, decay_embeddings, u, comm.size()), comm, options));
+        model::unit_layout(model_, lora_, decay_embeddings, u, comms_.shard->size()), comms_,
+        options));
   // Prefetch order (ShardOptions::prefetch): forward runs the units in
   // order, backward in reverse; the embedding's backward runs only when it trains.
   const bool embedding_trains = units_[0]->layout().numel(true) > 0;
@@ -50,7 +51,8 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
 
 void ShardedLlama::finish_collectives() {
   for (auto& unit : units_) unit->drop_prefetched();
-  units_.front()->comm().finish_all();
+  comms_.shard->finish_all();
+  if (comms_.replicated()) comms_.replicate->finish_all();
 }
 
 void ShardedLlama::initialize(const model::InitialWeights& weights) {
@@ -70,7 +72,8 @@ void ShardedLlama::initialize(const fsdp::ParamFiller& filler) {
   // pretrained file); the NF4 base's double quantisation then needs every
   // rank's block scales. Agreeing in between keeps a rank from waiting alone
   // in that all-gather: every rank leaves with the failing rank's error.
-  comm::run_on_all(units_.front()->comm(), [&] {
+  // (On the host communicator: the shard group's may be NCCL, on device memory.)
+  comm::run_on_all(*comms_.host, [&] {
     for (auto& unit : units_) unit->fill(filler);
   });
   for (auto& unit : units_) unit->finish_quantization();

@@ -33,7 +33,7 @@ struct MicroBatchRandomness {
 class ShardedLlama {
  public:
   ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
-               bool decay_embeddings, comm::Communicator& comm, fsdp::ShardOptions options,
+               bool decay_embeddings, fsdp::ShardComms comms, fsdp::ShardOptions options,
                std::int64_t max_positions);
 
   /// Fills every shard from initialisation or pretrained files (only the
@@ -58,10 +58,12 @@ class ShardedLlama {
   void finish_collectives();
   const config::ModelConfig& model() const { return model_; }
   const config::LoraConfig& lora() const { return lora_; }
+  const fsdp::ShardComms& comms() const { return comms_; }
 
  private:
   config::ModelConfig model_;
   config::LoraConfig lora_;
+  fsdp::ShardComms comms_;
   model::RotaryEmbedding rope_;
   std::vector<std::unique_ptr<fsdp::ShardedUnit>> units_;
   std::vector<fsdp::UnitCompute> computes_;

@@ -18,24 +18,36 @@ std::string bytes(std::int64_t value) {
 }  // namespace
 
 nlohmann::json to_json(const MemoryRecord& r) {
-  return {{"event", "memory"},
-          {"masters_bytes", r.state.masters},
-          {"gradients_bytes", r.state.gradients},
-          {"optimizer_bytes", r.state.moments},
-          {"frozen_bytes", r.state.frozen},
-          {"quantized_base_bytes", r.state.quantized_base},
-          {"model_state_bytes", r.state.model_state()},
-          {"largest_gathered_unit_bytes", r.state.largest_gathered_unit},
-          {"measured_tensor_bytes", r.measured_tensor_bytes}};
+  nlohmann::json out = {{"event", "memory"},
+                        {"masters_bytes", r.state.masters},
+                        {"gradients_bytes", r.state.gradients},
+                        {"optimizer_bytes", r.state.moments},
+                        {"frozen_bytes", r.state.frozen},
+                        {"quantized_base_bytes", r.state.quantized_base},
+                        {"model_state_bytes", r.state.model_state()},
+                        {"largest_gathered_unit_bytes", r.state.largest_gathered_unit},
+                        {"measured_tensor_bytes", r.measured_tensor_bytes}};
+  if (r.state.offloaded_host > 0) {  // parallel.offload_optimizer
+    out["offloaded_host_bytes"] = r.state.offloaded_host;
+    out["compute_shard_bytes"] = r.state.compute_shards;
+  }
+  return out;
 }
 
 std::string log_line(const MemoryRecord& r) {
+  const std::string offloaded =
+      r.state.offloaded_host > 0
+          ? fmt::format(
+                "; offloaded to host: masters and moments {}, on the device their "
+                "compute-dtype copy {}",
+                bytes(r.state.offloaded_host), bytes(r.state.compute_shards))
+          : std::string();
   return fmt::format(
       "model state on this rank: masters {}, gradients {} (during backward), AdamW moments {}, "
-      "frozen base {} (NF4 {}); largest gathered unit {}; tensors now {}",
+      "frozen base {} (NF4 {}); largest gathered unit {}; tensors now {}{}",
       bytes(r.state.masters), bytes(r.state.gradients), bytes(r.state.moments),
       bytes(r.state.frozen), bytes(r.state.quantized_base), bytes(r.state.largest_gathered_unit),
-      bytes(r.measured_tensor_bytes));
+      bytes(r.measured_tensor_bytes), offloaded);
 }
 
 nlohmann::json to_json(const StepRecord& r) {
@@ -75,23 +87,24 @@ std::string format_duration(double seconds) {
   return text;
 }
 
-StepMetrics::StepMetrics(comm::Communicator& comm, comm::Communicator& unit_comm,
-                         memory::MemoryMeter& meter, std::int64_t tokens_per_step,
-                         std::int64_t first_step, std::int64_t max_steps)
-    : comm_(comm),
-      unit_comm_(unit_comm),
-      meter_(meter),
+StepMetrics::StepMetrics(std::vector<comm::Communicator*> comms, memory::MemoryMeter& meter,
+                         std::int64_t tokens_per_step, std::int64_t first_step,
+                         std::int64_t max_steps)
+    : meter_(meter),
       tokens_per_step_(tokens_per_step),
       first_step_(first_step),
       max_steps_(max_steps),
       run_start_(Clock::now()) {
+  for (comm::Communicator* comm : comms)
+    if (comm && std::find(comms_.begin(), comms_.end(), comm) == comms_.end())
+      comms_.push_back(comm);
   meter_.reset_peak();
 }
 
 void StepMetrics::begin_step() {
   step_start_ = Clock::now();
-  comm_before_ = comm_.stats();
-  unit_comm_before_ = unit_comm_.stats();
+  before_.clear();
+  for (const comm::Communicator* comm : comms_) before_.push_back(comm->stats());
 }
 
 StepRecord StepMetrics::end_step(std::int64_t step, const StepOutcome& outcome,
@@ -104,9 +117,8 @@ StepRecord StepMetrics::end_step(std::int64_t step, const StepOutcome& outcome,
   r.tokens_per_s = static_cast<double>(tokens_per_step_) / r.step_time_s;
   r.mem_bytes = meter_.bytes_now();
   r.peak_mem_bytes = meter_.peak_bytes();
-  r.comm_bytes = comm_.stats().since(comm_before_).total_bytes();
-  if (&unit_comm_ != &comm_)
-    r.comm_bytes += unit_comm_.stats().since(unit_comm_before_).total_bytes();
+  for (std::size_t i = 0; i < comms_.size(); ++i)
+    r.comm_bytes += comms_[i]->stats().since(before_[i]).total_bytes();
   r.skipped_steps = skipped_steps;
   r.eta_s = elapsed_s() / static_cast<double>(step - first_step_ + 1) *
             static_cast<double>(max_steps_ - step);

@@ -2,13 +2,14 @@
 // as the console line and as the metrics.jsonl object: the model state at
 // start-up, and every logged step (loss, learning rate, gradient norm,
 // throughput, step time, memory, traffic, ETA). StepMetrics measures a step
-// (time, bytes over both communicators, the device's memory) around it.
+// (time, bytes over every communicator, the device's memory) around it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -34,7 +35,7 @@ struct StepRecord {
   StepOutcome outcome;
   double tokens_per_s = 0, step_time_s = 0;
   std::int64_t mem_bytes = 0, peak_mem_bytes = 0;
-  double comm_bytes = 0;  // this step's, both communicators (nccl-tests bus bytes)
+  double comm_bytes = 0;  // this step's, every communicator (nccl-tests bus bytes)
   std::int64_t skipped_steps = 0;
   double eta_s = 0;
   std::optional<double> epsilon;  // privacy spent after this step (private runs)
@@ -47,8 +48,9 @@ std::string format_duration(double seconds);
 
 class StepMetrics {
  public:
-  /// `unit_comm` may be `comm` itself (no second communicator).
-  StepMetrics(comm::Communicator& comm, comm::Communicator& unit_comm, memory::MemoryMeter& meter,
+  /// `comms`: every communicator the step uses (the host's, the shard and
+  /// replica groups'); one listed twice counts once.
+  StepMetrics(std::vector<comm::Communicator*> comms, memory::MemoryMeter& meter,
               std::int64_t tokens_per_step, std::int64_t first_step, std::int64_t max_steps);
 
   /// Right before a step: its start time and traffic so far.
@@ -61,12 +63,11 @@ class StepMetrics {
 
  private:
   using Clock = std::chrono::steady_clock;
-  comm::Communicator& comm_;
-  comm::Communicator& unit_comm_;
+  std::vector<comm::Communicator*> comms_;  // distinct
   memory::MemoryMeter& meter_;
   std::int64_t tokens_per_step_, first_step_, max_steps_;
   Clock::time_point run_start_, step_start_;
-  comm::CommStats comm_before_, unit_comm_before_;
+  std::vector<comm::CommStats> before_;  // by comms_
 };
 
 }  // namespace nss::train

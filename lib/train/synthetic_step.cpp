@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "comm/local_communicator.h"
+#include "config/derived.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "optim/adamw.h"
@@ -156,9 +157,10 @@ struct SyntheticTraining::Parts {
 
   Parts(const config::Config& config, int world_size, memory::MemoryMeter& meter)
       : release{meter},
-        comm(world_size, device_copy(meter.torch_device())),
+        comm(config::shard_group_ranks(config.parallel, world_size),
+             device_copy(meter.torch_device())),
         model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
-              shard_options(config.training, meter.torch_device()), config.data.seq_len),
+              shard_options(config, meter.torch_device()), config.data.seq_len),
         state((model.initialize(fsdp::ParamFiller(fill_synthetic)), model)) {}
 };
 

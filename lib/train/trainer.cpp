@@ -96,7 +96,8 @@ class Trainer {
   const config::Config& config_;
   comm::Communicator& comm_;
   TrainerContext context_;
-  comm::Communicator& unit_comm_;
+  fsdp::ShardComms unit_comms_;
+  StepComms step_comms_;
   // Before any tensor: the CPU meter counts the allocations made after it.
   std::unique_ptr<memory::MemoryMeter> meter_;
   data::ModelTokenizer tokenizer_;  // hashed once: the datasets must be made with it
@@ -120,12 +121,13 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
     : config_(config),
       comm_(comm),
       context_(std::move(context)),
-      unit_comm_(context_.unit_comm ? *context_.unit_comm : comm),
+      unit_comms_(context_.shard_comm ? *context_.shard_comm : comm, context_.replicate_comm, comm),
+      step_comms_(comm, context_.host_shard_comm ? *context_.host_shard_comm : comm),
       meter_(memory::make_memory_meter(context_.device)),
       tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
       dataset_(checked_train_dataset(config, tokenizer_)),
       model_(config.model, config.training.lora, config.training.weight_decay_embeddings,
-             unit_comm_, shard_options(config.training, context_.device), config.data.seq_len),
+             unit_comms_, shard_options(config, context_.device), config.data.seq_len),
       adamw_({config.training.beta1, config.training.beta2, config.training.eps,
               config.training.weight_decay}),
       schedule_({config.training.lr, config.training.min_lr, config.training.warmup_steps,
@@ -194,7 +196,7 @@ StepOutcome Trainer::train_step(std::int64_t step) {
           data::MicroBatch batch = micro == 0 ? std::move(first) : loader_->next();
           return on_device(micro_batch_tensors(batch, seed, step), context_.device);
         },
-        comm_);
+        step_comms_);
   }
   const StepSettings settings{step, micro_steps_, schedule_.at(step), t.grad_clip,
                               [this] { checkpoints_->before_update(); }};
@@ -203,7 +205,7 @@ StepOutcome Trainer::train_step(std::int64_t step) {
       [&](std::int64_t) {
         return on_device(micro_batch_tensors(loader_->next(), seed, step), context_.device);
       },
-      comm_);
+      step_comms_);
 }
 
 // Where training stands after `step`, and the non-finite steps in a row.
@@ -269,7 +271,8 @@ ExitCode Trainer::stop(comm::StopRequest request, std::int64_t step) {
 
 ExitCode Trainer::run() {
   const std::int64_t max_steps = config_.training.max_steps;
-  StepMetrics metrics(comm_, unit_comm_, *meter_, tokens_per_step_, progress_.step + 1, max_steps);
+  StepMetrics metrics({&comm_, &step_comms_.shard_group, unit_comms_.shard, unit_comms_.replicate},
+                      *meter_, tokens_per_step_, progress_.step + 1, max_steps);
   for (std::int64_t step = progress_.step + 1; step <= max_steps; ++step) {
     metrics.begin_step();
     const StepOutcome outcome = train_step(step);

@@ -46,7 +46,7 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
                                          nlohmann::json dataset, std::string run_id,
                                          nlohmann::json privacy)
     : config_(config), comm_(comm), state_(state) {
-  const auto& buffers = state_.checkpoint_buffers();
+  state_.checkpoint_buffers();  // the host mirror, before the writer reserves its staging
   inputs_.dataset = std::move(dataset);
   inputs_.privacy = std::move(privacy);
   inputs_.run = {std::move(run_id), config.run.output_dir};
@@ -65,7 +65,7 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
                           ? checkpoint::SnapshotMode::kCallerSnapshot
                           : checkpoint::SnapshotMode::kOverlapped;
     async_ = std::make_unique<checkpoint::AsyncCheckpointer>(std::move(writer_comm), mode);
-    async_->reserve_staging(buffers);
+    async_->reserve_staging(state_.saved_buffers());
   }
 }
 
@@ -237,13 +237,13 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, SaveKind kind,
   state_.copy_to_host();  // device shards only: the step's values, in pinned host memory
 
   if (async_ && !synchronous) {
-    const checkpoint::AsyncSaveStart start = async_->save(request, state_.checkpoint_buffers());
+    const checkpoint::AsyncSaveStart start = async_->save(request, state_.saved_buffers());
     if (start.previous) settle(*start.previous, metrics);
     return;
   }
   try {
     const checkpoint::SaveResult result =
-        checkpoint::save_checkpoint(comm_, request, state_.checkpoint_buffers());
+        checkpoint::save_checkpoint(comm_, request, state_.saved_buffers());
     report(result.step, checkpoint_event(result), metrics);
   } catch (const comm::AgreedError& e) {
     handle_failure(progress.step, kind, e.code(), e.what());

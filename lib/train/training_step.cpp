@@ -54,8 +54,8 @@ MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device
 StepOutcome run_training_step(
     ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
     const StepSettings& settings,
-    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-    comm::Communicator& comm) {
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch, StepComms comms) {
+  comm::Communicator& comm = comms.world;
   std::vector<MicroBatchTensors> batches;
   torch::Tensor local_targets = torch::zeros({}, torch::kInt64);
   for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
@@ -95,15 +95,14 @@ StepOutcome run_training_step(
   outcome.loss = local_loss;  // the scale already divided by the global target count
 
   if (settings.before_update) settings.before_update();
-  const std::vector<torch::Tensor*> masters = state.masters();
-  outcome.grad_norm = optim::global_grad_norm(comm, masters);
+  const std::vector<torch::Tensor*> leaves = state.gradient_leaves();
+  outcome.grad_norm = optim::global_grad_norm(comms.shard_group, leaves);
   outcome.skipped = !std::isfinite(outcome.loss) || !std::isfinite(outcome.grad_norm);
   if (!outcome.skipped) {
-    optim::clip_grads(masters, outcome.grad_norm, settings.grad_clip);
-    adamw.step(state.adamw_shards(), settings.lr, ++state.applied_updates);
+    optim::clip_grads(leaves, outcome.grad_norm, settings.grad_clip);
+    state.update(adamw, settings.lr);
   }
-  // Drop the gradients: their memory is free until the next backward.
-  for (auto* master : masters) master->mutable_grad() = torch::Tensor();
+  state.drop_gradients();
   return outcome;
 }
 

@@ -1,10 +1,10 @@
 // One optimizer step: the global batch's target tokens T (one all-reduce,
 // before the first backward), forward/backward over this rank's micro-batches
-// with per-token weights mask_t / T (gradients accumulate in the masters'
-// .grad), the global loss and gradient norm (one all-reduce each), clipping,
-// and AdamW — or, when the loss or the norm is not finite or T is 0, no
-// update at all on any rank. The loss is the mean over the global batch's
-// target tokens whatever the ranks and the micro-batch split.
+// with per-token weights mask_t / T (gradients accumulate in the gradient
+// leaves' .grad: ShardedState::gradient_leaves), the global loss and gradient norm (one all-reduce
+// each), clipping, and AdamW — or, when the loss or the norm is not finite or T is 0, no update at
+// all on any rank. The loss is the mean over the global batch's target tokens whatever the ranks
+// and the micro-batch split.
 #pragma once
 
 #include <functional>
@@ -49,6 +49,19 @@ struct StepOutcome {
   std::int64_t target_tokens = 0;  // in the global batch
 };
 
+/// The host communicators of a step's scalar reductions: the loss and the
+/// target counts are summed over every rank (`world`); the squared gradient
+/// norm over `shard_group`, whose shards cover the model once (under hybrid
+/// sharding the replicas hold the same gradient shards; otherwise the world).
+struct StepComms {
+  StepComms(comm::Communicator& all)  // NOLINT: no hybrid sharding
+      : world(all), shard_group(all) {}
+  StepComms(comm::Communicator& every_rank, comm::Communicator& one_replica)
+      : world(every_rank), shard_group(one_replica) {}
+  comm::Communicator& world;
+  comm::Communicator& shard_group;
+};
+
 struct StepSettings {
   std::int64_t step = 1;         // 1-based training step (schedule, dropout keys)
   std::int64_t micro_steps = 1;  // gradient-accumulation steps on this rank
@@ -64,7 +77,6 @@ struct StepSettings {
 StepOutcome run_training_step(
     ShardedLlama& model, ShardedState& state, const optim::AdamW& adamw,
     const StepSettings& settings,
-    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch,
-    comm::Communicator& comm);
+    const std::function<MicroBatchTensors(std::int64_t)>& next_micro_batch, StepComms comms);
 
 }  // namespace nss::train

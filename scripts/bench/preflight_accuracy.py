@@ -43,6 +43,13 @@ CONFIGS = [
      ["data.packing=documents", "data.long_documents=split"]),
     ("1r-fp32-mb4-s256-L2-packed-none-no-recompute", 1, 4, 256, 2, "fp32", False, True,
      ["data.packing=none", "training.activation_checkpointing=false"]),
+    # Recompute with every unit's gathered parameters kept until its backward.
+    ("2r-fp32-mb4-s256-L2-keep-params", 2, 4, 256, 2, "fp32", False, False,
+     ["parallel.reshard_after_forward=false"]),
+    ("4r-bf16-mb1-s64-L8-keep-params", 4, 1, 64, 8, "bf16", False, False,
+     ["parallel.reshard_after_forward=false"]),
+    ("2r-bf16-mb4-s512-L2-lora-dropout-tied-keep-params", 2, 4, 512, 2, "bf16", True, True,
+     ["training.lora.dropout=0.1", "parallel.reshard_after_forward=false"]),
 ]
 
 

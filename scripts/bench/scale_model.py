@@ -90,6 +90,7 @@ class Unit:
     gathered: int      # elements all-gathered (trainable + frozen; a tied embedding again in the head)
     reduced: int       # elements of the reduce-scattered gradient
     flops_weight: float  # forward FLOPs per token, to split the compute between units
+    owned: int = None  # elements whose optimizer state it holds (None: reduced; a tied head: its norm)
 
 
 def units(shape, seq_len):
@@ -103,7 +104,7 @@ def units(shape, seq_len):
     out += [Unit("block %d" % i, block, block, 2.0 * (block - 2 * h) + attention)
             for i in range(shape.layers)]
     head = h + v * h  # the norm, and either the untied head or the tied embedding again
-    out.append(Unit("head", head, head, 2.0 * v * h))
+    out.append(Unit("head", head, head, 2.0 * v * h, h if shape.tied else None))
     return out
 
 
@@ -294,7 +295,9 @@ def step_time(sc, n, g, compute_s=None):
     comm_total = sum(o[1] + o[2] + o[3] for o in ops)
     wk, wm = span(n, 1, net)
     small = 4 * all_reduce_time(net, 8, n, wk, wm)
-    params = sum(math.ceil(u.reduced / g) for u in us)   # this rank's trainable shard
+    # This rank's trainable shard (a tied embedding once: the head reduces its
+    # gradient, the embedding unit holds its optimizer state).
+    params = sum(math.ceil((u.reduced if u.owned is None else u.owned) / g) for u in us)
     optimizer = params * sc.optimizer_s_per_param
     compute_total = sum(o[0] for o in ops)
     overlapped = overlapped_body + small + optimizer

@@ -7,6 +7,7 @@
 
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
+#include "comm/shard_groups.h"
 #include "core/half.h"
 
 namespace nss::comm {
@@ -207,6 +208,18 @@ TEST(MpiCommunicator, AllReduceSumMaxMinEveryDType) {
   }
 }
 
+// On host memory the compute-ordered all-reduce is a plain sum, finished on return.
+TEST(MpiCommunicator, AllReduceForComputeSumsAndFinishes) {
+  auto comm = MpiCommunicator::create(MPI_COMM_WORLD);
+  std::vector<float> values = {1.0f + comm->rank(), 2.0f};
+  comm->all_reduce_for_compute(values.data(), values.size(), DType::kFloat32);
+  const float n = static_cast<float>(comm->size());
+  EXPECT_EQ(values[0], n + n * (n - 1) / 2);
+  EXPECT_EQ(values[1], 2 * n);
+  EXPECT_FALSE(comm->tracker().snapshot().in_flight);
+  EXPECT_DOUBLE_EQ(comm->stats()[CollectiveKind::kAllReduce].bytes, 2.0 * 8 * (n - 1) / n);
+}
+
 TEST(MpiCommunicator, BroadcastFromEveryRoot) {
   auto comm = world();
   for (int root = 0; root < comm->size(); ++root) {
@@ -240,6 +253,47 @@ TEST(MpiCommunicator, LocalRanksOnOneNode) {
   auto comm = world();
   EXPECT_EQ(comm->local_size(), comm->size());  // ctest runs every rank on this machine
   EXPECT_EQ(comm->local_rank(), comm->rank());
+}
+
+TEST(ShardGroups, ShapeNamesConsecutiveGroupsAndTheirReplicas) {
+  const ShardGroupShape shape = shard_group_shape(8, 4);
+  EXPECT_EQ(shape.replicas(), 2);
+  EXPECT_EQ(shape.shard_group(5), 1);
+  EXPECT_EQ(shape.shard_rank(5), 1);
+  EXPECT_EQ(shape.shard_group_ranks(5), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(shape.replica_group_ranks(5), (std::vector<int>{1, 5}));
+  EXPECT_EQ(shape.shard_group_name(5), "shard group 1 (ranks 4-7)");
+  EXPECT_EQ(shape.replica_group_name(5), "replica group of shard rank 1 (ranks 1,5)");
+  EXPECT_EQ(shard_group_shape(8, 0).group_size, 8);  // 0: all ranks
+  EXPECT_THROW(shard_group_shape(8, 3), InternalError);
+  EXPECT_THROW(shard_group_shape(4, 8), InternalError);
+}
+
+// Every rank's groups are what the shape says: sizes, ranks, and collectives
+// that stay within them.
+TEST(ShardGroups, SplitGroupsHoldTheRanksTheShapeNames) {
+  auto world = MpiCommunicator::create(MPI_COMM_WORLD);
+  for (int g = 1; g <= world->size(); ++g) {
+    if (world->size() % g != 0) continue;
+    const ShardGroupShape shape = shard_group_shape(world->size(), g);
+    auto groups = split_shard_groups(MPI_COMM_WORLD, shape);
+    const int me = world->rank();
+    EXPECT_EQ(groups.shard->size(), g);
+    EXPECT_EQ(groups.shard->rank(), shape.shard_rank(me));
+    EXPECT_EQ(groups.replicate->size(), shape.replicas());
+    EXPECT_EQ(groups.replicate->rank(), shape.shard_group(me));
+    EXPECT_EQ(groups.shard->group(), shape.shard_group_name(me));
+    EXPECT_EQ(groups.replicate->group(), shape.replica_group_name(me));
+    std::int32_t id = me;
+    std::vector<std::int32_t> shard_members(static_cast<std::size_t>(g));
+    groups.shard->all_gather(&id, shard_members.data(), 1, DType::kInt32);
+    EXPECT_EQ(std::vector<int>(shard_members.begin(), shard_members.end()),
+              shape.shard_group_ranks(me));
+    std::vector<std::int32_t> replica_members(static_cast<std::size_t>(shape.replicas()));
+    groups.replicate->all_gather(&id, replica_members.data(), 1, DType::kInt32);
+    EXPECT_EQ(std::vector<int>(replica_members.begin(), replica_members.end()),
+              shape.replica_group_ranks(me));
+  }
 }
 
 TEST(Agreement, RootFailureReachesEveryRankWithTheSameCode) {

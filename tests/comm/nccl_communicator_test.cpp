@@ -124,6 +124,28 @@ TEST_F(NcclOnDevices, StartedGathersFinishInOrderAndFinishAllSettlesThem) {
   EXPECT_EQ(snapshot.finished, second);
   for (void* p : {d_a, d_b, d_full_a, d_full_b}) cudaFree(p);
 }
+
+// Hybrid sharding's gradient all-reduce returns once enqueued; a copy on the
+// legacy default stream (the compute stream here) reads the sum, and
+// finish_all settles it for the watchdog.
+TEST_F(NcclOnDevices, AllReduceForComputeIsOrderedBeforeLaterCompute) {
+  const std::size_t count = 1 << 20;
+  std::vector<float> mine(count), sum(count);
+  for (std::size_t i = 0; i < count; ++i) mine[i] = static_cast<float>(mpi->rank() + i % 31);
+  void* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, count * sizeof(float)), cudaSuccess);
+  cudaMemcpy(d, mine.data(), count * sizeof(float), cudaMemcpyHostToDevice);
+  nccl->all_reduce_for_compute(d, count, DType::kFloat32);
+  std::vector<float> got(count);
+  cudaMemcpy(got.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost);
+  sum = mine;
+  mpi->all_reduce(sum.data(), count, DType::kFloat32, ReduceOp::kSum);
+  EXPECT_EQ(got, sum);
+  nccl->finish_all();
+  EXPECT_FALSE(nccl->tracker().snapshot().in_flight);
+  EXPECT_EQ(nccl->stats().by_kind[static_cast<int>(CollectiveKind::kAllReduce)].calls, 1);
+  cudaFree(d);
+}
 #else
 TEST(NcclCommunicator, WithoutNcclTheFactorySaysHowToGetIt) {
   try {

@@ -34,6 +34,28 @@ class WatchdogTest(unittest.TestCase):
         self.assertIn("diverged: it is in barrier #4", output)
         self.assertIn("rank 1 (host", output)
 
+    def test_collective_stuck_in_a_shard_group_names_the_group(self):
+        proc, seconds = run_probe("group")
+        output = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 6, output)
+        self.assertLess(seconds, 60, output)
+        group = "in shard group 1 (ranks 2,3)"
+        self.assertIn("all_reduce #4 %s has not finished" % group, output)
+        self.assertIn("rank 2 is waiting in all_reduce #4 (unit 3 backward) %s" % group, output)
+        self.assertIn("rank 3 (host", output)
+        self.assertIn("is behind: last finished all_reduce #3 (unit 2 backward) %s" % group,
+                      output)
+
+    def test_collective_stuck_in_a_replica_group_names_the_group(self):
+        proc, seconds = run_probe("replica")
+        output = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 6, output)
+        self.assertLess(seconds, 60, output)
+        group = "in replica group of shard rank 1 (ranks 1,3)"
+        self.assertIn("all_reduce #4 %s has not finished" % group, output)
+        self.assertIn("rank 1 is waiting in all_reduce #4 (unit 3 backward) %s" % group, output)
+        self.assertIn("is behind: last finished all_reduce #3 (unit 2 backward) %s" % group,
+                      output)
 
 if __name__ == "__main__":
     unittest.main()

@@ -210,6 +210,45 @@ TEST(Layout, BatchArithmeticNamesNumbersAndChoices) {
                      {"micro_batch_size can be 1, 2, 3, 6", "8 or 16"});
 }
 
+// Hybrid sharding: groups of consecutive ranks that divide the world; the
+// refusal names the values that would work.
+TEST(Layout, ShardGroupSizeMustDivideTheRanks) {
+  const Config config = parse(
+      "parallel: {shard_group_size: 4}\ntraining: {global_batch_size: 48, micro_batch_size: 1}");
+  EXPECT_NO_THROW(validate_layout(config, 4));
+  EXPECT_NO_THROW(validate_layout(config, 8));
+  EXPECT_EQ(shard_group_ranks(config.parallel, 8), 4);
+  EXPECT_EQ(shard_group_ranks(parse("").parallel, 8), 8);  // 0: all ranks
+  expect_usage_error([&] { validate_layout(config, 6); },
+                     {"parallel.shard_group_size=4 does not divide the 6 ranks",
+                      "shard_group_size can be 0 (all ranks) or 1, 2, 3, 6"});
+  expect_usage_error([&] { validate_layout(config, 2); },
+                     {"parallel.shard_group_size=4 exceeds the 2 ranks"});
+  expect_usage_error([] { parse("parallel: {shard_group_size: -1}"); },
+                     {"parallel.shard_group_size"});
+  expect_usage_error([] { parse("parallel: {shard_group_size: two}"); },
+                     {"parallel.shard_group_size"});
+}
+
+// The reshard policy against recompute: auto follows it; true without
+// recompute cannot free what the kept graph holds.
+TEST(Config, ReshardAfterForwardFollowsRecompute) {
+  EXPECT_TRUE(reshard_after_forward(parse("")));
+  EXPECT_FALSE(reshard_after_forward(parse("training: {activation_checkpointing: false}")));
+  EXPECT_FALSE(reshard_after_forward(parse("parallel: {reshard_after_forward: false}")));
+  EXPECT_TRUE(reshard_after_forward(parse("parallel: {reshard_after_forward: true}")));
+  expect_usage_error(
+      [] {
+        parse(
+            "training: {activation_checkpointing: false}\n"
+            "parallel: {reshard_after_forward: true}");
+      },
+      {"parallel.reshard_after_forward", "activation_checkpointing is false",
+       "set reshard_after_forward: auto (or false), or activation_checkpointing: true"});
+  expect_usage_error([] { parse("parallel: {reshard_after_forward: sometimes}"); },
+                     {"parallel.reshard_after_forward", "auto, true, false"});
+}
+
 // DP-SGD clips per example: LoRA only, one example per row, never split;
 // a Poisson batch's size varies, so the batch arithmetic does not apply.
 TEST(Config, PrivacyNeedsLoraAndOneExamplePerRow) {

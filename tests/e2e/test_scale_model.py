@@ -105,6 +105,14 @@ class ModelSizes(unittest.TestCase):
                          one_b.parameters() + one_b.vocab * one_b.hidden)
         self.assertEqual(len(sm.units(EIGHT_B, 8192)), EIGHT_B.layers + 2)
 
+    def test_tied_embedding_has_one_optimizer_state(self):
+        # 16 bytes per trainable parameter of the shard, the tied embedding once.
+        one_b = sm.PRESETS["llama-3.2-1b"]
+        sc = sm.Scenario(shape=one_b, seq_len=2048, micro_batch=1, compute_s=0.1)
+        shard = sum(-(-x // 8) for x in [one_b.vocab * one_b.hidden]
+                    + [one_b.block_params()] * one_b.layers + [one_b.hidden])
+        self.assertEqual(sm.step_time(sc, 8, 8)["state_bytes_per_rank"], 16 * shard)
+
     def test_comm_bytes_follow_docs_architecture_md(self):
         # (N-1)/N × (2 Ψ b_gather + Ψ b_reduce) per micro-step, padded units.
         sc = sm.Scenario(shape=EIGHT_B)

@@ -1,6 +1,7 @@
 // The sharded training state's layout: its checkpoint names, the pieces each
 // rank's buffers hold (every element of every state tensor exactly once over
-// the ranks), and the bytes the memory model counts.
+// the ranks, and over hybrid sharding's replicas), and the bytes the memory
+// model counts.
 #include "fsdp/sharded_state_layout.h"
 
 #include <map>
@@ -66,6 +67,53 @@ TEST(ShardedStateLayout, BuffersCoverEveryElementOnceAtAnyWorldSize) {
     for (const auto& [name, counts] : covered)
       for (std::size_t i = 0; i < counts.size(); ++i)
         EXPECT_EQ(counts[i], 1) << name << " element " << i << " at world " << world;
+  }
+}
+
+// Hybrid sharding: R replicas hold each shard of a G-way layout; what they
+// write together covers every element exactly once, the same pieces as one
+// replica's whole buffers, and each writes a contiguous 1/R of its buffer.
+TEST(ShardedStateLayout, ReplicasWriteEveryElementOnce) {
+  for (int group = 1; group <= 4; ++group) {
+    for (int replicas = 1; replicas <= 5; ++replicas) {
+      for (int rank = 0; rank < group; ++rank) {
+        const ShardedStateLayout layout(units(group), rank);
+        const auto whole = layout.buffers();
+        std::vector<std::vector<int>> written(whole.size());
+        for (std::size_t b = 0; b < whole.size(); ++b)
+          written[b].assign(static_cast<std::size_t>(whole[b].count), 0);
+        for (int replica = 0; replica < replicas; ++replica) {
+          const auto mine = layout.buffers_written_by(replica, replicas);
+          ASSERT_EQ(mine.size(), whole.size());
+          for (std::size_t b = 0; b < mine.size(); ++b) {
+            EXPECT_EQ(mine[b].count, whole[b].count);
+            for (const auto& piece : mine[b].pieces) {
+              EXPECT_GE(piece.buffer_offset, whole[b].count * replica / replicas);
+              EXPECT_LE(piece.buffer_offset + piece.length,
+                        whole[b].count * (replica + 1) / replicas);
+              // The same tensor elements as the whole buffer holds there.
+              bool inside = false;
+              for (const auto& w : whole[b].pieces)
+                inside =
+                    inside || (w.tensor == piece.tensor && piece.buffer_offset >= w.buffer_offset &&
+                               piece.buffer_offset + piece.length <= w.buffer_offset + w.length &&
+                               piece.tensor_offset - w.tensor_offset ==
+                                   piece.buffer_offset - w.buffer_offset);
+              EXPECT_TRUE(inside) << piece.tensor;
+              for (std::int64_t i = 0; i < piece.length; ++i)
+                written[b][static_cast<std::size_t>(piece.buffer_offset + i)]++;
+            }
+          }
+        }
+        for (std::size_t b = 0; b < whole.size(); ++b) {
+          std::vector<int> expected(written[b].size(), 0);
+          for (const auto& w : whole[b].pieces)
+            for (std::int64_t i = 0; i < w.length; ++i)
+              expected[static_cast<std::size_t>(w.buffer_offset + i)] = 1;
+          EXPECT_EQ(written[b], expected) << "group " << group << " replicas " << replicas;
+        }
+      }
+    }
   }
 }
 

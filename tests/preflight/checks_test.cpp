@@ -500,6 +500,13 @@ TEST_F(ChecksTest, CheckpointSpaceFailsBelowOneCheckpointAndWarnsBelowTheKeptOne
   // ranks' files, with their shard padding and HDF5 overhead.
   EXPECT_GE(one, 12u * 125504);
   EXPECT_LT(one, 12u * 125504 + 2 * (64u << 10) + 4096);
+  // Hybrid sharding: the replicas write each shard once between them, so the
+  // step is as large as under full sharding, plus each rank file's overhead.
+  config::Config hybrid = config;
+  hybrid.parallel.shard_group_size = 2;
+  const std::uint64_t hybrid_bytes = predicted_checkpoint_bytes(hybrid, 8);
+  EXPECT_GE(hybrid_bytes, 12u * 125504);
+  EXPECT_LT(hybrid_bytes, 12u * 125504 + 8 * (64u << 10) + 4096);
   auto ranks = cluster(1, 2);
   ranks[1].checkpoint_dir->free_bytes = 3 * one;  // the 2 kept + the one being written
   EXPECT_EQ(check_checkpoint_space(context(ranks)).status, CheckStatus::kPass);
@@ -566,7 +573,8 @@ TEST_F(ChecksTest, BuildReportRunsBuiltInChecksThenStages) {
   EXPECT_EQ(ids, (std::vector<std::string>{
                      "layout.batch", "layout.devices", "layout.dtype", "data.open", "eval.open",
                      "data.format", "checkpoint.directory", "checkpoint.space", "checkpoint.resume",
-                     "dataloader.host_memory", "model.parameters", "memory.synthetic_step"}));
+                     "dataloader.host_memory", "model.parameters", "memory.synthetic_step",
+                     "layout.parallel"}));
   EXPECT_EQ(*report.model.parameters, 123);
   const Verdict verdict = report.verdict(false);
   EXPECT_FALSE(verdict.go);

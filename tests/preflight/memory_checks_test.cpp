@@ -12,6 +12,7 @@
 #include "config/derived.h"
 #include "core/units.h"
 #include "data/token_file_writer.h"
+#include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
 #include "preflight/token_data_checks.h"
@@ -128,6 +129,46 @@ TEST_F(MemoryChecksTest, PackedRowsCostTheirDocuments) {
             predict_step_memory(config, 1, DeviceKind::kCuda, 4).peak_bytes);
 }
 
+// parallel.reshard_after_forward: false with recompute: every unit keeps its
+// gathered parameters from its forward until its backward, so at a backward's
+// peak the gathered parameters are those of the unit and every unit before it
+// (the head's tied embedding again with it); the other components are those
+// of resharding.
+TEST_F(MemoryChecksTest, KeptParametersHoldEveryGatherUntilItsUnitsBackward) {
+  for (const bool tied : {false, true}) {
+    config.model.tie_word_embeddings = tied;
+    config.parallel.reshard_after_forward = config::ReshardPolicy::kTrue;
+    const StepMemory resharded = predict_step_memory(config, 2, DeviceKind::kCpu, 4);
+    config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
+    const StepMemory kept = predict_step_memory(config, 2, DeviceKind::kCpu, 4);
+    const auto part = [](const StepMemory& step, const std::string& name) {
+      for (const auto& c : step.components)
+        if (c.name == name) return c.bytes;
+      return std::uint64_t{0};
+    };
+    const std::string prefix = "backward of unit ";
+    ASSERT_EQ(kept.peak_phase.rfind(prefix, 0), 0u) << kept.peak_phase;
+    const int peak_unit = std::stoi(kept.peak_phase.substr(prefix.size()));
+    const auto layouts = model::unit_layouts(config, 2);
+    const auto gathered = [&](std::size_t u) {
+      return static_cast<std::uint64_t>(layouts[u].padded(true) + layouts[u].padded(false)) * 4;
+    };
+    std::uint64_t expected = 0;
+    for (int u = 0; u <= peak_unit; ++u) expected += gathered(static_cast<std::size_t>(u));
+    if (tied && peak_unit + 1 == static_cast<int>(layouts.size())) expected += gathered(0);
+    EXPECT_EQ(part(kept, "gathered_parameters"), expected) << kept.peak_phase;
+    EXPECT_GT(kept.peak_bytes, resharded.peak_bytes);
+    EXPECT_EQ(kept.state_bytes, resharded.state_bytes);
+    // Without recompute auto already keeps the graph: the policy changes nothing.
+    config.training.activation_checkpointing = false;
+    const std::uint64_t no_recompute =
+        predict_step_memory(config, 2, DeviceKind::kCpu, 4).peak_bytes;
+    config.parallel.reshard_after_forward = config::ReshardPolicy::kAuto;
+    EXPECT_EQ(predict_step_memory(config, 2, DeviceKind::kCpu, 4).peak_bytes, no_recompute);
+    config.training.activation_checkpointing = true;
+  }
+}
+
 // The budget between the predictions at micro-batch 2 and 4: fails at 4 and
 // names 2, from the measured line (the measurements are the predictions here).
 TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
@@ -232,6 +273,64 @@ TEST_F(MemoryChecksTest, ALoraJobThatFitsOnlyWithAnNf4BaseIsToldSo) {
   EXPECT_FALSE(full.memory.base_bytes_per_parameter);
   EXPECT_EQ(check_memory_budget(context(ranks, baseline), full).remediation.find("nf4"),
             std::string::npos);
+}
+
+// parallel.offload_optimizer on a GPU: the fp32 masters and both moments
+// leave the device for pinned host memory (12 bytes per shard element); the
+// device keeps a compute-dtype copy and the staging slots. On the CPU (which
+// the trainer refuses) the model ignores the key.
+TEST_F(MemoryChecksTest, OffloadMovesMastersAndMomentsToPinnedHostMemory) {
+  config.model.hidden_size = 256;
+  config.model.intermediate_size = 1024;
+  config.model.num_hidden_layers = 4;
+  config.model.head_dim = 64;
+  const auto shard_elements =
+      static_cast<std::uint64_t>(fsdp::ShardedStateLayout(model::unit_layouts(config, 2), 0)
+                                     .bytes(fsdp::StateTensor::kMaster) /
+                                 4);
+  const StepMemory on_device = predict_step_memory(config, 2, DeviceKind::kCuda, 4);
+  const StepMemory cpu = predict_step_memory(config, 2, DeviceKind::kCpu, 4);
+  config.parallel.offload_optimizer = true;
+  const StepMemory offloaded = predict_step_memory(config, 2, DeviceKind::kCuda, 4);
+  EXPECT_EQ(on_device.pinned_host_bytes, 0u);
+  EXPECT_EQ(offloaded.pinned_host_bytes, 12 * shard_elements);
+  // bf16 on the GPU: 12 bytes leave, 2 bytes of compute copy (and the staging) come.
+  EXPECT_LT(offloaded.state_bytes, on_device.state_bytes);
+  EXPECT_LT(offloaded.peak_bytes, on_device.peak_bytes);
+  const StepMemory cpu_offloaded = predict_step_memory(config, 2, DeviceKind::kCpu, 4);
+  EXPECT_EQ(cpu_offloaded.peak_bytes, cpu.peak_bytes);
+  EXPECT_EQ(cpu_offloaded.pinned_host_bytes, 0u);
+}
+
+TEST_F(MemoryChecksTest, PinnedHostCheckRunsOnlyForOffloadedGpuRuns) {
+  const std::vector<RankFacts> roomy = {rank_on(0, "n0", 64ull << 30),
+                                        rank_on(1, "n0", 64ull << 30)};
+  const PreflightContext gpu{config, 2, DeviceKind::kCuda, roomy, 0, {}};
+  EXPECT_FALSE(check_pinned_host_memory(gpu));  // offload off
+  config.parallel.offload_optimizer = true;
+  const PreflightContext cpu{config, 2, DeviceKind::kCpu, roomy, 0, {}};
+  EXPECT_FALSE(check_pinned_host_memory(cpu));  // refused before, nothing to check
+  const PreflightContext offloaded{config, 2, DeviceKind::kCuda, roomy, 0, {}};
+  const auto pass = check_pinned_host_memory(offloaded);
+  ASSERT_TRUE(pass);
+  EXPECT_EQ(pass->id, "memory.pinned_host");
+  EXPECT_EQ(pass->status, CheckStatus::kPass) << pass->message;
+
+  std::vector<RankFacts> tight = {rank_on(0, "n0", 4096), rank_on(1, "n0", 4096)};
+  const PreflightContext small{config, 2, DeviceKind::kCuda, tight, 0, {}};
+  const auto fail = check_pinned_host_memory(small);
+  ASSERT_TRUE(fail);
+  EXPECT_EQ(fail->status, CheckStatus::kFail) << fail->message;
+  EXPECT_NE(fail->message.find("host n0"), std::string::npos) << fail->message;
+
+  std::vector<RankFacts> locked = roomy;
+  locked[1].memlock.soft = 1024;
+  locked[1].memlock.hard = 1024;
+  const PreflightContext memlock{config, 2, DeviceKind::kCuda, locked, 0, {}};
+  const auto warn = check_pinned_host_memory(memlock);
+  ASSERT_TRUE(warn);
+  EXPECT_EQ(warn->status, CheckStatus::kWarn) << warn->message;
+  EXPECT_NE(warn->message.find("RLIMIT_MEMLOCK"), std::string::npos) << warn->message;
 }
 
 TEST_F(MemoryChecksTest, BudgetIsSkippedWithoutAKnownCapacity) {

@@ -138,7 +138,7 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   for (const auto& item : json.items()) keys.push_back(item.key());
   EXPECT_EQ(keys, (std::vector<std::string>{"schema_version", "verdict", "exit_code", "reason",
                                             "world_size", "duration_s", "checks", "model", "memory",
-                                            "dataloader", "privacy", "ranks"}));
+                                            "dataloader", "privacy", "parallel", "ranks"}));
   EXPECT_EQ(json["schema_version"], 1);
   EXPECT_EQ(json["verdict"], "go");
   EXPECT_EQ(json["exit_code"], 0);
@@ -167,7 +167,8 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   EXPECT_TRUE(json["memory"]["components"].is_object());
   EXPECT_TRUE(json["dataloader"]["estimated_bytes"].is_null());
   EXPECT_TRUE(json["dataloader"]["first_batch_s"].is_null());
-  EXPECT_TRUE(json["privacy"].is_null());  // privacy off
+  EXPECT_TRUE(json["privacy"].is_null());   // privacy off
+  EXPECT_TRUE(json["parallel"].is_null());  // layout.parallel did not run
   ASSERT_EQ(json["ranks"].size(), 1u);
   EXPECT_EQ(json["ranks"][0]["host"], "n7");
   EXPECT_EQ(json["ranks"][0]["host_memory"]["bound_by"], "SLURM_MEM_PER_NODE");
@@ -181,7 +182,25 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   report.memory.components = {{"master_shards", 30}, {"dataloader_queue", 20}};
   report.memory.max_micro_batch_size = 4;
   report.dataloader.first_batch_s = 0.5;
+  ParallelSummary parallel;
+  parallel.shard_group_size = 8;
+  parallel.replica_groups = 2;
+  parallel.nodes = 2;
+  parallel.ranks_per_node = 8;
+  parallel.step_s = 2.5;
+  parallel.best_shard_group_size = 16;
+  parallel.compute_source = "synthetic_step";
+  parallel.layouts = {{8, 2.5, 0.98, 0.01, 1e9, true}, {16, 2.4, 1.0, 0.005, 5e8, true}};
+  report.parallel = parallel;
   json = report_to_json(report, verdict, 2, 1.5, {});
+  EXPECT_EQ(json["parallel"]["shard_group_size"], 8);
+  EXPECT_EQ(json["parallel"]["step_s"], 2.5);
+  EXPECT_EQ(json["parallel"]["best_shard_group_size"], 16);
+  EXPECT_EQ(json["parallel"]["compute_source"], "synthetic_step");
+  EXPECT_TRUE(json["parallel"]["efficiency"].is_null());
+  ASSERT_EQ(json["parallel"]["layouts"].size(), 2u);
+  EXPECT_EQ(json["parallel"]["layouts"][1]["shard_group_size"], 16);
+  EXPECT_EQ(json["parallel"]["layouts"][1]["fits_memory"], true);
   EXPECT_EQ(json["model"]["parameters"], 1000);
   EXPECT_EQ(json["memory"]["components"]["dataloader_queue"], 20);
   EXPECT_EQ(json["memory"]["max_micro_batch_size"], 4);

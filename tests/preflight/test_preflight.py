@@ -83,13 +83,22 @@ class PreflightTest(unittest.TestCase):
                                "checkpoint.resume", "dataloader.host_memory", "model.pretrained",
                                "data.first_batch",
                                "memory.model", "model.parameters", "memory.synthetic_step",
-                               "memory.budget", "privacy.budget"])
-        for c in report["checks"][:-1]:
-            self.assertIn(c["status"], ("pass", "warn"), c)
+                               "memory.budget", "privacy.budget", "layout.parallel"])
+        for c in report["checks"]:
+            if c["id"] != "privacy.budget":
+                self.assertIn(c["status"], ("pass", "warn"), c)
         privacy = self.check(report, "privacy.budget")
         self.assertEqual((privacy["status"], privacy["message"]),
                          ("skipped", "privacy.enabled is false"))
         self.assertIsNone(report["privacy"])
+        # One host: the layout advice only notes it (tests/preflight/
+        # parallel_layout_advice_test.cpp covers several nodes).
+        parallel = self.check(report, "layout.parallel")
+        self.assertEqual(parallel["status"], "pass")
+        self.assertIn("full sharding (G=4) on one node", parallel["message"])
+        self.assertEqual((report["parallel"]["nodes"], report["parallel"]["shard_group_size"],
+                          report["parallel"]["replica_groups"]), (1, 4, 1))
+        self.assertIsNone(report["parallel"]["step_s"])
         self.assertGreater(report["dataloader"]["available_bytes"], 0)
         self.assertGreater(report["dataloader"]["first_batch_s"], 0)
         # The tiny preset: 125504 parameters, all trainable.

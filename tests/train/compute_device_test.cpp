@@ -1,6 +1,6 @@
 // Where ranks compute, at 1 and 2 ranks: on a machine without a CUDA device
-// (CI) every rank picks the CPU unless the configuration insists on NCCL; on a
-// GPU node each rank gets its own device.
+// (CI) every rank picks the CPU unless the configuration insists on NCCL (and
+// refuses optimizer offload there); on a GPU node each rank gets its own device.
 #include "train/compute_device.h"
 
 #include <gtest/gtest.h>
@@ -33,6 +33,20 @@ TEST(ComputeDevice, WithoutCudaAutoIsCpuAndNcclIsAUsageError) {
   } catch (const UsageError& e) {
     EXPECT_NE(e.message().find("no rank sees a CUDA device"), std::string::npos) << e.message();
     EXPECT_NE(e.hint().find("parallel.backend: mpi"), std::string::npos) << e.hint();
+  }
+}
+
+// Offloading the optimizer state to the host is meaningless where the host
+// computes: a CPU run refuses it (exit 2) and says how to fix the setting.
+TEST(ComputeDevice, CpuRunsRefuseOptimizerOffload) {
+  config::ParallelConfig p = parallel("mpi");
+  p.offload_optimizer = true;
+  try {
+    choose_compute_device(p, MPI_COMM_WORLD);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(e.message().find("parallel.offload_optimizer"), std::string::npos) << e.message();
+    EXPECT_NE(e.hint().find("parallel.offload_optimizer: false"), std::string::npos) << e.hint();
   }
 }
 

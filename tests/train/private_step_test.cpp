@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "comm/mpi_communicator.h"
+#include "comm/shard_groups.h"
 #include "config/load.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
@@ -136,13 +137,16 @@ struct Sharded {
 // Rank r takes examples r, r + N, ... in micro-batches of `micro_batch` rows,
 // padded with rows without targets so every rank runs as many micro-steps.
 // `padding_only`: every row is padding (an empty Poisson batch).
-Sharded sharded_gradient(const config::Config& config, comm::Communicator& comm,
+// Units over `comms` and the step's reductions over `step_comms` (hybrid
+// sharding), else all over `comm`.
+Sharded sharded_gradient(const config::Config& config, fsdp::ShardComms comms, StepComms step_comms,
                          std::int64_t micro_batch, PrivateStepSettings settings,
                          bool padding_only = false) {
+  const comm::Communicator& comm = step_comms.world;
   const auto& t = config.training;
   fsdp::ShardOptions options;
   options.activation_checkpointing = t.activation_checkpointing;
-  ShardedLlama model(config.model, t.lora, false, comm, options, kSeqLen);
+  ShardedLlama model(config.model, t.lora, false, comms, options, kSeqLen);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
   set_lora_b(model);
@@ -165,13 +169,19 @@ Sharded sharded_gradient(const config::Config& config, comm::Communicator& comm,
         for (const std::int64_t row : padding) batch.target_mask[row].zero_();
         return batch;
       },
-      comm);
+      step_comms);
   // Units without trainable parameters have no gradient.
   out.gradient = testing::gather_trainable(model, [](fsdp::ShardedUnit& unit) {
     const torch::Tensor grad = unit.master().grad();
     return grad.defined() ? grad : torch::zeros_like(unit.master());
   });
   return out;
+}
+
+Sharded sharded_gradient(const config::Config& config, comm::Communicator& comm,
+                         std::int64_t micro_batch, PrivateStepSettings settings,
+                         bool padding_only = false) {
+  return sharded_gradient(config, comm, comm, micro_batch, settings, padding_only);
 }
 
 double max_relative_difference(const Gradients& actual, const Gradients& expected) {
@@ -257,6 +267,34 @@ TEST(PrivateStep, EmptyBatchGetsTheKeysNoiseAtAnyWorldSize) {
     torch::Tensor expected = torch::empty({g.numel()}, torch::kFloat32);
     privacy::private_noise(key, name, 3, 0, g.numel(), 0.5 * 1.2, expected.data_ptr<float>());
     EXPECT_TRUE(torch::equal(g.reshape(-1), expected / 4)) << name;
+  }
+}
+
+// Hybrid sharding: every replica adds the same noise (keyed by tensor
+// elements, not ranks) after the replicas' sum, so the noised gradient and
+// its norm equal full sharding's at every group size.
+TEST(PrivateStep, HybridShardingGivesTheSameNoisedGradient) {
+  auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const config::Config config = make_config({});
+  const auto secret = privacy::SecretKey::from_hex(std::string(64, 'b'));
+  const privacy::NoiseKey key = secret.noise_key();
+  PrivateStepSettings settings;
+  settings.step = 2;
+  settings.max_grad_norm = 0.05;
+  settings.noise_multiplier = 0.8;
+  settings.expected_batch = kExamples;
+  settings.noise_key = &key;
+  const Sharded full = sharded_gradient(config, *world, 1, settings);
+  for (int g = 1; g <= world->size(); ++g) {
+    if (world->size() % g != 0) continue;
+    auto groups =
+        comm::split_shard_groups(MPI_COMM_WORLD, comm::shard_group_shape(world->size(), g));
+    const Sharded hybrid = sharded_gradient(config, {*groups.shard, groups.replicate.get(), *world},
+                                            {*world, *groups.shard}, 1, settings);
+    EXPECT_LE(max_relative_difference(hybrid.gradient, full.gradient), 1e-6) << "group size " << g;
+    EXPECT_NEAR(hybrid.outcome.grad_norm, full.outcome.grad_norm, 1e-6 * full.outcome.grad_norm)
+        << "group size " << g;
+    EXPECT_EQ(hybrid.outcome.loss, full.outcome.loss);
   }
 }
 

@@ -11,16 +11,14 @@
 #include <torch/cuda.h>
 #include <torch/torch.h>
 
-#include "comm/local_communicator.h"
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
 #include "config/load.h"
+#include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
 #include "model/param_spec.h"
 #include "optim/adamw.h"
-#include "optim/grad_clip.h"
-#include "optim/lr_schedule.h"
 #include "quant/nf4_storage.h"
 #include "tiny_batches.h"
 #include "train/sharded_llama.h"
@@ -30,197 +28,14 @@ namespace nss::train {
 namespace {
 
 using testing::batch_of;
+using testing::Case;
+using testing::expect_equivalent;
 using testing::gather_trainable;
 using testing::kSeqLen;
-
-constexpr int kSteps = 4;
-
-struct Case {
-  std::int64_t global_batch = 8;
-  std::int64_t micro_batch = 1;  // per rank; 0 = global / world (no accumulation)
-  bool tied = false;
-  bool lora = false;
-  bool checkpointing = true;
-  bool masked = false;  // instruction-style loss masks (target_mask_of)
-  bool packed = false;  // rows of several documents (pack)
-};
-
-config::Config make_config(const Case& c) {
-  std::string yaml = R"(
-model: {preset: tiny, hidden_size: 50, intermediate_size: 100, num_hidden_layers: 2,
-        num_attention_heads: 5, num_key_value_heads: 1, head_dim: 10, vocab_size: 259,
-        max_position_embeddings: 64}
-data: {seq_len: 12}
-training: {lr: 0.001, min_lr: 0.0001, warmup_steps: 2, max_steps: 8, weight_decay: 0.1,
-           grad_clip: 1.0, beta2: 0.99}
-)";
-  config::Config config = config::parse_config_text(yaml, "test");
-  config.model.tie_word_embeddings = c.tied;
-  config.training.global_batch_size = c.global_batch;
-  config.training.activation_checkpointing = c.checkpointing;
-  config.training.lora.enabled = c.lora;
-  config.training.lora.rank = 4;
-  config.training.lora.dropout = 0.1;
-  config.training.lora.targets = {"q_proj", "v_proj", "down_proj"};
-  return config;
-}
-
-struct Result {
-  std::vector<double> losses;
-  std::map<std::string, torch::Tensor> params;  // final, whole
-};
-
-// The reference: whole tensors, the global batch at once, plain autograd.
-Result train_unsharded(const config::Config& config, bool masked, bool packed) {
-  const auto& t = config.training;
-  model::LlamaModel model(config.model, t.lora, torch::TensorOptions().dtype(torch::kFloat32));
-  model.load(
-      model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
-  std::vector<torch::Tensor> params, moments_1, moments_2;
-  std::vector<optim::AdamWShard> shards;
-  std::vector<std::string> names;
-  for (int u = 0; u < model.num_units(); ++u) {
-    for (std::size_t i = 0; i < model.unit_specs(u).size(); ++i) {
-      const auto& spec = model.unit_specs(u)[i];
-      if (!spec.trainable) continue;
-      params.push_back(model.unit_tensors(u)[i]);
-      names.push_back(spec.name);
-    }
-  }
-  moments_1.reserve(params.size());
-  moments_2.reserve(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    moments_1.push_back(torch::zeros_like(params[i]).detach());
-    moments_2.push_back(torch::zeros_like(params[i]).detach());
-  }
-  for (int u = 0, k = 0; u < model.num_units(); ++u) {
-    for (const auto& spec : model.unit_specs(u)) {
-      if (!spec.trainable) continue;
-      const bool decay =
-          spec.role != model::ParamRole::kNorm && spec.role != model::ParamRole::kEmbedding;
-      fsdp::ElementRanges ranges;
-      if (decay) ranges.emplace_back(0, params[k].numel());
-      shards.push_back({&params[k], &moments_1[k], &moments_2[k], ranges});
-      ++k;
-    }
-  }
-  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
-  const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
-  comm::LocalCommunicator single(1);
-  std::vector<torch::Tensor*> pointers;
-  for (auto& p : params) pointers.push_back(&p);
-  Result result;
-  std::int64_t applied = 0;
-  for (int step = 1; step <= kSteps; ++step) {
-    std::vector<std::int64_t> ids;
-    for (std::int64_t i = 0; i < t.global_batch_size; ++i)
-      ids.push_back((step - 1) * t.global_batch_size + i);
-    const auto batch = batch_of(ids, config.model.vocab_size, step,
-                                static_cast<std::uint64_t>(config.run.seed), masked, packed);
-    model::DropoutKey key{batch.randomness.seed, step, ids, 0};
-    const auto documents = document_mask_of(batch);
-    // The mean over the whole batch's targets, computed here in one piece.
-    torch::Tensor loss = model.weighted_loss(
-        batch.inputs, batch.targets, batch.target_mask / batch.target_mask.sum(),
-        t.lora.enabled ? &key : nullptr, documents ? &*documents : nullptr);
-    loss.backward();
-    result.losses.push_back(loss.item<double>());
-    const double norm = optim::global_grad_norm(single, pointers);
-    optim::clip_grads(pointers, norm, t.grad_clip);
-    adamw.step(shards, schedule.at(step), ++applied);
-    for (auto* p : pointers) p->mutable_grad() = torch::Tensor();
-  }
-  for (std::size_t i = 0; i < params.size(); ++i)
-    result.params[names[i]] = params[i].detach().clone();
-  return result;
-}
-
-// Where the sharded model computes: the CPU in fp32 unless a test says otherwise.
-struct Placement {
-  torch::Device device = torch::kCPU;
-  torch::Dtype dtype = torch::kFloat32;
-  bool prefetch = false;
-};
-
-// `base`: the initial weights instead of model::InitialWeights.
-Result train_sharded(const config::Config& config, comm::Communicator& comm,
-                     std::int64_t micro_batch, const Placement& placement = {}, bool masked = false,
-                     bool packed = false, const fsdp::ParamFiller* base = nullptr) {
-  const auto& t = config.training;
-  fsdp::ShardOptions options;
-  options.activation_checkpointing = t.activation_checkpointing;
-  options.device = placement.device;
-  options.compute_dtype = placement.dtype;
-  options.prefetch = placement.prefetch;
-  ShardedLlama model(config.model, t.lora, false, comm, options, kSeqLen);
-  if (base)
-    model.initialize(*base);
-  else
-    model.initialize(
-        model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
-  ShardedState state(model);
-  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
-  const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
-  const std::int64_t per_rank = t.global_batch_size / comm.size();
-  Result result;
-  for (int step = 1; step <= kSteps; ++step) {
-    StepSettings settings{step, per_rank / micro_batch, schedule.at(step), t.grad_clip, nullptr};
-    const auto outcome = run_training_step(
-        model, state, adamw, settings,
-        [&](std::int64_t micro) {
-          std::vector<std::int64_t> ids;
-          const std::int64_t first =
-              (step - 1) * t.global_batch_size + comm.rank() * per_rank + micro * micro_batch;
-          for (std::int64_t i = 0; i < micro_batch; ++i) ids.push_back(first + i);
-          return on_device(batch_of(ids, config.model.vocab_size, step,
-                                    static_cast<std::uint64_t>(config.run.seed), masked, packed),
-                           placement.device);
-        },
-        comm);
-    EXPECT_FALSE(outcome.skipped);
-    result.losses.push_back(outcome.loss);
-  }
-  result.params = gather_trainable(model, [](fsdp::ShardedUnit& unit) { return unit.master(); });
-  return result;
-}
-
-// Relative tolerances against the unsharded fp32 CPU reference.
-struct Tolerance {
-  double loss = 1e-5;
-  double params = 1e-5;  // max|difference| / max|parameter|
-};
-
-void expect_equivalent(const Case& c, comm::Communicator& comm, const Placement& placement = {},
-                       const Tolerance& tolerance = {}) {
-  const config::Config config = make_config(c);
-  const std::int64_t micro = c.micro_batch > 0 ? c.micro_batch : c.global_batch / comm.size();
-  const Result sharded = train_sharded(config, comm, micro, placement, c.masked, c.packed);
-  const Result reference = train_unsharded(config, c.masked, c.packed);
-  for (int s = 0; s < kSteps; ++s)
-    EXPECT_NEAR(sharded.losses[s], reference.losses[s],
-                tolerance.loss * std::abs(reference.losses[s]))
-        << "step " << s + 1;
-  // max |difference| / max |parameter|, both over the whole model.
-  ASSERT_EQ(sharded.params.size(), reference.params.size());
-  double largest = 0, worst = 0;
-  std::string worst_name;
-  for (const auto& [name, expected] : reference.params) {
-    largest = std::max(largest, expected.abs().max().item<double>());
-    const double diff = (sharded.params.at(name) - expected).abs().max().item<double>();
-    if (diff > worst) worst = diff, worst_name = name;
-  }
-  EXPECT_LE(worst / largest, tolerance.params)
-      << "largest difference in " << worst_name << ": " << worst;
-  double worst_loss = 0;
-  for (int s = 0; s < kSteps; ++s)
-    worst_loss = std::max(worst_loss, std::abs(sharded.losses[s] / reference.losses[s] - 1));
-  if (comm.rank() == 0)
-    std::printf(
-        "[equivalence] %d ranks on %s (%s): max relative loss difference %.2e, max|dp|/max|p| "
-        "%.2e\n",
-        comm.size(), placement.device.str().c_str(), c10::toString(placement.dtype), worst_loss,
-        worst / largest);
-}
+using testing::kSteps;
+using testing::make_config;
+using testing::Result;
+using testing::train_sharded;
 
 void expect_equivalent(const Case& c) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);

@@ -125,6 +125,7 @@ struct Shape {
   bool tied, lora, dropout, recompute;
   const char* dtype;
   bool nf4 = false, double_quant = false;  // QLoRA's base
+  bool reshard = true;                     // parallel.reshard_after_forward
 };
 
 // The analytic model replays the allocations the counting allocator sees. At
@@ -135,15 +136,21 @@ struct Shape {
 // the model is within 0.2% (docs/preflight.md).
 TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
   const auto meter = memory::make_memory_meter(torch::kCPU);
-  for (const Shape& s : {Shape{"plain", 1, 2, false, false, false, true, "fp32"},
-                         Shape{"bf16 tied 2 ranks", 2, 1, true, false, false, true, "bf16"},
-                         Shape{"lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32"},
-                         Shape{"tied fp32", 2, 2, true, false, false, true, "fp32"},
-                         Shape{"no recompute", 2, 2, false, false, false, false, "fp32"},
-                         Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"},
-                         Shape{"qlora 2 ranks", 2, 1, false, true, false, true, "fp32", true},
-                         Shape{"qlora double quant bf16, no recompute", 3, 1, true, true, false,
-                               false, "bf16", true, true}}) {
+  for (const Shape& s :
+       {Shape{"plain", 1, 2, false, false, false, true, "fp32"},
+        Shape{"bf16 tied 2 ranks", 2, 1, true, false, false, true, "bf16"},
+        Shape{"lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32"},
+        Shape{"tied fp32", 2, 2, true, false, false, true, "fp32"},
+        Shape{"no recompute", 2, 2, false, false, false, false, "fp32"},
+        Shape{"lora bf16", 2, 2, true, true, false, true, "bf16"},
+        Shape{"qlora 2 ranks", 2, 1, false, true, false, true, "fp32", true},
+        Shape{"qlora double quant bf16, no recompute", 3, 1, true, true, false, false, "bf16", true,
+              true},
+        Shape{"kept parameters", 2, 2, false, false, false, true, "fp32", false, false, false},
+        Shape{"kept parameters tied bf16", 2, 1, true, false, false, true, "bf16", false, false,
+              false},
+        Shape{"kept parameters qlora dropout", 3, 1, false, true, true, true, "fp32", true, false,
+              false}}) {
     config::Config config = tiny_config();
     config.model.hidden_size = 64;
     config.model.intermediate_size = 128;
@@ -157,6 +164,7 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     if (s.nf4) config.training.lora.quantize_base = config::QuantizeBase::kNf4;
     config.training.lora.double_quant = s.double_quant;
     config.training.activation_checkpointing = s.recompute;
+    if (!s.reshard) config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
     config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
     SyntheticStepRequest request;
     request.micro_batch_size = s.micro;
@@ -165,6 +173,9 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     const auto predicted =
         preflight::predict_step_memory(config, s.world, preflight::DeviceKind::kCpu, s.micro)
             .peak_bytes;
+    std::printf("[synthetic step] %-40s measured %8lld, predicted %8llu bytes (%+.2f%%)\n", s.name,
+                static_cast<long long>(measured), static_cast<unsigned long long>(predicted),
+                100.0 * (double(predicted) / double(measured) - 1));
     EXPECT_LT(std::abs(double(predicted) - double(measured)),
               0.05 * double(measured) + double(std::int64_t{320} << 10))
         << s.name << ": predicted " << predicted << ", measured " << measured;
@@ -181,6 +192,7 @@ struct PrivateShape {
   std::int64_t rank;
   std::vector<std::int64_t> spans;  // the packed row's (empty: one document filling it)
   bool dropout = false, tied = false, nf4 = false;
+  bool reshard = true;  // parallel.reshard_after_forward
 };
 
 // DP-SGD's step (privacy.enabled): each example's adapter gradients are held
@@ -201,7 +213,9 @@ TEST(SyntheticStepTest, PrivatePeakIsWhatTheMemoryModelPredicts) {
         PrivateShape{"short examples", 2, 4, true, "fp32", all, 32, {5, 11}},
         PrivateShape{"dropout tied", 2, 2, true, "fp32", attention, 8, {}, true, true},
         PrivateShape{"qlora", 2, 2, true, "fp32", all, 16, {}, false, false, true},
-        PrivateShape{"micro 1", 1, 1, true, "fp32", all, 64, {}}}) {
+        PrivateShape{"micro 1", 1, 1, true, "fp32", all, 64, {}},
+        PrivateShape{
+            "kept parameters", 2, 2, true, "fp32", all, 32, {}, false, false, false, false}}) {
     config::Config config = tiny_config();
     config.model.hidden_size = 64;
     config.model.intermediate_size = 128;
@@ -217,6 +231,7 @@ TEST(SyntheticStepTest, PrivatePeakIsWhatTheMemoryModelPredicts) {
     config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
     if (s.nf4) config.training.lora.quantize_base = config::QuantizeBase::kNf4;
     config.training.activation_checkpointing = s.recompute;
+    if (!s.reshard) config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
     config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
     config.privacy.enabled = true;
     SyntheticStepRequest request;

@@ -1,5 +1,6 @@
 """Checkpoints through the real trainer: resuming at another world size
-(4->2, 2->4, 4->3, 3->1) continues with the uninterrupted run's losses; a run
+(4->2, 2->4, 4->3, 3->1) continues with the uninterrupted run's losses, also
+from hybrid sharding (4 ranks in groups of 2 -> (2, 2), (3, 3), (4, full)); a run
 killed with SIGKILL at a random moment during sync or async saves leaves only
 committed steps that verify and resumes to the uninterrupted result; a
 corrupted newest step is skipped loudly; a full disk does not stop training
@@ -105,6 +106,50 @@ class CheckpointTrainingTest(unittest.TestCase):
                 for step in range(7, STEPS + 1):
                     self.assertAlmostEqual(losses[step], reference[step], delta=1e-5 * reference[step],
                                            msg="step %d" % step)
+
+    def test_hybrid_sharding_checkpoint_resumes_at_any_layout(self):
+        """4 ranks in shard groups of 2 train like full sharding; each replica
+        writes half of its shard (every element once, from every rank); the
+        step resumes at (2 ranks, G=2), (3, 3) and (4, full sharding)."""
+        reference = step_losses(self.uninterrupted(2))
+        hybrid, output = self.train(4, "hsdp_4_2", "parallel.shard_group_size=2")
+        self.assertIn("hybrid sharding: shard group", output)
+        losses = step_losses(hybrid)
+        for step in range(1, STEPS + 1):
+            self.assertAlmostEqual(losses[step], reference[step], delta=1e-5 * reference[step],
+                                   msg="step %d" % step)
+        step6 = os.path.join(hybrid, "checkpoints", "step_00000006")
+        self.assertEqual(verify(step6).returncode, 0)
+        with open(os.path.join(step6, "metadata.json")) as f:
+            meta = json.load(f)
+        writers = set()
+        for name, tensor in meta["tensors"].items():
+            numel = 1
+            for d in tensor["shape"]:
+                numel *= d
+            spans = sorted((c["tensor_offset"], c["length"]) for c in tensor["chunks"])
+            self.assertEqual(sum(length for _, length in spans), numel, name)
+            end = 0
+            for offset, length in spans:
+                self.assertEqual(offset, end, "%s: a gap or an element written twice" % name)
+                end = offset + length
+            writers.update(c["file"] for c in tensor["chunks"])
+        self.assertEqual(len(writers), 4, "every replica writes its share")
+        for ranks, group in ((2, 2), (3, 3), (4, 0)):
+            with self.subTest(ranks=ranks, group=group):
+                run_dir, _ = self.train(ranks, "hsdp_resume_%d_%d" % (ranks, group),
+                                        "checkpoint.resume=" + step6,
+                                        "parallel.shard_group_size=%d" % group)
+                resumed = step_losses(run_dir)
+                self.assertEqual(sorted(resumed), list(range(7, STEPS + 1)))
+                for step in range(7, STEPS + 1):
+                    self.assertAlmostEqual(resumed[step], reference[step],
+                                           delta=1e-5 * reference[step], msg="step %d" % step)
+
+    def test_shard_group_size_that_does_not_divide_the_ranks_is_refused(self):
+        _, output = self.train(3, "hsdp_refused", "parallel.shard_group_size=2", expect=2)
+        self.assertIn("parallel.shard_group_size=2 does not divide the 3 ranks", output)
+        self.assertIn("shard_group_size can be 0 (all ranks) or 1, 3", output)
 
     def test_model_only_resume_keeps_the_weights_and_restarts_the_moments(self):
         reference = step_losses(self.uninterrupted(2))

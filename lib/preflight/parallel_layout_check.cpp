@@ -1,0 +1,284 @@
+#include "preflight/parallel_layout_check.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include "config/derived.h"
+#include "core/units.h"
+#include "preflight/memory_checks.h"
+#include "preflight/parallel_layout_advice.h"
+
+namespace nss::preflight {
+namespace {
+
+constexpr const char* kParallel = "layout.parallel";
+// Micro-steps in each of the synthetic step's measured steps: at most two
+// (lib/train/training_preflight.cpp, kMeasuredMicroSteps; a private step
+// always runs two).
+constexpr std::int64_t kSyntheticMicroSteps = 2;
+
+std::string fixed(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
+}
+
+// How the shard groups (consecutive ranks) fall on the nodes.
+struct ShardGroupPlacement {
+  int most_nodes = 1;       // the most nodes one group spans
+  bool whole_nodes = true;  // false: a group spans nodes and a node holds ranks of two groups
+  std::string example;      // the first group spanning most_nodes, "ranks 6-11 on hosts a, b"
+};
+
+ShardGroupPlacement place_shard_groups(const std::vector<RankFacts>& ranks, int g) {
+  ShardGroupPlacement placement;
+  std::map<std::string, std::set<std::size_t>> groups_on_host;
+  const std::size_t size = static_cast<std::size_t>(g);
+  for (std::size_t first = 0; first < ranks.size(); first += size) {
+    const std::size_t end = std::min(ranks.size(), first + size);
+    std::vector<std::string> hosts;
+    for (std::size_t r = first; r < end; ++r) {
+      groups_on_host[ranks[r].host].insert(first / size);
+      if (std::find(hosts.begin(), hosts.end(), ranks[r].host) == hosts.end())
+        hosts.push_back(ranks[r].host);
+    }
+    if (static_cast<int>(hosts.size()) <= placement.most_nodes) continue;
+    placement.most_nodes = static_cast<int>(hosts.size());
+    placement.example =
+        "ranks " + std::to_string(first) + "-" + std::to_string(end - 1) + " on hosts " + hosts[0] +
+        ", " + hosts[1] +
+        (hosts.size() > 2 ? " and " + std::to_string(hosts.size() - 2) + " more" : std::string());
+  }
+  for (const auto& entry : groups_on_host)
+    if (entry.second.size() > 1 && placement.most_nodes > 1) placement.whole_nodes = false;
+  return placement;
+}
+
+// memory.synthetic_step's compute per optimizer step of this job, when it ran
+// at the configured micro-batch: its time per step (over
+// preflight.synthetic_steps, the first one's warm-up included) less the
+// model's optimizer term (the model adds its own), scaled from the
+// micro-steps it ran to the job's accumulation steps. Its collectives are
+// local copies.
+std::optional<double> measured_compute_s(const PreflightContext& context,
+                                         const PreflightReport& report,
+                                         const StepTimeModel& model) {
+  const auto& config = context.config;
+  for (const auto& m : report.memory.measurements) {
+    if (m.micro_batch_size != config.training.micro_batch_size || !m.tensor_peak_bytes ||
+        m.seconds <= 0)
+      continue;
+    const std::int64_t accumulation = config::accumulation_steps(config, context.world_size);
+    const std::int64_t measured = config.privacy.enabled
+                                      ? kSyntheticMicroSteps
+                                      : std::min(accumulation, kSyntheticMicroSteps);
+    const int g = config::shard_group_ranks(config.parallel, context.world_size);
+    const double optimizer = model.step_time(context.world_size, g, 0.0).optimizer_s;
+    const double per_step = m.seconds / static_cast<double>(config.preflight.synthetic_steps);
+    return std::max(0.0, per_step - optimizer) * static_cast<double>(accumulation) /
+           static_cast<double>(measured);
+  }
+  return std::nullopt;
+}
+
+// Candidates with a smaller group than the chosen one hold more model state:
+// they must fit the memory budget by the analytic model (a larger group
+// holds less than the chosen one, which memory.budget judges).
+std::function<bool(int)> fits_memory(const PreflightContext& context, int chosen) {
+  const std::optional<std::uint64_t> budget = memory_budget(context);
+  if (!budget) return nullptr;
+  return [&context, chosen, budget](int g) {
+    if (g >= chosen) return true;
+    config::Config other = context.config;
+    other.parallel.shard_group_size = g;
+    const PreflightContext at_g{other,
+                                context.world_size,
+                                context.device,
+                                context.ranks,
+                                context.baseline_resident_bytes,
+                                context.packed_row_spans};
+    return predicted_total_bytes(at_g, other.training.micro_batch_size) <= *budget;
+  };
+}
+
+std::string shard_group_setting(int n, int g) {
+  return "parallel.shard_group_size=" +
+         (g == n ? std::string("0 (full sharding)") : std::to_string(g));
+}
+
+// The advice on several nodes: the chosen group's predicted step against the
+// best candidate's and, when its groups span nodes, against a group within one node.
+Check advise_multi_node(const PreflightContext& context, PreflightReport& report,
+                        ParallelSummary& summary, const ShardGroupPlacement& placement) {
+  const auto& config = context.config;
+  const int n = context.world_size;
+  const int g = summary.shard_group_size;
+  const int m = summary.ranks_per_node;
+  const int in_node = std::gcd(n, m);
+  const bool spans = g != n && placement.most_nodes > 1;
+  const bool straddles = spans && !placement.whole_nodes;
+  const StepTimeModel model(config, context.device, configured_workload(config, n),
+                            configured_links(config.preflight, m));
+  const std::string links = "links " + fixed(summary.intra_node_bandwidth_gbs, 0) +
+                            " GB/s within a node, " + fixed(summary.inter_node_bandwidth_gbps, 0) +
+                            " Gb/s per rank between nodes";
+  const std::string where =
+      layout_name(n, g) + " on " + std::to_string(summary.nodes) + " nodes of " +
+      std::to_string(m) + " ranks" +
+      (summary.replica_groups > 1
+           ? " (" + std::to_string(summary.replica_groups) + " replica groups)"
+           : std::string());
+  const std::string straddle_finding = "shard groups straddle nodes (" + placement.example +
+                                       "): their all-gathers and reduce-scatters leave the node";
+  const std::string straddle_fix =
+      g % m == 0 || m % g == 0 ? "start consecutive ranks on the same node (block placement: srun "
+                                 "--distribution=block, mpirun --map-by slot)"
+                               : "set parallel.shard_group_size=" + std::to_string(in_node) +
+                                     " (the ranks per node) or a divisor or multiple of it";
+  const std::string measure_links =
+      "the prediction rests on the link bandwidths: measure them with nccl-tests and set "
+      "preflight.intra_node_bandwidth_gbs and preflight.inter_node_bandwidth_gbps";
+
+  const std::optional<double> measured = measured_compute_s(context, report, model);
+  double compute_s = 0;
+  try {
+    compute_s = measured ? *measured : model.calibrate_on_torchtitan();
+  } catch (const UsageError& e) {
+    const std::string finding = where + ": no step prediction (" + e.message() + "; " + links + ")";
+    if (straddles)
+      return Check::warn(kParallel, ExitCode::kUsage, finding + "; " + straddle_finding,
+                         straddle_fix);
+    return Check::pass(kParallel, ExitCode::kUsage, finding);
+  }
+  summary.compute_s = compute_s;
+  summary.compute_source = measured ? "synthetic_step" : "torchtitan_rate";
+
+  const auto fits = fits_memory(context, g);
+  const LayoutAdvice advice = advise_layout(model, n, g, compute_s, advice_groups(m), fits);
+  const LayoutPrediction& mine = advice.mine;
+  const LayoutPrediction& best = advice.best;
+  const LayoutPrediction within = model.predict(n, in_node, compute_s);
+  const bool within_fits = !fits || fits(in_node);
+  const bool needless_span = spans && !straddles && within_fits && within.step_s <= mine.step_s;
+
+  summary.step_s = mine.step_s;
+  summary.efficiency = mine.efficiency;
+  summary.exposed_comm_s = mine.exposed_comm_s;
+  summary.best_shard_group_size = best.shard_group;
+  summary.best_step_s = best.step_s;
+  summary.best_efficiency = best.efficiency;
+  summary.slower = advice.slower;
+  for (const auto& p : advice.candidates)
+    summary.layouts.push_back({p.shard_group, p.step_s, p.efficiency, p.exposed_comm_s,
+                               p.state_bytes_per_rank,
+                               std::find(advice.left_out.begin(), advice.left_out.end(),
+                                         p.shard_group) == advice.left_out.end()});
+
+  std::string finding = where + ": predicted step " + fixed(mine.step_s, 3) + " s, efficiency " +
+                        fixed(mine.efficiency, 2) + " against one node";
+  std::vector<std::string> fixes;
+  if (advice.far) {
+    finding += ", " + fixed(100 * advice.slower, 0) + "% slower than " +
+               layout_name(n, best.shard_group) + " (" + fixed(best.step_s, 3) + " s, efficiency " +
+               fixed(best.efficiency, 2) + ")";
+    if (mine.exposed_comm_s > best.exposed_comm_s)
+      finding += ": " + fixed(mine.exposed_comm_s, 3) +
+                 " s of communication not hidden behind compute against " +
+                 fixed(best.exposed_comm_s, 3) + " s";
+    if (mine.shard_span.nodes > 1)
+      finding += (mine.exposed_comm_s > best.exposed_comm_s ? "; " : ": ") +
+                 std::string("its all-gathers and reduce-scatters span ") +
+                 std::to_string(mine.shard_span.nodes) + " nodes (" + std::to_string(g - 1) +
+                 " ring steps each)";
+    fixes.push_back("set " + shard_group_setting(n, best.shard_group) + ": predicted " +
+                    fixed(best.step_s, 3) + " s per step, model state " +
+                    format_bytes(best.state_bytes_per_rank) + " per rank against " +
+                    format_bytes(mine.state_bytes_per_rank));
+  } else if (best.shard_group != g && advice.slower > 0) {
+    finding += ", within " + fixed(100 * advice.slower, advice.slower < 0.1 ? 1 : 0) +
+               "% of the best, " + layout_name(n, best.shard_group) + " at " +
+               fixed(best.step_s, 3) + " s";
+  } else {
+    finding += ", the best predicted layout";
+  }
+  if (straddles) {
+    finding += "; " + straddle_finding;
+    fixes.push_back(straddle_fix);
+  } else if (needless_span) {
+    finding += "; each shard group spans " + std::to_string(placement.most_nodes) +
+               " nodes, so its all-gathers leave the node, and " + layout_name(n, in_node) +
+               " within a node is predicted no slower (" + fixed(within.step_s, 3) + " s)";
+    if (!advice.far)
+      fixes.push_back("set parallel.shard_group_size=" + std::to_string(in_node) +
+                      " (the ranks per node)" +
+                      (best.shard_group != in_node && best.step_s < within.step_s
+                           ? ", or " + shard_group_setting(n, best.shard_group) +
+                                 ", the best predicted layout at " + fixed(best.step_s, 3) + " s"
+                           : std::string()));
+  } else if (spans) {
+    finding += "; each shard group spans " + std::to_string(placement.most_nodes) + " nodes (" +
+               (within_fits ? "predicted faster than " + layout_name(n, in_node) + "'s " +
+                                  fixed(within.step_s, 3) + " s"
+                            : layout_name(n, in_node) + " would not fit the memory budget") +
+               ")";
+  }
+  finding += "; compute " + fixed(compute_s, 4) + " s per step (" +
+             (measured ? std::string("the synthetic step")
+                       : std::string("torchtitan's 5,762 tokens/s/GPU: no synthetic step "
+                                     "measured at this micro-batch")) +
+             "), " + links;
+  Check check = Check::pass(kParallel, ExitCode::kUsage, finding);
+  if (!fixes.empty()) {
+    std::string remediation;
+    for (const auto& fix : fixes) remediation += (remediation.empty() ? "" : "; ") + fix;
+    // A placement fix stands on its own; a predicted one on the links.
+    if (advice.far || needless_span) remediation += "; " + measure_links;
+    check = Check::warn(kParallel, ExitCode::kUsage, finding, remediation);
+  }
+  return check.with_numbers(mine.step_s, measured, (1 + kFarFromBest) * best.step_s, "s");
+}
+
+}  // namespace
+
+Check check_parallel_layout(const PreflightContext& context, PreflightReport& report) {
+  const auto& config = context.config;
+  const int n = context.world_size;
+  const int g = config::shard_group_ranks(config.parallel, n);
+  if (g < 1 || n % g != 0)
+    return Check::skipped(kParallel, ExitCode::kUsage,
+                          "parallel.shard_group_size " + std::to_string(g) +
+                              " does not divide the " + std::to_string(n) +
+                              " ranks (see layout.batch)");
+  const std::vector<NodeRanks> nodes = group_by_node(context.ranks);
+  const ShardGroupPlacement placement = place_shard_groups(context.ranks, g);
+  ParallelSummary summary;
+  summary.shard_group_size = g;
+  summary.replica_groups = n / g;
+  summary.nodes = std::max<int>(1, static_cast<int>(nodes.size()));
+  for (const auto& node : nodes)
+    summary.ranks_per_node = std::max(summary.ranks_per_node, static_cast<int>(node.ranks.size()));
+  summary.shard_group_nodes = placement.most_nodes;
+  summary.whole_nodes = placement.whole_nodes;
+  summary.intra_node_bandwidth_gbs = config.preflight.intra_node_bandwidth_gbs;
+  summary.inter_node_bandwidth_gbps = config.preflight.inter_node_bandwidth_gbps;
+  summary.threshold = kFarFromBest;
+  if (summary.nodes == 1) {
+    report.parallel = summary;
+    return Check::pass(kParallel, ExitCode::kUsage,
+                       layout_name(n, g) + " on one node (" +
+                           (nodes.empty() ? std::string("") : "host " + nodes[0].host + ", ") +
+                           std::to_string(n) +
+                           " ranks): every collective stays within it; the layout advice is for "
+                           "jobs on several nodes");
+  }
+  Check check = advise_multi_node(context, report, summary, placement);
+  report.parallel = summary;
+  return check;
+}
+
+}  // namespace nss::preflight

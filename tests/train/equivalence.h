@@ -1,0 +1,73 @@
+// The sharded-vs-unsharded equivalence harness of the training tests: a tiny
+// model trained kSteps steps by plain autograd on whole tensors (the
+// reference) and by the sharded trainer at any layout (all ranks, or hybrid
+// sharding's shard and replica groups), compared by loss and final parameters.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "comm/communicator.h"
+#include "config/config.h"
+#include "fsdp/sharded_unit.h"
+#include "train/training_step.h"
+
+namespace nss::train::testing {
+
+inline constexpr int kSteps = 4;
+
+struct Case {
+  std::int64_t global_batch = 8;
+  std::int64_t micro_batch = 1;  // per rank; 0 = global / world (no accumulation)
+  bool tied = false;
+  bool lora = false;
+  bool checkpointing = true;
+  bool masked = false;  // instruction-style loss masks (target_mask_of)
+  bool packed = false;  // rows of several documents (pack)
+};
+
+struct Result {
+  std::vector<double> losses;
+  std::map<std::string, torch::Tensor> params;  // final, whole
+};
+
+// Where the sharded model computes: the CPU in fp32 unless a test says otherwise.
+struct Placement {
+  torch::Device device = torch::kCPU;
+  torch::Dtype dtype = torch::kFloat32;
+  bool prefetch = false;
+};
+
+// Relative tolerances against the unsharded fp32 CPU reference.
+struct Tolerance {
+  double loss = 1e-5;
+  double params = 1e-5;  // max|difference| / max|parameter|
+};
+
+config::Config make_config(const Case& c);
+
+/// The reference: whole tensors, the global batch at once, plain autograd.
+Result train_unsharded(const config::Config& config, bool masked, bool packed);
+
+/// The sharded trainer: units over `comms`, the step's reductions over
+/// `step_comms`, the global batch split over step_comms.world's ranks.
+/// `base`: the initial weights instead of model::InitialWeights.
+Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepComms step_comms,
+                     std::int64_t micro_batch, const Placement& placement = {}, bool masked = false,
+                     bool packed = false, const fsdp::ParamFiller* base = nullptr);
+/// Full sharding over `comm`.
+Result train_sharded(const config::Config& config, comm::Communicator& comm,
+                     std::int64_t micro_batch, const Placement& placement = {}, bool masked = false,
+                     bool packed = false, const fsdp::ParamFiller* base = nullptr);
+
+/// train_sharded(c) equals train_unsharded(c) within `tolerance` (gtest expectations).
+void expect_equivalent(const Case& c, fsdp::ShardComms comms, StepComms step_comms,
+                       const Placement& placement = {}, const Tolerance& tolerance = {});
+void expect_equivalent(const Case& c, comm::Communicator& comm, const Placement& placement = {},
+                       const Tolerance& tolerance = {});
+
+}  // namespace nss::train::testing
