@@ -197,6 +197,7 @@ struct TrainingConfig {
   double grad_clip = 1.0;
   ComputeDtype dtype = ComputeDtype::kAuto;
   bool activation_checkpointing = true;
+  std::int64_t loss_chunk_tokens = 512;
   bool weight_decay_embeddings = false;
   std::int64_t max_skipped_steps = 5;
   LoraConfig lora;
@@ -226,6 +227,12 @@ struct TrainingConfig {
             "gradient reduction stay fp32.");
     v.field("activation_checkpointing", activation_checkpointing,
             "Recompute each unit in backward instead of keeping its activations.");
+    v.field("loss_chunk_tokens", loss_chunk_tokens,
+            "Tokens per chunk of the fused LM head and cross-entropy: the [tokens, vocab] "
+            "logits exist one chunk at a time (512 x 128k fp32 = 256 MiB) and the head's "
+            "gradients are computed in its forward, at the cost of an unsharded fp32 "
+            "vocab x hidden head-weight gradient. 0: the unchunked head (all logits at once).",
+            {0, 1'048'576});
     v.field("weight_decay_embeddings", weight_decay_embeddings,
             "Apply weight decay to the embedding (and a tied LM head) as well.");
     v.field("max_skipped_steps", max_skipped_steps,

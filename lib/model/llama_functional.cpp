@@ -8,6 +8,7 @@
 #include <torch/version.h>
 
 #include "core/error.h"
+#include "model/chunked_head.h"
 #include "model/param_spec.h"
 #include "model/varlen_attention.h"
 
@@ -236,7 +237,15 @@ torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tens
 
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                 const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
-                                const torch::Tensor& weights, const config::ModelConfig& model) {
+                                const torch::Tensor& weights, const config::ModelConfig& model,
+                                std::int64_t chunk_tokens) {
+  // The chunked head's gradients are those of one shared weight: a weight
+  // with a row per example (per-example gradients) goes the unfused way.
+  if (chunk_tokens > 0 && norm_weight.dim() == 1 && lm_head_weight.dim() == 2) {
+    const torch::Tensor normed = rms_norm(hidden, norm_weight, model.rms_norm_eps);
+    return chunked_linear_cross_entropy(normed.reshape({-1, normed.size(-1)}), lm_head_weight,
+                                        targets.reshape({-1}), weights.reshape({-1}), chunk_tokens);
+  }
   const torch::Tensor logits =
       head_logits_forward(hidden, norm_weight, lm_head_weight, model).to(torch::kFloat32);
   const torch::Tensor per_token = torch::nn::functional::cross_entropy(

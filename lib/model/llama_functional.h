@@ -96,8 +96,13 @@ torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tens
 /// (the trainer passes mask_t / target tokens in the global batch; a weight
 /// of 0 takes the token out of the loss and its gradient). targets int64
 /// [B, S]. With tied embeddings `lm_head_weight` is the embedding weight.
+/// `chunk_tokens` > 0 (training.loss_chunk_tokens): the logits, the loss and
+/// its gradients a chunk of tokens at a time (chunked_head.h), never all
+/// [B, S, V] logits at once; per-example parameters (DP-SGD's leaves with a
+/// leading row dimension) take the unchunked path, as does chunk_tokens 0.
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                 const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
-                                const torch::Tensor& weights, const config::ModelConfig& model);
+                                const torch::Tensor& weights, const config::ModelConfig& model,
+                                std::int64_t chunk_tokens = 0);
 
 }  // namespace nss::model

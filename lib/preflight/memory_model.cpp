@@ -52,6 +52,7 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
   s.rows_apart = s.packed && device != DeviceKind::kCuda;  // model::DocumentAttention::kAuto
   if (s.rows_apart) s.row_spans = packed_row_spans;
   s.per_example = config.privacy.enabled;
+  s.loss_chunk_tokens = config.training.loss_chunk_tokens;
   return s;
 }
 

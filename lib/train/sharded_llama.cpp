@@ -45,7 +45,7 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
   // Head parameters: [model.norm.weight, lm_head.weight], or with tied
   // embeddings [model.norm.weight] followed by the embedding unit's weight.
   computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
-    return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_);
+    return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_, loss_chunk_tokens_);
   });
 }
 

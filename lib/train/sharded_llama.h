@@ -52,6 +52,9 @@ class ShardedLlama {
                      const torch::Tensor& weights, const MicroBatchRandomness* randomness,
                      const model::DocumentMask* documents = nullptr);
 
+  /// training.loss_chunk_tokens: tokens per chunk of the fused head (0: unchunked).
+  void set_loss_chunk_tokens(std::int64_t tokens) { loss_chunk_tokens_ = tokens; }
+
   std::vector<std::unique_ptr<fsdp::ShardedUnit>>& units() { return units_; }
   /// Frees gathers started early that no unit took (ShardOptions::prefetch)
   /// and returns when the units' collectives have finished (Communicator::finish_all).
@@ -67,6 +70,7 @@ class ShardedLlama {
   model::RotaryEmbedding rope_;
   std::vector<std::unique_ptr<fsdp::ShardedUnit>> units_;
   std::vector<fsdp::UnitCompute> computes_;
+  std::int64_t loss_chunk_tokens_ = 0;
 
   // The micro-batch in flight (read by the unit computes, also during recompute).
   torch::Tensor targets_;

@@ -161,7 +161,8 @@ struct SyntheticTraining::Parts {
              device_copy(meter.torch_device())),
         model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
               shard_options(config, meter.torch_device()), config.data.seq_len),
-        state((model.initialize(fsdp::ParamFiller(fill_synthetic)), model)) {}
+        state((model.set_loss_chunk_tokens(config.training.loss_chunk_tokens),
+               model.initialize(fsdp::ParamFiller(fill_synthetic)), model)) {}
 };
 
 SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,

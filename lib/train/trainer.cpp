@@ -135,6 +135,7 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
       micro_steps_(config::accumulation_steps(config, comm.size())),
       tokens_per_step_(config.training.global_batch_size * config.data.seq_len) {
   const auto& t = config.training;
+  model_.set_loss_chunk_tokens(t.loss_chunk_tokens);
   // Each rank reads (and checks) only its slices of model.from_pretrained: a
   // damaged one must end every rank with the same error, not abort the job.
   comm::run_on_all(comm_, [&] {

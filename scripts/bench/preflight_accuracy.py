@@ -50,6 +50,14 @@ CONFIGS = [
      ["parallel.reshard_after_forward=false"]),
     ("2r-bf16-mb4-s512-L2-lora-dropout-tied-keep-params", 2, 4, 512, 2, "bf16", True, True,
      ["training.lora.dropout=0.1", "parallel.reshard_after_forward=false"]),
+    # The chunked fused head (training.loss_chunk_tokens, default 512) with
+    # chunks that do not divide the tokens, tied in bf16; and the unchunked head.
+    ("2r-fp32-mb4-s512-L2-chunked-head-100", 2, 4, 512, 2, "fp32", False, False,
+     ["training.loss_chunk_tokens=100"]),
+    ("2r-bf16-mb2-s1024-L2-tied-chunked-head-300", 2, 2, 1024, 2, "bf16", False, True,
+     ["training.loss_chunk_tokens=300"]),
+    ("1r-fp32-mb2-s1024-L2-unchunked-head", 1, 2, 1024, 2, "fp32", False, False,
+     ["training.loss_chunk_tokens=0"]),
 ]
 
 

@@ -14,6 +14,7 @@
 #include "data/token_file_writer.h"
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
+#include "preflight/gpu_inventory.h"
 #include "preflight/memory_model.h"
 #include "preflight/token_data_checks.h"
 #include "support/test_paths.h"
@@ -273,6 +274,49 @@ TEST_F(MemoryChecksTest, ALoraJobThatFitsOnlyWithAnNf4BaseIsToldSo) {
   EXPECT_FALSE(full.memory.base_bytes_per_parameter);
   EXPECT_EQ(check_memory_budget(context(ranks, baseline), full).remediation.find("nf4"),
             std::string::npos);
+}
+
+// A GPU job whose masters and moments do not fit beside the activations, but
+// fit in pinned host memory: memory.budget fails and names the offload with
+// its predicted figures; with offload on, the same GPU passes.
+TEST_F(MemoryChecksTest, AGpuJobThatFitsOnlyWithOffloadIsToldSo) {
+  config.model.hidden_size = 256;
+  config.model.intermediate_size = 1024;
+  config.model.num_hidden_layers = 4;
+  config.model.head_dim = 64;
+  config.training.global_batch_size = 1;
+  config.training.micro_batch_size = 1;
+  const std::uint64_t resident = predicted_total_bytes(context_of(1, DeviceKind::kCuda, 0), 1);
+  config.parallel.offload_optimizer = true;
+  const std::uint64_t offloaded = predicted_total_bytes(context_of(1, DeviceKind::kCuda, 0), 1);
+  config.parallel.offload_optimizer = false;
+  ASSERT_LT(offloaded, resident);
+  RankFacts facts = rank_on(0, "n0", 64 * kMiB * 1024);
+  GpuDevice device;
+  device.pci_bus_id = "0000:1b:00.0";
+  device.compute_major = 9;
+  device.free_bytes = static_cast<std::uint64_t>((offloaded + resident) / 2 / 0.9);
+  facts.gpus.devices = {device};
+  const auto gpu_context = [&] {
+    return PreflightContext{config, 1, DeviceKind::kCuda, {facts}, 0, {}};
+  };
+  PreflightReport report("cuda");
+  check_memory_model(gpu_context(), report);
+  const Check check = check_memory_budget(gpu_context(), report);
+  EXPECT_EQ(check.status, CheckStatus::kFail) << check.message;
+  EXPECT_NE(check.remediation.find("set parallel.offload_optimizer: true (fp32 masters and AdamW "
+                                   "moments in pinned host memory"),
+            std::string::npos)
+      << check.remediation;
+  EXPECT_NE(check.remediation.find("predicted " + format_bytes(double(offloaded)) +
+                                   " per rank on the GPU"),
+            std::string::npos)
+      << check.remediation;
+
+  config.parallel.offload_optimizer = true;
+  PreflightReport with_offload("cuda");
+  check_memory_model(gpu_context(), with_offload);
+  EXPECT_EQ(check_memory_budget(gpu_context(), with_offload).status, CheckStatus::kPass);
 }
 
 // parallel.offload_optimizer on a GPU: the fp32 masters and both moments

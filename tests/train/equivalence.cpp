@@ -36,6 +36,7 @@ training: {lr: 0.001, min_lr: 0.0001, warmup_steps: 2, max_steps: 8, weight_deca
   config.training.lora.rank = 4;
   config.training.lora.dropout = 0.1;
   config.training.lora.targets = {"q_proj", "v_proj", "down_proj"};
+  if (c.loss_chunk_tokens >= 0) config.training.loss_chunk_tokens = c.loss_chunk_tokens;
   return config;
 }
 
@@ -114,6 +115,7 @@ Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepC
   options.compute_dtype = placement.dtype;
   options.prefetch = placement.prefetch;
   ShardedLlama model(config.model, t.lora, false, comms, options, kSeqLen);
+  model.set_loss_chunk_tokens(t.loss_chunk_tokens);
   if (base)
     model.initialize(*base);
   else

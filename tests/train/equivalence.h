@@ -26,8 +26,9 @@ struct Case {
   bool tied = false;
   bool lora = false;
   bool checkpointing = true;
-  bool masked = false;  // instruction-style loss masks (target_mask_of)
-  bool packed = false;  // rows of several documents (pack)
+  bool masked = false;                  // instruction-style loss masks (target_mask_of)
+  bool packed = false;                  // rows of several documents (pack)
+  std::int64_t loss_chunk_tokens = -1;  // training.loss_chunk_tokens; -1: the default
 };
 
 struct Result {

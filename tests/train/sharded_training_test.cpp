@@ -70,6 +70,25 @@ TEST(ShardedTraining, MatchesUnshardedWithPackedDocuments) {
   expect_equivalent({8, 2, true, true, true, true, true});
 }
 
+// The chunked fused head (training.loss_chunk_tokens) with chunks that do not
+// divide a micro-batch's tokens (12 a row), recomputed under checkpointing
+// or kept, tied and untied, masked, under LoRA (a frozen head weight); and
+// the unchunked head (0).
+TEST(ShardedTraining, MatchesUnshardedWithChunkedHead) {
+  Case c{8, 1, false, false, true};
+  c.loss_chunk_tokens = 5;
+  expect_equivalent(c);
+  c = {8, 2, true, false, false, true};
+  c.loss_chunk_tokens = 7;
+  expect_equivalent(c);
+  c = {8, 1, true, true, true, true};
+  c.loss_chunk_tokens = 1;
+  expect_equivalent(c);
+  c = {8, 0, false, false, true};
+  c.loss_chunk_tokens = 0;
+  expect_equivalent(c);
+}
+
 // On GPUs (one rank per GPU, shard collectives over NCCL): fp32 compute
 // matches the fp32 CPU reference up to the order of floating-point sums;
 // bf16 compute (fp32 masters, gradients and reductions) within bf16 rounding.

@@ -126,6 +126,7 @@ struct Shape {
   const char* dtype;
   bool nf4 = false, double_quant = false;  // QLoRA's base
   bool reshard = true;                     // parallel.reshard_after_forward
+  std::int64_t loss_chunk = -1;            // training.loss_chunk_tokens; -1: the default
 };
 
 // The analytic model replays the allocations the counting allocator sees. At
@@ -150,7 +151,14 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
         Shape{"kept parameters tied bf16", 2, 1, true, false, false, true, "bf16", false, false,
               false},
         Shape{"kept parameters qlora dropout", 3, 1, false, true, true, true, "fp32", true, false,
-              false}}) {
+              false},
+        Shape{"unchunked head", 2, 2, false, false, false, true, "fp32", false, false, true, 0},
+        Shape{"chunked head 48 tokens", 2, 2, false, false, false, true, "fp32", false, false, true,
+              48},
+        Shape{"chunked head tied bf16", 2, 2, true, false, false, false, "bf16", false, false, true,
+              40},
+        Shape{"chunked head lora", 2, 2, false, true, false, true, "fp32", false, false, true,
+              30}}) {
     config::Config config = tiny_config();
     config.model.hidden_size = 64;
     config.model.intermediate_size = 128;
@@ -165,6 +173,7 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     config.training.lora.double_quant = s.double_quant;
     config.training.activation_checkpointing = s.recompute;
     if (!s.reshard) config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
+    if (s.loss_chunk >= 0) config.training.loss_chunk_tokens = s.loss_chunk;
     config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
     SyntheticStepRequest request;
     request.micro_batch_size = s.micro;

@@ -1,0 +1,27 @@
+// The LM head's linear layer and cross-entropy fused over chunks of tokens
+// (issue 20): the [T, vocab] logits exist one chunk of tokens at a time.
+// Each token's loss weight is known in forward, so each chunk's gradients
+// with respect to the (normed) hidden states and the head weight are
+// computed there too and kept, fp32; backward only scales them by the
+// incoming gradient, it never recomputes the chunks. The price: an
+// unsharded fp32 [vocab, hidden] head-weight gradient held from the head's
+// forward to its backward (docs/architecture.md, "The loss lives in the head unit").
+#pragma once
+
+#include <cstdint>
+
+#include <torch/types.h>
+
+namespace nss::model {
+
+/// sum_t weights_t * CE(normed_t W^T, targets_t) over `chunk_tokens` tokens
+/// at a time. normed [T, H] and weight [V, H] in the compute dtype (the
+/// logits in it, as the unfused head, then float32 for the log-sum-exp),
+/// targets int64 [T], weights float32 [T]. Differentiable with respect to
+/// `normed` and `weight` when grad mode is on and they require grad (a
+/// frozen weight's gradient is never computed); chunk_tokens >= 1.
+torch::Tensor chunked_linear_cross_entropy(const torch::Tensor& normed, const torch::Tensor& weight,
+                                           const torch::Tensor& targets,
+                                           const torch::Tensor& weights, std::int64_t chunk_tokens);
+
+}  // namespace nss::model
