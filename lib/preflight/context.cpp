@@ -21,4 +21,13 @@ std::string rank_label(const RankFacts& facts) {
   return "rank " + std::to_string(facts.rank) + " (host " + facts.host + ")";
 }
 
+PreflightContext with_config(const PreflightContext& context, const config::Config& config) {
+  return {config,
+          context.world_size,
+          context.device,
+          context.ranks,
+          context.baseline_resident_bytes,
+          context.packed_row_spans};
+}
+
 }  // namespace nss::preflight

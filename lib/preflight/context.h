@@ -25,6 +25,10 @@ struct PreflightContext {
   std::vector<std::int64_t> packed_row_spans;
 };
 
+/// The same job under another configuration, for a check's what-if (QLoRA,
+/// offload, another shard group size); `config` must outlive the result.
+PreflightContext with_config(const PreflightContext& context, const config::Config& config);
+
 /// The ranks of one node (same host name), in rank order.
 struct NodeRanks {
   std::string host;

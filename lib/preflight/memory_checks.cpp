@@ -269,12 +269,7 @@ std::string nf4_remediation(const PreflightContext& context, std::uint64_t budge
   config::Config nf4 = context.config;
   nf4.training.lora.quantize_base = config::QuantizeBase::kNf4;
   nf4.training.lora.double_quant = true;
-  const PreflightContext quantized{nf4,
-                                   context.world_size,
-                                   context.device,
-                                   context.ranks,
-                                   context.baseline_resident_bytes,
-                                   context.packed_row_spans};
+  const PreflightContext quantized = with_config(context, nf4);
   const std::int64_t micro = nf4.training.micro_batch_size;
   const StepMemory as_is = predict_step_memory(context.config, context.world_size, context.device,
                                                micro, context.packed_row_spans);
@@ -298,12 +293,7 @@ std::string offload_remediation(const PreflightContext& context, std::uint64_t b
   if (context.device != DeviceKind::kCuda || context.config.parallel.offload_optimizer) return "";
   config::Config offloaded = context.config;
   offloaded.parallel.offload_optimizer = true;
-  const PreflightContext with_offload{offloaded,
-                                      context.world_size,
-                                      context.device,
-                                      context.ranks,
-                                      context.baseline_resident_bytes,
-                                      context.packed_row_spans};
+  const PreflightContext with_offload = with_config(context, offloaded);
   const std::int64_t micro = offloaded.training.micro_batch_size;
   const std::uint64_t predicted = predicted_total_bytes(with_offload, micro);
   if (predicted > budget) return "";

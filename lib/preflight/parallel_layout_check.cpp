@@ -96,12 +96,7 @@ std::function<bool(int)> fits_memory(const PreflightContext& context, int chosen
     if (g >= chosen) return true;
     config::Config other = context.config;
     other.parallel.shard_group_size = g;
-    const PreflightContext at_g{other,
-                                context.world_size,
-                                context.device,
-                                context.ranks,
-                                context.baseline_resident_bytes,
-                                context.packed_row_spans};
+    const PreflightContext at_g = with_config(context, other);
     return predicted_total_bytes(at_g, other.training.micro_batch_size) <= *budget;
   };
 }

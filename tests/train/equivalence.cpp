@@ -19,6 +19,22 @@
 
 namespace nss::train::testing {
 
+Layout::Layout(int group_size)
+    : world(comm::MpiCommunicator::create(MPI_COMM_WORLD)),
+      shape(comm::shard_group_shape(world->size(), group_size)),
+      groups(comm::split_shard_groups(MPI_COMM_WORLD, shape)) {}
+
+int world_size() {
+  return comm::MpiCommunicator::create(MPI_COMM_WORLD)->size();
+}
+
+std::vector<int> group_sizes(int world_size) {
+  std::vector<int> sizes;
+  for (int g = 1; g <= world_size; ++g)
+    if (world_size % g == 0) sizes.push_back(g);
+  return sizes;
+}
+
 config::Config make_config(const Case& c) {
   std::string yaml = R"(
 model: {preset: tiny, hidden_size: 50, intermediate_size: 100, num_hidden_layers: 2,

@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <torch/types.h>
 
 #include "comm/communicator.h"
+#include "comm/mpi_communicator.h"
+#include "comm/shard_groups.h"
 #include "config/config.h"
 #include "fsdp/sharded_unit.h"
 #include "train/training_step.h"
@@ -48,6 +51,22 @@ struct Tolerance {
   double loss = 1e-5;
   double params = 1e-5;  // max|difference| / max|parameter|
 };
+
+/// One layout of the world, as the trainer builds it: hybrid sharding's
+/// groups of `group_size` ranks (0: all ranks, full sharding). Collective.
+struct Layout {
+  explicit Layout(int group_size);
+  fsdp::ShardComms unit_comms() { return {*groups.shard, groups.replicate.get(), *world}; }
+  StepComms step_comms() { return {*world, *groups.shard}; }
+
+  std::unique_ptr<comm::MpiCommunicator> world;
+  comm::ShardGroupShape shape;
+  comm::MpiShardGroups groups;
+};
+
+/// The ranks of MPI_COMM_WORLD, and the group sizes that divide them.
+int world_size();
+std::vector<int> group_sizes(int world_size);
 
 config::Config make_config(const Case& c);
 

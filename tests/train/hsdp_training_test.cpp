@@ -23,32 +23,6 @@ namespace {
 
 using namespace testing;  // the equivalence harness
 
-// One layout of the world: its communicators, as the trainer builds them.
-struct Layout {
-  explicit Layout(int group_size)
-      : world(comm::MpiCommunicator::create(MPI_COMM_WORLD)),
-        shape(comm::shard_group_shape(world->size(), group_size)),
-        groups(comm::split_shard_groups(MPI_COMM_WORLD, shape)) {}
-
-  fsdp::ShardComms unit_comms() { return {*groups.shard, groups.replicate.get(), *world}; }
-  StepComms step_comms() { return {*world, *groups.shard}; }
-
-  std::unique_ptr<comm::MpiCommunicator> world;
-  comm::ShardGroupShape shape;
-  comm::MpiShardGroups groups;
-};
-
-std::vector<int> group_sizes(int world_size) {
-  std::vector<int> sizes;
-  for (int g = 1; g <= world_size; ++g)
-    if (world_size % g == 0) sizes.push_back(g);
-  return sizes;
-}
-
-int world_size() {
-  return comm::MpiCommunicator::create(MPI_COMM_WORLD)->size();
-}
-
 TEST(HybridSharding, EveryGroupSizeMatchesUnsharded) {
   for (const int g : group_sizes(world_size())) {
     Layout layout(g);

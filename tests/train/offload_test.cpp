@@ -65,25 +65,6 @@ TEST(GradientAnchor, AccumulateGradGivesAContiguousFp32GradientAndAccumulates) {
   EXPECT_EQ(anchor.detach().sum().item<float>(), 0.0f);
 }
 
-// One layout of the world, as the trainer builds it (group size 0: all ranks).
-struct Layout {
-  explicit Layout(int group_size)
-      : world(comm::MpiCommunicator::create(MPI_COMM_WORLD)),
-        shape(comm::shard_group_shape(world->size(), group_size)),
-        groups(comm::split_shard_groups(MPI_COMM_WORLD, shape)) {}
-
-  fsdp::ShardComms unit_comms() { return {*groups.shard, groups.replicate.get(), *world}; }
-  StepComms step_comms() { return {*world, *groups.shard}; }
-
-  std::unique_ptr<comm::MpiCommunicator> world;
-  comm::ShardGroupShape shape;
-  comm::MpiShardGroups groups;
-};
-
-int world_size() {
-  return comm::MpiCommunicator::create(MPI_COMM_WORLD)->size();
-}
-
 struct Mode {
   bool offload = false;
   bool private_step = false;  // DP-SGD: run_private_step with noise
