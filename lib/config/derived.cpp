@@ -47,6 +47,18 @@ std::int64_t accumulation_steps(const Config& config, int world_size) {
   return accumulation_steps(config, world_size, config.training.micro_batch_size);
 }
 
+std::vector<std::int64_t> divisors(std::int64_t n) {
+  // Divisors come in pairs (m, n / m) around the square root.
+  std::vector<std::int64_t> lower, upper;
+  for (std::int64_t m = 1; m <= n / m; ++m) {
+    if (n % m != 0) continue;
+    lower.push_back(m);
+    if (m != n / m) upper.push_back(n / m);
+  }
+  lower.insert(lower.end(), upper.rbegin(), upper.rend());
+  return lower;
+}
+
 std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_size) {
   std::vector<std::int64_t> choices;
   if (world_size < 1) return choices;
@@ -59,17 +71,7 @@ std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_si
     return choices;
   }
   if (config.training.global_batch_size % world_size != 0) return choices;
-  const std::int64_t per_rank = config.training.global_batch_size / world_size;
-  // Divisors come in pairs (m, per_rank / m) around the square root: the
-  // walk takes sqrt(per_rank) steps however large the batch.
-  std::vector<std::int64_t> upper;
-  for (std::int64_t m = 1; m <= per_rank / m; ++m) {
-    if (per_rank % m != 0) continue;
-    choices.push_back(m);
-    if (m != per_rank / m) upper.push_back(per_rank / m);
-  }
-  choices.insert(choices.end(), upper.rbegin(), upper.rend());
-  return choices;
+  return divisors(config.training.global_batch_size / world_size);
 }
 
 }  // namespace nss::config

@@ -40,6 +40,9 @@ int shard_group_ranks(const ParallelConfig& parallel, int world_size);
 /// training.activation_checkpointing, false without.
 bool reshard_after_forward(const Config& config);
 
+/// The positive divisors of `n` (>= 1), ascending; sqrt(n) steps however large n.
+std::vector<std::int64_t> divisors(std::int64_t n);
+
 /// The micro-batch sizes that divide global_batch_size / world_size,
 /// ascending; empty when world_size does not divide the global batch. Under
 /// Poisson batches (any size runs): the powers of two below the expected

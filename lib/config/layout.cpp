@@ -20,11 +20,11 @@ std::string join(const std::vector<std::int64_t>& values) {
   return text;
 }
 
-std::string divisors(std::int64_t n) {
-  std::vector<std::int64_t> values;
-  for (std::int64_t d = 1; d <= n && values.size() < 12; ++d)
-    if (n % d == 0) values.push_back(d);
-  return join(values);
+// The first dozen divisors of n: enough to show the choices near the node size.
+std::vector<std::int64_t> first_divisors(std::int64_t n) {
+  std::vector<std::int64_t> values = divisors(n);
+  if (values.size() > 12) values.resize(12);
+  return values;
 }
 
 // Hybrid sharding splits the ranks into equal groups of consecutive ranks.
@@ -38,7 +38,7 @@ void validate_shard_groups(const ParallelConfig& parallel, int world_size) {
                    "at " + std::to_string(world_size) +
                        " ranks, shard_group_size can be 0 (all "
                        "ranks) or " +
-                       divisors(world_size) + "; usually the GPUs per node");
+                       join(first_divisors(world_size)) + "; usually the GPUs per node");
 }
 
 }  // namespace

@@ -210,6 +210,13 @@ TEST(Layout, BatchArithmeticNamesNumbersAndChoices) {
                      {"micro_batch_size can be 1, 2, 3, 6", "8 or 16"});
 }
 
+TEST(Layout, DivisorsAscendInSqrtSteps) {
+  EXPECT_EQ(divisors(1), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(divisors(12), (std::vector<std::int64_t>{1, 2, 3, 4, 6, 12}));
+  EXPECT_EQ(divisors(49), (std::vector<std::int64_t>{1, 7, 49}));
+  EXPECT_EQ(divisors(std::int64_t{1} << 40).size(), 41u);  // a walk of 2^20 steps
+}
+
 // Hybrid sharding: groups of consecutive ranks that divide the world; the
 // refusal names the values that would work.
 TEST(Layout, ShardGroupSizeMustDivideTheRanks) {
