@@ -34,28 +34,25 @@ class WatchdogTest(unittest.TestCase):
         self.assertIn("diverged: it is in barrier #4", output)
         self.assertIn("rank 1 (host", output)
 
-    def test_collective_stuck_in_a_shard_group_names_the_group(self):
-        proc, seconds = run_probe("group")
+    def assert_stuck_in_group(self, mode, group, waiting_rank):
+        """Rank 3 skipped a collective of `group`: exit 6 in seconds, the
+        diagnosis names the group, the rank waiting there and rank 3."""
+        proc, seconds = run_probe(mode)
         output = proc.stdout + proc.stderr
         self.assertEqual(proc.returncode, 6, output)
         self.assertLess(seconds, 60, output)
-        group = "in shard group 1 (ranks 2,3)"
         self.assertIn("all_reduce #4 %s has not finished" % group, output)
-        self.assertIn("rank 2 is waiting in all_reduce #4 (unit 3 backward) %s" % group, output)
+        self.assertIn("rank %d is waiting in all_reduce #4 (unit 3 backward) %s"
+                      % (waiting_rank, group), output)
         self.assertIn("rank 3 (host", output)
         self.assertIn("is behind: last finished all_reduce #3 (unit 2 backward) %s" % group,
                       output)
 
+    def test_collective_stuck_in_a_shard_group_names_the_group(self):
+        self.assert_stuck_in_group("group", "in shard group 1 (ranks 2,3)", 2)
+
     def test_collective_stuck_in_a_replica_group_names_the_group(self):
-        proc, seconds = run_probe("replica")
-        output = proc.stdout + proc.stderr
-        self.assertEqual(proc.returncode, 6, output)
-        self.assertLess(seconds, 60, output)
-        group = "in replica group of shard rank 1 (ranks 1,3)"
-        self.assertIn("all_reduce #4 %s has not finished" % group, output)
-        self.assertIn("rank 1 is waiting in all_reduce #4 (unit 3 backward) %s" % group, output)
-        self.assertIn("is behind: last finished all_reduce #3 (unit 2 backward) %s" % group,
-                      output)
+        self.assert_stuck_in_group("replica", "in replica group of shard rank 1 (ranks 1,3)", 1)
 
 if __name__ == "__main__":
     unittest.main()
