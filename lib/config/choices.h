@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,11 +31,26 @@ const char* choice_name(E value) {
   return "?";
 }
 
-/// The value named `name`, or nullopt.
+/// Older spellings a key still accepts, in any case (never written, never
+/// listed): specialised per enum like ChoiceNames, with `aliases`.
+template <class E>
+struct ChoiceAliases {
+  static constexpr std::array<std::pair<E, const char*>, 0> aliases{};
+};
+
+/// The value named `name` (or an alias of it), or nullopt.
 template <class E>
 std::optional<E> choice_of(std::string_view name) {
   for (const auto& [choice, choice_name] : ChoiceNames<E>::names)
     if (name == choice_name) return choice;
+  const auto same_letters = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
+    return true;
+  };
+  for (const auto& [choice, alias] : ChoiceAliases<E>::aliases)
+    if (same_letters(name, alias)) return choice;
   return std::nullopt;
 }
 
@@ -75,6 +91,30 @@ template <>
 struct ChoiceNames<QuantizeBase> {
   static constexpr std::array<std::pair<QuantizeBase, const char*>, 2> names{
       {{QuantizeBase::kNone, "none"}, {QuantizeBase::kNf4, "nf4"}}};
+};
+
+/// training.activation_checkpointing: what a unit's backward recomputes.
+/// full: everything (only the unit's input is kept); selective: everything
+/// but a decoder block's attention, whose graph forward keeps; none: nothing
+/// (the unit's whole graph is kept).
+enum class Recompute { kFull, kSelective, kNone };
+template <>
+struct ChoiceNames<Recompute> {
+  static constexpr std::array<std::pair<Recompute, const char*>, 3> names{
+      {{Recompute::kFull, "full"},
+       {Recompute::kSelective, "selective"},
+       {Recompute::kNone, "none"}}};
+};
+/// The key was a boolean before selective recompute: its spellings stay valid.
+template <>
+struct ChoiceAliases<Recompute> {
+  static constexpr std::array<std::pair<Recompute, const char*>, 6> aliases{
+      {{Recompute::kFull, "true"},
+       {Recompute::kFull, "yes"},
+       {Recompute::kFull, "on"},
+       {Recompute::kNone, "false"},
+       {Recompute::kNone, "no"},
+       {Recompute::kNone, "off"}}};
 };
 
 /// parallel.reshard_after_forward: free a unit's gathered parameters after

@@ -196,7 +196,7 @@ struct TrainingConfig {
   double eps = 1e-8;
   double grad_clip = 1.0;
   ComputeDtype dtype = ComputeDtype::kAuto;
-  bool activation_checkpointing = true;
+  Recompute activation_checkpointing = Recompute::kFull;
   std::int64_t loss_chunk_tokens = 512;
   bool weight_decay_embeddings = false;
   std::int64_t max_skipped_steps = 5;
@@ -226,7 +226,11 @@ struct TrainingConfig {
             "Gather/compute dtype; auto is fp32 on CPU and bf16 on GPU; master weights and "
             "gradient reduction stay fp32.");
     v.field("activation_checkpointing", activation_checkpointing,
-            "Recompute each unit in backward instead of keeping its activations.");
+            "What each unit recomputes in backward instead of keeping from forward. full: "
+            "everything (only the unit's input is kept); selective: everything but each "
+            "decoder block's attention, whose output and what its backward reads are kept "
+            "(more memory than full, one attention fewer per block); none: nothing (every "
+            "activation is kept). true and false still mean full and none.");
     v.field("loss_chunk_tokens", loss_chunk_tokens,
             "Tokens per chunk of the fused LM head and cross-entropy: the [tokens, vocab] "
             "logits exist one chunk at a time (512 x 128k fp32 = 256 MiB) and the head's "
@@ -271,8 +275,8 @@ struct ParallelConfig {
             "Free each unit's gathered parameters after its forward (true) or keep them until "
             "its backward (false: one all-gather per unit instead of two, but every unit's "
             "gathered parameters are held from its forward to its backward). auto: true with "
-            "training.activation_checkpointing, false without; true without activation "
-            "checkpointing is a usage error.");
+            "training.activation_checkpointing full or selective, false with none; true with "
+            "none is a usage error.");
     v.field("offload_optimizer", offload_optimizer,
             "GPU runs: keep the fp32 masters and AdamW moments in pinned host memory (the device "
             "keeps the compute-dtype shard and the fp32 gradient) and stream them through the "

@@ -31,6 +31,10 @@ int shard_group_ranks(const ParallelConfig& parallel, int world_size) {
   return parallel.shard_group_size > 0 ? static_cast<int>(parallel.shard_group_size) : world_size;
 }
 
+bool recomputes(const Config& config) {
+  return config.training.activation_checkpointing != Recompute::kNone;
+}
+
 bool reshard_after_forward(const Config& config) {
   switch (config.parallel.reshard_after_forward) {
     case ReshardPolicy::kTrue:
@@ -40,7 +44,7 @@ bool reshard_after_forward(const Config& config) {
     case ReshardPolicy::kAuto:
       break;
   }
-  return config.training.activation_checkpointing;
+  return recomputes(config);
 }
 
 std::int64_t accumulation_steps(const Config& config, int world_size) {

@@ -36,8 +36,12 @@ bool poisson_batches(const Config& config);
 /// divides the world size.
 int shard_group_ranks(const ParallelConfig& parallel, int world_size);
 
-/// parallel.reshard_after_forward with auto resolved: true with
-/// training.activation_checkpointing, false without.
+/// Whether a unit's backward recomputes its forward (training.activation_checkpointing
+/// full or selective).
+bool recomputes(const Config& config);
+
+/// parallel.reshard_after_forward with auto resolved: true when the backward
+/// recomputes, false without.
 bool reshard_after_forward(const Config& config);
 
 /// The positive divisors of `n` (>= 1), ascending; sqrt(n) steps however large n.

@@ -122,10 +122,11 @@ void check_training(const TrainingConfig& t, bool poisson_batches, Checker& c) {
 // forward, which holds the unit's gathered parameters: they cannot be freed.
 void check_parallel(const Config& config, Checker& c) {
   if (config.parallel.reshard_after_forward == ReshardPolicy::kTrue)
-    c.require(config.training.activation_checkpointing, "parallel.reshard_after_forward",
-              "is true, but training.activation_checkpointing is false: the graph kept for "
+    c.require(recomputes(config), "parallel.reshard_after_forward",
+              "is true, but training.activation_checkpointing is none: the graph kept for "
               "backward holds every unit's gathered parameters",
-              "set reshard_after_forward: auto (or false), or activation_checkpointing: true");
+              "set reshard_after_forward: auto (or false), or activation_checkpointing: full "
+              "or selective");
 }
 
 // DP-SGD clips each example's gradient: an example must be one row (no

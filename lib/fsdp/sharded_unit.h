@@ -26,7 +26,9 @@
 #include <torch/types.h>
 
 #include "comm/communicator.h"
+#include "config/choices.h"
 #include "fsdp/flat_layout.h"
+#include "fsdp/kept_segments.h"
 #include "fsdp/per_example_gradients.h"
 #include "fsdp/quantized_shard.h"
 
@@ -35,19 +37,21 @@ namespace nss::fsdp {
 struct ShardOptions {
   torch::Dtype compute_dtype = torch::kFloat32;
   torch::Device device = torch::kCPU;
-  /// true: keep only the unit's input and recompute in backward;
-  /// false: keep the unit's graph and gathered parameters until its backward.
-  bool activation_checkpointing = true;
+  /// training.activation_checkpointing: full keeps only the unit's input and
+  /// recomputes in backward; selective keeps the compute's kept segments
+  /// (fsdp/kept_segments.h) too and recomputes the rest; none keeps the
+  /// unit's graph and gathered parameters until its backward.
+  config::Recompute recompute = config::Recompute::kFull;
   /// Start the neighbouring unit's all-gather before computing (see above);
   /// costs one more unit's gathered parameters in memory.
   bool prefetch = false;
   /// NF4 block scales quantised too (training.lora.double_quant).
   bool double_quant = false;
-  /// With activation_checkpointing (parallel.reshard_after_forward): true
+  /// With recompute (parallel.reshard_after_forward): true
   /// frees the gathered parameters after forward and gathers them again for
   /// the recompute; false keeps them (and the tied unit's) from forward until
   /// the unit's backward: one all-gather per micro-step, every unit's
-  /// parameters held at once. Without checkpointing the graph keeps them.
+  /// parameters held at once. Without recompute the graph keeps them.
   bool reshard_after_forward = true;
   /// parallel.offload_optimizer: the fp32 master in host memory (pinned on
   /// CUDA, optim::OffloadedAdamW::host_tensor), a compute-dtype shard on the
@@ -83,9 +87,11 @@ inline constexpr FlatBuffer kFlatBuffers[] = {FlatBuffer::kTrainable, FlatBuffer
 
 /// The unit's forward on gathered parameters: `params` are views in
 /// FlatLayout::params() order, followed by the tied unit's parameters when
-/// there is one. Must be deterministic: backward recomputes it.
-using UnitCompute = std::function<torch::Tensor(const torch::Tensor& input,
-                                                const std::vector<torch::Tensor>& params)>;
+/// there is one. Must be deterministic: backward recomputes it. `kept` is
+/// non-null in the forward and the recompute of a selective recompute: the
+/// compute runs the segments it wants kept through fsdp::run_segment.
+using UnitCompute = std::function<torch::Tensor(
+    const torch::Tensor& input, const std::vector<torch::Tensor>& params, KeptSegments* kept)>;
 
 /// Writes elements [offset, offset + count) of a parameter's row-major
 /// flattening as fp32 (deterministic init, or slices of pretrained files).

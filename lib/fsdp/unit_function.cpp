@@ -127,11 +127,23 @@ std::vector<torch::Tensor> trainable_leaves(const ShardedUnit& unit,
   return leaves;
 }
 
+bool recomputes(const ShardedUnit& unit) {
+  return unit.options().recompute != config::Recompute::kNone;
+}
+
 // Whether `unit` holds its gathered parameters from its forward to its
 // backward: in its graph (no recompute) or as kept buffers.
 bool keeps_parameters(const ShardedUnit& unit) {
-  return !unit.options().activation_checkpointing || !unit.options().reshard_after_forward;
+  return !recomputes(unit) || !unit.options().reshard_after_forward;
 }
+
+// Selective recompute keeps segments' graphs for a backward that will come.
+std::optional<KeptSegments> recording_for(const ShardedUnit& unit, bool backward_follows) {
+  if (unit.options().recompute != config::Recompute::kSelective || !backward_follows) return {};
+  return KeptSegments::recording();
+}
+
+constexpr const char* kKeptSegments = "kept_segments";
 
 // Starts `target`'s gathers while this unit computes (ShardOptions::prefetch).
 void prefetch_for(ShardedUnit* target, const char* phase) {
@@ -151,9 +163,12 @@ torch::Tensor detached_input(const torch::Tensor& input, bool needs_grad) {
 }
 
 struct UnitFunction : public torch::autograd::Function<UnitFunction> {
+  // `grad_enabled`: autograd recorded this call (its inputs require grad
+  // and grad mode was on), so a backward may follow.
   static torch::Tensor forward(AutogradContext* ctx, torch::Tensor input, torch::Tensor master,
                                torch::Tensor tied_master, std::int64_t unit_address,
-                               std::int64_t tied_address, std::int64_t compute_address) {
+                               std::int64_t tied_address, std::int64_t compute_address,
+                               bool grad_enabled) {
     auto& unit = *reinterpret_cast<ShardedUnit*>(unit_address);
     auto* tied = reinterpret_cast<ShardedUnit*>(tied_address);
     const auto& compute = *reinterpret_cast<const UnitCompute*>(compute_address);
@@ -161,7 +176,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
     ctx->saved_data["tied"] = tied_address;
     ctx->saved_data["compute"] = compute_address;
 
-    if (unit.options().activation_checkpointing) {
+    if (recomputes(unit)) {
       ctx->save_for_backward({input});
       torch::NoGradGuard no_grad;
       const GatheredUnits gathered = gather_units(unit, tied, "forward");
@@ -169,7 +184,14 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
       // Kept for the recompute; without a backward (nothing requires grad)
       // autograd drops the context, and them with it, when apply() returns.
       if (!unit.options().reshard_after_forward) keep_buffers(ctx, gathered);
-      return compute(input, params_of(unit, tied, gathered, false, false, input).all());
+      const bool backward_follows =
+          grad_enabled && (input.requires_grad() || master.requires_grad() ||
+                           (tied != nullptr && tied_master.requires_grad()));
+      std::optional<KeptSegments> kept = recording_for(unit, backward_follows);
+      torch::Tensor out = compute(input, params_of(unit, tied, gathered, false, false, input).all(),
+                                  kept ? &*kept : nullptr);
+      if (kept) ctx->saved_data[kKeptSegments] = kept->kept();
+      return out;
     }
     // No recompute: build the unit's graph now and keep it (with the
     // gathered parameters it references) until this unit's backward.
@@ -180,7 +202,7 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
                   tied && tied_master.requires_grad() && tied_master.numel() > 0, input);
     prefetch_for(unit.forward_next(), "forward");
     torch::Tensor x = detached_input(input, input.requires_grad());
-    torch::Tensor out = compute(x, p.all());
+    torch::Tensor out = compute(x, p.all(), nullptr);
     ctx->saved_data["out"] = out;
     ctx->saved_data["x"] = x;
     ctx->saved_data["unit_params"] = p.unit;
@@ -198,7 +220,10 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
 
     torch::Tensor out, x;
     UnitParams p;
-    if (unit.options().activation_checkpointing) {
+    // The segments forward kept, replayed by the recompute; their nodes
+    // reference it until the gradients below exist.
+    std::optional<KeptSegments> kept;
+    if (recomputes(unit)) {
       const torch::Tensor input = ctx->get_saved_variables()[0];
       p = params_of(unit, tied,
                     unit.options().reshard_after_forward ? gather_units(unit, tied, "backward")
@@ -206,8 +231,12 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
                     need_unit, need_tied, input);
       prefetch_backward(unit.backward_next());
       x = detached_input(input, need_input);
+      if (ctx->saved_data.count(kKeptSegments) != 0) {
+        kept = KeptSegments::replaying(ctx->saved_data.at(kKeptSegments).toTensorVector());
+        ctx->saved_data.erase(kKeptSegments);
+      }
       torch::AutoGradMode grad_mode(true);
-      out = compute(x, p.all());
+      out = compute(x, p.all(), kept ? &*kept : nullptr);
     } else {
       out = ctx->saved_data["out"].toTensor();
       x = ctx->saved_data["x"].toTensor();
@@ -256,7 +285,8 @@ struct UnitFunction : public torch::autograd::Function<UnitFunction> {
                                         std::make_move_iterator(grads.end()));
       grad_tied = tied->reduce_gradient(std::move(theirs));
     }
-    return {grad_input, grad_unit, grad_tied, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {grad_input,      grad_unit,       grad_tied,      torch::Tensor(),
+            torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -267,7 +297,8 @@ torch::Tensor run_unit(ShardedUnit& unit, const torch::Tensor& input, const Unit
   const torch::Tensor tied_leaf = tied ? tied->gradient_leaf() : torch::Tensor(torch::empty({0}));
   return UnitFunction::apply(
       input, unit.gradient_leaf(), tied_leaf, reinterpret_cast<std::int64_t>(&unit),
-      reinterpret_cast<std::int64_t>(tied), reinterpret_cast<std::int64_t>(&compute));
+      reinterpret_cast<std::int64_t>(tied), reinterpret_cast<std::int64_t>(&compute),
+      torch::GradMode::is_enabled());
 }
 
 }  // namespace nss::fsdp

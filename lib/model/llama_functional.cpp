@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "model/chunked_head.h"
+#include "model/fused_ops.h"
 #include "model/param_spec.h"
 #include "model/varlen_attention.h"
 
@@ -185,9 +186,20 @@ torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor
 }
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  // One weight of x's dtype (per-example weights take the libtorch ops).
+  if (fused_kernels_enabled(x) && weight.dim() == 1 && weight.scalar_type() == x.scalar_type())
+    return fused_rms_norm(x, weight, eps);
   const torch::Tensor x32 = x.to(torch::kFloat32);
   const torch::Tensor variance = x32.pow(2).mean(-1, /*keepdim=*/true);
   return weight * (x32 * torch::rsqrt(variance + eps)).to(x.scalar_type());
+}
+
+BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents) {
+  const std::int64_t groups = model.num_attention_heads / model.num_key_value_heads;
+  return
+      [groups, documents](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+        return attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents);
+      };
 }
 
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
@@ -195,13 +207,9 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const config::ModelConfig& model,
                                     const config::LoraConfig& lora, const RotaryEmbedding& rope,
                                     const DropoutKey* dropout, const DocumentMask* documents) {
-  const std::int64_t groups = model.num_attention_heads / model.num_key_value_heads;
-  return decoder_block_forward(
-      hidden, params, model, lora, rope, dropout,
-      documents ? documents->positions : torch::Tensor(),
-      [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-        return attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents);
-      });
+  return decoder_block_forward(hidden, params, model, lora, rope, dropout,
+                               documents ? documents->positions : torch::Tensor(),
+                               block_attention(model, documents));
 }
 
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
@@ -226,7 +234,9 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
   const torch::Tensor h = hidden + proj(kO, attended);
 
   const torch::Tensor y = rms_norm(h, proj.post_attention_norm(), model.rms_norm_eps);
-  return h + proj(kDown, torch::silu(proj(kGate, y)) * proj(kUp, y));
+  const torch::Tensor gate = proj(kGate, y), up = proj(kUp, y);
+  return h +
+         proj(kDown, fused_kernels_enabled(gate) ? fused_swiglu(gate, up) : torch::silu(gate) * up);
 }
 
 torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,

@@ -71,6 +71,9 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
 using BlockAttention = std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k,
                                                    const torch::Tensor& v)>;
 
+/// The attention decoder_block_forward(..., documents) computes: causal, or
+/// inside each document of packed rows; `documents` must outlive it.
+BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents);
 /// The decoder block above with RoPE at `positions` (int64 [B, S]; undefined:
 /// 0..S-1) and its attention computed by `attend`.
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,

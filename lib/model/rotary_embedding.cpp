@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "model/fused_ops.h"
 
 namespace nss::model {
 namespace {
@@ -67,12 +68,14 @@ torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x) const {
   NSS_ASSERT(seq <= max_positions(), "model",
              "sequence of " + std::to_string(seq) + " exceeds the rotary table of " +
                  std::to_string(max_positions()) + " positions");
+  if (fused_kernels_enabled(x)) return fused_rope(x, torch::Tensor(), cos_, sin_);
   const torch::Tensor cos = cos_.narrow(0, 0, seq).to(x.scalar_type());
   const torch::Tensor sin = sin_.narrow(0, 0, seq).to(x.scalar_type());
   return x * cos + rotate_half(x) * sin;
 }
 
 torch::Tensor RotaryEmbedding::apply(const torch::Tensor& x, const torch::Tensor& positions) const {
+  if (fused_kernels_enabled(x)) return fused_rope(x, positions, cos_, sin_);
   // [B, S] positions pick [B, 1, S, head_dim] rows of the tables.
   const torch::Tensor cos = cos_.index({positions}).unsqueeze(1).to(x.scalar_type());
   const torch::Tensor sin = sin_.index({positions}).unsqueeze(1).to(x.scalar_type());

@@ -7,6 +7,7 @@
 #include "fsdp/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "optim/offload_plan.h"
+#include "preflight/gather_replay.h"
 #include "preflight/per_example_memory.h"
 #include "preflight/unit_activations.h"
 #include "quant/nf4_storage.h"
@@ -72,7 +73,8 @@ class StepReplay {
         prefetch_(device == DeviceKind::kCuda),
         reshard_after_forward_(config::reshard_after_forward(config)),
         private_(config.privacy.enabled),
-        offloaded_(device == DeviceKind::kCuda && config.parallel.offload_optimizer) {}
+        offloaded_(device == DeviceKind::kCuda && config.parallel.offload_optimizer),
+        gathers_(t_, state_, {c_, double_quant_, prefetch_, offloaded_, tied_}) {}
 
   StepMemory run() {
     allocate_state();
@@ -111,10 +113,6 @@ class StepReplay {
     return state_.units()[static_cast<std::size_t>(unit)];
   }
   bool trainable(int unit) const { return layout(unit).numel(true) > 0; }
-  // Elements of a unit's gathered buffers: every rank's shard of both.
-  std::uint64_t gathered_elements(int unit) const {
-    return u64(layout(unit).padded(true) + layout(unit).padded(false));
-  }
   bool quantized(int unit) const { return layout(unit).quantized_numel() > 0; }
 
   std::optional<double> base_bytes_per_parameter() const {
@@ -133,21 +131,7 @@ class StepReplay {
     if (parameters == 0) return std::nullopt;
     return bytes / parameters;
   }
-  // A unit's gathered NF4 bytes (codes and scales of every rank's shard).
-  std::uint64_t gathered_nf4_bytes(int unit) const {
-    return u64(quant::nf4_storage(layout(unit).quantized_padded(), double_quant_).total());
-  }
-  // Dequantisation's working memory: nothing but the block scales of one
-  // tensor on the host (table loops); on a GPU the torch operations hold an
-  // int64 index, the looked-up levels, the repeated scales and their product
-  // for the largest tensor, 16 bytes per element.
-  std::uint64_t dequantize_scratch(int unit) const {
-    std::int64_t largest = 0;
-    for (const auto& p : layout(unit).params())
-      if (p.quantized) largest = std::max(largest, p.numel());
-    return u64(largest) * (prefetch_ ? 16 : 1);
-  }
-  bool checkpointing() const { return config_.training.activation_checkpointing; }
+  bool checkpointing() const { return config::recomputes(config_); }
   // One micro-batch's inputs, targets and target mask, and for packed rows
   // positions and segments.
   std::uint64_t batch_bytes() const {
@@ -190,61 +174,6 @@ class StepReplay {
     t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
     state_bytes_ = t_.now();
     hold_last_batch();
-  }
-
-  // FSDP all-gather of a unit's trainable and frozen buffers in the compute dtype.
-  void gather(int unit, const std::string& name) {
-    t_.allocate(name, gathered_elements(unit) * c_, Part::kGatheredParameters);
-    // The master's cast to send (offloaded: the compute-dtype shard is sent).
-    if (c_ != 4 && !offloaded_)
-      t_.transient(u64(layout(unit).shard_size(true)) * c_, Part::kGatheredParameters);
-    if (!quantized(unit)) return;
-    t_.allocate(name + ".nf4", gathered_nf4_bytes(unit), Part::kGatheredParameters);
-    dequantize(unit, name);
-  }
-
-  // The gathered NF4 bytes become the compute-dtype buffer of the quantised
-  // projections, then go.
-  void dequantize(int unit, const std::string& name) {
-    t_.allocate(name + ".dequantized", u64(layout(unit).quantized_padded()) * c_,
-                Part::kGatheredParameters);
-    t_.transient(dequantize_scratch(unit), Part::kGatheredParameters);
-    t_.free(name + ".nf4");
-  }
-
-  // A unit's own gather takes the prefetched buffers when its neighbour
-  // started them (the cast shard they were sent from dies with the wait).
-  void gather_unit(int unit, const std::string& prefix) {
-    if (t_.live(id("prefetched", unit))) {
-      t_.rename(id("prefetched", unit), prefix + "params");
-      t_.free_if_live(id("prefetch_send", unit));
-      if (quantized(unit)) {  // prefetched as NF4 bytes, dequantised now
-        t_.rename(id("prefetched_nf4", unit), prefix + "params.nf4");
-        dequantize(unit, prefix + "params");
-      }
-    } else {
-      gather(unit, prefix + "params");
-    }
-    if (unit == last_ && tied_) gather(0, prefix + "tied");
-  }
-
-  // ShardOptions::prefetch (on CUDA): the neighbour's gather starts before
-  // this unit computes and holds its buffers (the bf16 cast of the shard too)
-  // until the neighbour takes them.
-  void prefetch(int unit) {
-    if (!prefetch_ || unit < 0 || unit > last_) return;
-    t_.allocate(id("prefetched", unit), gathered_elements(unit) * c_, Part::kGatheredParameters);
-    if (quantized(unit))
-      t_.allocate(id("prefetched_nf4", unit), gathered_nf4_bytes(unit), Part::kGatheredParameters);
-    if (c_ != 4 && !offloaded_)
-      t_.allocate(id("prefetch_send", unit), u64(layout(unit).shard_size(true)) * c_,
-                  Part::kGatheredParameters);
-  }
-
-  void release_unit(const std::string& prefix) {
-    t_.free(prefix + "params");
-    t_.free_if_live(prefix + "params.dequantized");
-    t_.free_if_live(prefix + "tied");
   }
 
   // reduce_gradient: the flat fp32 gradient, the parameter gradients copied
@@ -304,6 +233,10 @@ class StepReplay {
     c.prefix = "u" + std::to_string(unit) + ".";
     c.input_requires_grad = input_requires_grad(unit);
     c.grad_mode = grad_mode;
+    // Selective recompute keeps a block's attention from forward to backward.
+    c.keeps_attention =
+        config_.training.activation_checkpointing == config::Recompute::kSelective && unit > 0 &&
+        unit < last_ && has_backward(unit);
     return c;
   }
 
@@ -335,15 +268,15 @@ class StepReplay {
       t_.set_phase("forward of " + model::unit_label(u, last_ + 1));
       const bool keep = keeps_graph(u);
       const UnitCall c = call(u, keep);
-      gather_unit(u, c.prefix);
-      prefetch(u < last_ ? u + 1 : -1);
+      gathers_.gather_unit(u, c.prefix);
+      gathers_.prefetch(u < last_ ? u + 1 : -1);
       if (u == 0)
         embedding_forward(t_, s_, c, id("act", 0));
       else if (u < last_)
         block_forward(t_, s_, c, id("act", u));
       else
         head_forward(t_, s_, c);
-      if (!keep && !keeps_parameters(u)) release_unit(c.prefix);
+      if (!keep && !keeps_parameters(u)) gathers_.release(c.prefix);
     }
   }
 
@@ -357,9 +290,9 @@ class StepReplay {
       t_.set_phase("backward of " + model::unit_label(u, last_ + 1));
       const bool recompute = checkpointing();
       if (recompute && !keeps_parameters(u)) {  // gather again
-        gather_unit(u, c.prefix);
+        gathers_.gather_unit(u, c.prefix);
         // The unit whose backward comes next (the embedding's only when it trains).
-        prefetch(u > 1 || (u == 1 && trainable(0)) ? u - 1 : -1);
+        gathers_.prefetch(u > 1 || (u == 1 && trainable(0)) ? u - 1 : -1);
       }
       if (recompute) {  // rebuild the unit's graph
         if (u == 0) embedding_forward(t_, s_, c, c.prefix + "out");
@@ -375,7 +308,7 @@ class StepReplay {
         grad_x = head_backward(t_, s_, c, tied_);
       // The graph's output, then the gathered parameters, go before the reduction.
       if (u < last_) t_.free(recompute ? c.prefix + "out" : id("act", u));
-      release_unit(c.prefix);
+      gathers_.release(c.prefix);
       if (trainable(u) && private_)
         hold_per_example(t_, layout(u), u, c.prefix + "pg.", s_.batch, s_.compute_bytes);
       else if (trainable(u))
@@ -437,6 +370,7 @@ class StepReplay {
   bool private_;
   bool offloaded_;
   MemoryTimeline t_;
+  GatherReplay gathers_;
   std::uint64_t state_bytes_ = 0;
   std::uint64_t pinned_host_bytes_ = 0;
 };

@@ -22,7 +22,7 @@ enum class MemoryPart {
   kRopeTables,            // rotary cos/sin tables
   kBatchTokens,           // the micro-batch's input and target ids
   kGatheredParameters,    // all-gathered unit parameters (tied embedding again in the head)
-  kBoundaryActivations,   // unit inputs kept for backward (and whole graphs without checkpointing)
+  kBoundaryActivations,   // unit inputs kept for backward, selective recompute's kept attention
   kUnitWorkingSet,        // a unit's recompute graph and its backward temporaries
   kHeadLogits,            // the head's [B, S, vocab] logits, log-softmax and their gradients
   kUnitGradientBuffers,   // per-parameter gradients, the flat fp32 gradient, the new shard gradient

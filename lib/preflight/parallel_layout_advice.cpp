@@ -117,6 +117,36 @@ double all_reduce_seconds(const LinkModel& links, double bytes, int n, GroupSpan
   return kAlphaBase + transfer + std::min(2.0 * ring_latency(n, span), tree_latency(span));
 }
 
+namespace {
+
+// A block's attention (scores and their product with the values), forward
+// FLOPs per token on the flops_weight scale.
+double attention_flops_weight(const config::Config& config) {
+  const auto& m = config.model;
+  return 4.0 * static_cast<double>(config.data.seq_len) *
+         static_cast<double>(m.num_attention_heads) * static_cast<double>(m.head_dim);
+}
+
+// The share of the forward that training.activation_checkpointing recomputes:
+// selective everything but the blocks' attention.
+double recompute_share(const config::Config& config) {
+  switch (config.training.activation_checkpointing) {
+    case config::Recompute::kFull:
+      return 1.0;
+    case config::Recompute::kNone:
+      return 0.0;
+    case config::Recompute::kSelective:
+      break;
+  }
+  double total = 0;
+  for (const UnitCost& unit : unit_costs(config, DeviceKind::kCpu, 1)) total += unit.flops_weight;
+  const double attention =
+      attention_flops_weight(config) * static_cast<double>(config.model.num_hidden_layers);
+  return total > 0 ? 1.0 - attention / total : 1.0;
+}
+
+}  // namespace
+
 std::vector<UnitCost> unit_costs(const config::Config& config, DeviceKind device, int shard_group) {
   const double compute_bytes = dtype_bytes(config, device);
   const bool double_quant = config.training.lora.double_quant;
@@ -129,9 +159,7 @@ std::vector<UnitCost> unit_costs(const config::Config& config, DeviceKind device
     return static_cast<double>(l.padded(true) + l.padded(false)) * compute_bytes +
            static_cast<double>(quant::nf4_storage(l.quantized_padded(), double_quant).total());
   };
-  const double attention = 4.0 * static_cast<double>(config.data.seq_len) *
-                           static_cast<double>(m.num_attention_heads) *
-                           static_cast<double>(m.head_dim);
+  const double attention = attention_flops_weight(config);
   std::vector<UnitCost> units;
   for (std::size_t u = 0; u < layouts.size(); ++u) {
     const fsdp::FlatLayout& l = layouts[u];
@@ -168,7 +196,7 @@ StepWorkload configured_workload(const config::Config& config, int world_size) {
   w.tokens_per_rank = static_cast<double>(config.data.seq_len) *
                       static_cast<double>(config.training.micro_batch_size) *
                       static_cast<double>(w.micro_steps);
-  w.recompute = config.training.activation_checkpointing ? 1.0 : 0.0;
+  w.recompute = recompute_share(config);
   w.regather = config::reshard_after_forward(config);
   return w;
 }

@@ -148,16 +148,29 @@ struct Block {
                                        : when(scores, kF32 * b.scores) + when(v, b.c * b.scores));
   }
 
-  // The graph's first half, freed last in backward: norm 1, q/k/v and the
-  // attention weights.
-  std::uint64_t attention_graph() const {
-    return norm_graph(b, x, base) + when(y1_saved(), b.c * b.nh) + adapter_graph(0, y1) +
-           adapter_graph(1, y1) + adapter_graph(2, y1) + when(k, b.c * b.nq) /* q copy */ +
-           when(q, b.c * b.nq) /* k, repeated or copied */ +
-           when(scores, b.c * b.nq + b.mask) /* v copy, causal mask */ + when(q, b.rope) +
-           when(k, b.rope) /* gathered cos and sin, saved by the products */ +
+  // What the attention itself (q, k, v in, its output out) saves: the
+  // products' copies of q, k (repeated or copied) and v, the mask and the
+  // softmax's weights.
+  std::uint64_t attention_core_graph() const {
+    return when(k, b.c * b.nq) /* q copy */ + when(q, b.c * b.nq) /* k, repeated or copied */ +
+           when(scores, b.c * b.nq + b.mask) /* v copy, causal mask */ +
            (b.fp32() ? when(w_saved(), kF32 * b.scores)
                      : when(scores, kF32 * b.scores) + when(v, b.c * b.scores));
+  }
+  // The graph's first half, freed last in backward: norm 1, q/k/v and the
+  // attention weights (without those when selective recompute kept them).
+  std::uint64_t attention_graph(bool attention_kept = false) const {
+    return norm_graph(b, x, base) + when(y1_saved(), b.c * b.nh) + adapter_graph(0, y1) +
+           adapter_graph(1, y1) + adapter_graph(2, y1) + when(q, b.rope) +
+           when(k, b.rope) /* gathered cos and sin, saved by the products */ +
+           (attention_kept ? 0 : attention_core_graph());
+  }
+  // Selective recompute's kept attention (fsdp::KeptSegments): the graph of
+  // the attention on leaves standing for q, k and v (each requiring grad),
+  // those leaves (the forward's q, k, v) and the attention's output.
+  std::uint64_t kept_attention() const {
+    const Block all_grads(s, true);
+    return all_grads.attention_core_graph() + b.c * (b.nq + 2 * b.nkv) + b.c * b.nq;
   }
   // The second half, freed first: attention output, norm 2 and the MLP.
   std::uint64_t mlp_graph() const {
@@ -171,8 +184,9 @@ struct Block {
   // The forward's highest point above its input. C++ locals live until the
   // block returns (norm 1's output, q, k, v, the attention output, h, norm
   // 2's output), so the later phases hold the earlier ones' results beside
-  // what autograd keeps.
-  std::uint64_t forward_peak(bool grad_mode) const {
+  // what autograd keeps. `attention_kept`: selective recompute's recompute,
+  // whose attention is the kept one (no scores computed).
+  std::uint64_t forward_peak(bool grad_mode, bool attention_kept = false) const {
     const bool grouped = s.heads != s.kv_heads;
     const std::uint64_t norm1 = grad_mode ? norm_graph(b, x, base) : 0;
     const std::uint64_t adapters_qkv =
@@ -199,17 +213,18 @@ struct Block {
                                        : norm1 + adapters_qkv + locals + kept_scores() +
                                              (grouped ? 2 * b.c * b.nq : 0) + 2 * b.c * b.nq;
     // The MLP's four intermediates with down_proj's output and the block's.
-    const std::uint64_t attention_kept =
-        grad_mode ? attention_graph() - when(y1_saved(), b.c * b.nh) : 0;
+    const std::uint64_t attention_part =
+        grad_mode ? attention_graph(attention_kept) - when(y1_saved(), b.c * b.nh) : 0;
     const std::uint64_t mlp_adapters =
         grad_mode ? adapter_graph(3, att) + adapter_graph(4, h || base) +
                         adapter_graph(5, h || base) + adapter_graph(6, prod)
                   : 0;
     const std::uint64_t norm2 = grad_mode ? norm_graph(b, h, base) : 0;
     const std::uint64_t through_mlp =
-        attention_kept + locals + b.c * b.nq /* att */ + b.c * b.nh /* h */ + norm2 + mlp_adapters;
+        attention_part + locals + b.c * b.nq /* att */ + b.c * b.nh /* h */ + norm2 + mlp_adapters;
     const std::uint64_t norm2_peak = through_mlp + norm_peak(b);
     const std::uint64_t mlp = through_mlp + b.c * b.nh /* n2.y */ + 4 * b.c * b.ni + 2 * b.c * b.nh;
+    if (attention_kept) return std::max({norm_peak(b), rope, norm2_peak, mlp});
     return std::max({norm_peak(b), rope, products, softmax, cat, norm2_peak, mlp});
   }
 
@@ -255,9 +270,18 @@ bool UnitShapes::adapted(const std::string& projection) const {
 void block_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
                    const std::string& output) {
   const Block block(s, call.input_requires_grad);
-  t.transient(block.forward_peak(call.grad_mode), Part::kUnitWorkingSet);
+  const bool recording = call.keeps_attention && !call.grad_mode;
+  const bool replaying = call.keeps_attention && call.grad_mode;
+  // Recording, the attention's graph builds up beside the checkpointed
+  // forward's working set (an upper bound: all of it in every phase).
+  t.transient(
+      block.forward_peak(call.grad_mode, replaying) + (recording ? block.kept_attention() : 0),
+      Part::kUnitWorkingSet);
+  if (recording)
+    t.allocate(name(call, "kept_attention"), block.kept_attention(), Part::kBoundaryActivations);
   if (call.grad_mode) {
-    t.allocate(name(call, "attention_graph"), block.attention_graph(), Part::kUnitWorkingSet);
+    t.allocate(name(call, "attention_graph"), block.attention_graph(replaying),
+               Part::kUnitWorkingSet);
     t.allocate(name(call, "mlp_graph"), block.mlp_graph(), Part::kUnitWorkingSet);
   }
   t.allocate(output, block.b.c * block.b.nh,
@@ -276,6 +300,7 @@ std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCal
   t.allocate(name(call, "pg.attention"), block.attention_weight_grads(),
              Part::kUnitGradientBuffers);
   t.free(name(call, "attention_graph"));
+  if (call.keeps_attention) t.free(name(call, "kept_attention"));
   return block.x ? name(call, "gh") : std::string();
 }
 

@@ -48,10 +48,15 @@ struct UnitShapes {
 /// A unit's graph for one micro-batch. `prefix` keeps the names of units
 /// apart; `input_requires_grad` whether autograd differentiates with respect
 /// to the unit's input; `grad_mode` false is the checkpointed forward (no graph kept).
+/// `keeps_attention` (selective recompute, fsdp/kept_segments.h): a block's
+/// checkpointed forward keeps its attention's graph under `prefix` +
+/// "kept_attention", which its recompute (grad_mode) replays instead of
+/// computing the attention again, and its backward frees.
 struct UnitCall {
   std::string prefix;
   bool input_requires_grad = true;
   bool grad_mode = true;
+  bool keeps_attention = false;
 };
 
 /// Decoder block forward; allocates the output under `output` (a boundary

@@ -51,7 +51,7 @@ fsdp::ShardOptions shard_options(const config::Config& config, const torch::Devi
   options.compute_dtype =
       config::element_type(dtype) == DType::kBFloat16 ? torch::kBFloat16 : torch::kFloat32;
   options.device = device;
-  options.activation_checkpointing = config.training.activation_checkpointing;
+  options.recompute = config.training.activation_checkpointing;
   options.reshard_after_forward = config::reshard_after_forward(config);
   options.prefetch = device.is_cuda();
   // CPU runs refuse the key (choose_compute_device); the library runs it on

@@ -31,20 +31,29 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
     units_[u]->set_prefetch_targets(next, previous);
   }
 
-  computes_.push_back([](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p) {
-    return model::embedding_forward(tokens, p[0]);
-  });
+  computes_.push_back([](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
+                         fsdp::KeptSegments*) { return model::embedding_forward(tokens, p[0]); });
+  // A block's attention is the segment selective recompute keeps.
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
-    computes_.push_back([this, layer](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+    computes_.push_back([this, layer](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                                      fsdp::KeptSegments* kept) {
       const model::DropoutKey* key =
           dropout_keys_.empty() ? nullptr : &dropout_keys_[static_cast<std::size_t>(layer)];
-      return model::decoder_block_forward(x, p, model_, lora_, rope_, key,
-                                          documents_ ? &*documents_ : nullptr);
+      const model::DocumentMask* documents = documents_ ? &*documents_ : nullptr;
+      const model::BlockAttention attend = model::block_attention(model_, documents);
+      return model::decoder_block_forward(
+          x, p, model_, lora_, rope_, key, documents ? documents->positions : torch::Tensor(),
+          [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+            return fsdp::run_segment(kept, {q, k, v}, [&](const std::vector<torch::Tensor>& in) {
+              return attend(in[0], in[1], in[2]);
+            });
+          });
     });
   }
   // Head parameters: [model.norm.weight, lm_head.weight], or with tied
   // embeddings [model.norm.weight] followed by the embedding unit's weight.
-  computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+  computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                             fsdp::KeptSegments*) {
     return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_, loss_chunk_tokens_);
   });
 }

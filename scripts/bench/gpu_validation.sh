@@ -13,8 +13,10 @@
 # reference of the 1B step, scripts/bench/torch_llama_step.py, same shape;
 # its --profile ROWS prints the step's top kernels). NSS_1B_MICRO (default 4),
 # NSS_1B_GLOBAL (default 2 x micro), NSS_1B_STEPS (default 30) and
-# NSS_1B_RECOMPUTE (true/false, default true) shape the 1B run; NSS_GPU_PEAK_TFLOPS
-# (default 989, H100 SXM dense bf16) is the MFU denominator.
+# NSS_1B_RECOMPUTE (full/selective/none, default full; the PyTorch reference
+# recomputes per block unless none) shape the 1B run, NSS_FUSED_KERNELS=1 turns
+# on the fused RMSNorm/RoPE/SwiGLU kernels; NSS_GPU_PEAK_TFLOPS (default 989,
+# H100 SXM dense bf16) is the MFU denominator.
 set -euo pipefail
 
 bin=$(cd "$1" && pwd)
@@ -98,8 +100,8 @@ if [[ " $parts " == *" 1b "* ]]; then
   micro=${NSS_1B_MICRO:-4}
   global=${NSS_1B_GLOBAL:-$((2 * micro))}
   steps=${NSS_1B_STEPS:-30}
-  recompute=${NSS_1B_RECOMPUTE:-true}
-  run=$out/1b_mb${micro}_ac${recompute}
+  recompute=${NSS_1B_RECOMPUTE:-full}
+  run=$out/1b_mb${micro}_ac${recompute}${NSS_FUSED_KERNELS:+_fused}
   log "Llama-3.2-1B, bf16, seq 2048, micro-batch $micro, global batch $global, recompute $recompute"
   rm -rf "$run"
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$run.smi" &
@@ -148,10 +150,10 @@ fi
 if [[ " $parts " == *" torch "* ]]; then
   micro=${NSS_1B_MICRO:-4}
   global=${NSS_1B_GLOBAL:-$((2 * micro))}
-  recompute=${NSS_1B_RECOMPUTE:-true}
+  recompute=${NSS_1B_RECOMPUTE:-full}
   log "PyTorch $(python3 -c 'import torch; print(torch.__version__)') eager reference: same shape, bf16 autocast, SDPA, recompute $recompute"
   python3 scripts/bench/torch_llama_step.py --device cuda --bf16 --sdpa --tied --vocab 128256 \
-    $([ "$recompute" = true ] || echo --no-recompute) \
+    $(case "$recompute" in none | false) echo --no-recompute ;; esac) \
     --hidden 2048 --intermediate 8192 --layers 16 --heads 32 --kv-heads 8 --seq 2048 \
     --batch "$micro" --accum $((global / micro)) --steps 10 --warmup 3 | tee "$out/torch_1b.json"
 fi

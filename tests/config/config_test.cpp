@@ -242,6 +242,7 @@ TEST(Layout, ShardGroupSizeMustDivideTheRanks) {
 TEST(Config, ReshardAfterForwardFollowsRecompute) {
   EXPECT_TRUE(reshard_after_forward(parse("")));
   EXPECT_FALSE(reshard_after_forward(parse("training: {activation_checkpointing: false}")));
+  EXPECT_FALSE(reshard_after_forward(parse("training: {activation_checkpointing: none}")));
   EXPECT_FALSE(reshard_after_forward(parse("parallel: {reshard_after_forward: false}")));
   EXPECT_TRUE(reshard_after_forward(parse("parallel: {reshard_after_forward: true}")));
   expect_usage_error(
@@ -250,10 +251,40 @@ TEST(Config, ReshardAfterForwardFollowsRecompute) {
             "training: {activation_checkpointing: false}\n"
             "parallel: {reshard_after_forward: true}");
       },
-      {"parallel.reshard_after_forward", "activation_checkpointing is false",
-       "set reshard_after_forward: auto (or false), or activation_checkpointing: true"});
+      {"parallel.reshard_after_forward", "activation_checkpointing is none",
+       "set reshard_after_forward: auto (or false), or activation_checkpointing: full or "
+       "selective"});
   expect_usage_error([] { parse("parallel: {reshard_after_forward: sometimes}"); },
                      {"parallel.reshard_after_forward", "auto, true, false"});
+  EXPECT_TRUE(reshard_after_forward(parse("training: {activation_checkpointing: selective}")));
+}
+
+// full|selective|none; the boolean spellings of before stay valid and are
+// written back by name.
+TEST(Config, ActivationCheckpointingTakesAModeAndTheOldBooleans) {
+  const auto mode = [](const std::string& value) {
+    return parse("training: {activation_checkpointing: " + value + "}")
+        .training.activation_checkpointing;
+  };
+  EXPECT_EQ(parse("").training.activation_checkpointing, Recompute::kFull);
+  EXPECT_EQ(mode("full"), Recompute::kFull);
+  EXPECT_EQ(mode("selective"), Recompute::kSelective);
+  EXPECT_EQ(mode("none"), Recompute::kNone);
+  for (const char* yes : {"true", "True", "TRUE", "yes", "on"})
+    EXPECT_EQ(mode(yes), Recompute::kFull);
+  for (const char* no : {"false", "False", "no", "off"}) EXPECT_EQ(mode(no), Recompute::kNone);
+  const Config selective = parse("training: {activation_checkpointing: selective}");
+  EXPECT_NE(to_yaml(selective, true).find("activation_checkpointing: \"selective\""),
+            std::string::npos);
+  EXPECT_EQ(parse(to_yaml(parse("training: {activation_checkpointing: false}"), true))
+                .training.activation_checkpointing,
+            Recompute::kNone);
+  expect_usage_error([] { parse("training: {activation_checkpointing: partial}"); },
+                     {"training.activation_checkpointing", "full, selective, none", "partial"});
+  expect_usage_error([] { parse("training: {activation_checkpointing: 1}"); },
+                     {"training.activation_checkpointing", "full, selective, none"});
+  expect_usage_error([] { parse("training: {activation_checkpointing: [full]}"); },
+                     {"training.activation_checkpointing"});
 }
 
 // DP-SGD clips per example: LoRA only, one example per row, never split;

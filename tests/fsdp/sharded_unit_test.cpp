@@ -1,7 +1,8 @@
 // The FSDP unit technique against plain autograd on unsharded parameters, at
 // 1, 2 and 4 ranks: three small units (one tied to the first, one with frozen
 // parameters, sizes that need padding), two micro-batches per rank, with and
-// without activation checkpointing, with and without prefetching the next
+// without activation checkpointing (full or selective: selective equals full
+// bitwise and runs the kept segment once), with and without prefetching the next
 // unit's gather. Gradients must match the gradient of the global loss;
 // traffic must match the accounting formula (prefetch gathers nothing more); a
 // prefetched gather of a shard that changed since is not used.
@@ -30,15 +31,27 @@ std::vector<FlatParam> head_params() {
   return {{"w2", {5, kDim}, true, true}};
 }
 
-torch::Tensor first_compute(const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+torch::Tensor first_compute(const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                            KeptSegments* = nullptr) {
   return torch::tanh(torch::matmul(x, p[0].t()) + p[1]);
 }
-torch::Tensor middle_compute(const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+// How often the middle unit's segment ran (selective recompute runs it once
+// per micro-batch, full recompute twice).
+int segment_runs = 0;
+// The middle unit's w1 product is the segment selective recompute keeps:
+// its inputs are an activation and a parameter.
+torch::Tensor middle_compute(const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                             KeptSegments* kept = nullptr) {
   const auto low = torch::matmul(torch::matmul(x, p[1]) * p[3], p[2]);  // [B,3] -> [B,D]
-  return torch::relu(torch::matmul(x, p[0].t())) + 0.5 * low + x;
+  const auto product = run_segment(kept, {x, p[0]}, [](const std::vector<torch::Tensor>& in) {
+    ++segment_runs;
+    return torch::relu(torch::matmul(in[0], in[1].t()));
+  });
+  return product + 0.5 * low + x;
 }
 // Head with the first unit's w0 tied in (params 1 and 2 are w0, b0).
-torch::Tensor head_compute(const torch::Tensor& x, const std::vector<torch::Tensor>& p) {
+torch::Tensor head_compute(const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                           KeptSegments* = nullptr) {
   const auto y = torch::matmul(torch::matmul(x, p[1]), p[0].t());
   return (y * y).sum() * 0.01;
 }
@@ -64,13 +77,13 @@ torch::Tensor batch_for(int rank, int micro) {
 }
 
 struct Fixture {
-  Fixture(comm::Communicator& comm, bool checkpointing, bool prefetch = false)
+  Fixture(comm::Communicator& comm, config::Recompute recompute, bool prefetch = false)
       : first("first", FlatLayout(first_params(), comm.size()), comm,
-              {torch::kFloat32, torch::kCPU, checkpointing, prefetch}),
+              {torch::kFloat32, torch::kCPU, recompute, prefetch}),
         middle("middle", FlatLayout(middle_params(), comm.size()), comm,
-               {torch::kFloat32, torch::kCPU, checkpointing, prefetch}),
+               {torch::kFloat32, torch::kCPU, recompute, prefetch}),
         head("head", FlatLayout(head_params(), comm.size()), comm,
-             {torch::kFloat32, torch::kCPU, checkpointing, prefetch}) {
+             {torch::kFloat32, torch::kCPU, recompute, prefetch}) {
     first.set_prefetch_targets(&middle, nullptr);
     middle.set_prefetch_targets(&head, &first);
     head.set_prefetch_targets(nullptr, &middle);
@@ -88,7 +101,12 @@ struct Fixture {
     return head.apply(h, head_fn, &first);
   }
   ShardedUnit first, middle, head;
-  UnitCompute first_fn = first_compute, middle_fn = middle_compute, head_fn = head_compute;
+  UnitCompute first_fn = [](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                            KeptSegments* kept) { return first_compute(x, p, kept); };
+  UnitCompute middle_fn = [](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                             KeptSegments* kept) { return middle_compute(x, p, kept); };
+  UnitCompute head_fn = [](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
+                           KeptSegments* kept) { return head_compute(x, p, kept); };
 };
 
 // Full gradient of one unit's trainable parameters, gathered from every rank's shard.
@@ -107,9 +125,9 @@ std::vector<torch::Tensor> gathered_grads(ShardedUnit& unit) {
   return out;
 }
 
-void check_against_reference(bool checkpointing, bool prefetch) {
+void check_against_reference(config::Recompute recompute, bool prefetch) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  Fixture sharded(*comm, checkpointing, prefetch);
+  Fixture sharded(*comm, recompute, prefetch);
   for (int micro = 0; micro < 2; ++micro) sharded.loss(batch_for(comm->rank(), micro)).backward();
 
   // Reference: the global loss (every rank's micro-batches) on unsharded parameters.
@@ -145,20 +163,73 @@ void check_against_reference(bool checkpointing, bool prefetch) {
   EXPECT_EQ(padding.abs().sum().item<float>(), 0.0f);
 }
 
+constexpr config::Recompute kFull = config::Recompute::kFull;
+constexpr config::Recompute kSelective = config::Recompute::kSelective;
+constexpr config::Recompute kNone = config::Recompute::kNone;
+
 TEST(ShardedUnit, GradientsMatchUnshardedWithCheckpointing) {
-  check_against_reference(true, false);
-  check_against_reference(true, true);
+  check_against_reference(kFull, false);
+  check_against_reference(kFull, true);
+}
+TEST(ShardedUnit, GradientsMatchUnshardedWithSelectiveCheckpointing) {
+  check_against_reference(kSelective, false);
+  check_against_reference(kSelective, true);
 }
 TEST(ShardedUnit, GradientsMatchUnshardedWithoutCheckpointing) {
-  check_against_reference(false, false);
-  check_against_reference(false, true);
+  check_against_reference(kNone, false);
+  check_against_reference(kNone, true);
+}
+
+// Selective recompute runs the kept segment once per micro-batch and gives
+// full recompute's loss and gradients bit for bit; without a backward
+// (no grad) nothing is kept and the segment runs as usual.
+TEST(ShardedUnit, SelectiveRecomputeRunsTheSegmentOnceAndEqualsFullBitwise) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  std::map<config::Recompute, std::vector<torch::Tensor>> grads;
+  std::map<config::Recompute, std::vector<float>> losses;
+  for (const config::Recompute recompute : {kFull, kSelective}) {
+    Fixture sharded(*comm, recompute);
+    segment_runs = 0;
+    for (int micro = 0; micro < 2; ++micro) {
+      torch::Tensor loss = sharded.loss(batch_for(comm->rank(), micro));
+      losses[recompute].push_back(loss.item<float>());
+      loss.backward();
+    }
+    EXPECT_EQ(segment_runs, recompute == kSelective ? 2 : 4);
+    for (ShardedUnit* unit : {&sharded.first, &sharded.middle, &sharded.head})
+      grads[recompute].push_back(unit->master().grad().clone());
+    segment_runs = 0;
+    torch::NoGradGuard no_grad;
+    sharded.loss(batch_for(comm->rank(), 0));
+    EXPECT_EQ(segment_runs, 1);
+  }
+  EXPECT_EQ(losses[kFull], losses[kSelective]);
+  for (std::size_t u = 0; u < grads[kFull].size(); ++u)
+    EXPECT_TRUE(torch::equal(grads[kFull][u], grads[kSelective][u])) << "unit " << u;
+}
+
+// A kept segment whose output depends on none of its inputs (attention over
+// a row of padding alone) passes no gradient instead of failing the backward.
+TEST(KeptSegments, AnOutputIndependentOfItsInputsPassesNoGradient) {
+  const Segment zeros = [](const std::vector<torch::Tensor>& in) {
+    return torch::zeros_like(in[0]);
+  };
+  KeptSegments recording = KeptSegments::recording();
+  {
+    torch::NoGradGuard no_grad;
+    recording.run({torch::ones({2, 3})}, zeros);
+  }
+  KeptSegments replay = KeptSegments::replaying(recording.kept());
+  const torch::Tensor leaf = torch::ones({2, 3}).requires_grad_(true);
+  (replay.run({leaf * 2}, zeros).sum() + leaf.sum()).backward();
+  EXPECT_TRUE(torch::equal(leaf.grad(), torch::ones({2, 3})));
 }
 
 TEST(ShardedUnit, TrafficMatchesTheAccountingFormula) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  for (const bool checkpointing : {true, false}) {
+  for (const config::Recompute recompute : {kFull, kSelective, kNone}) {
     for (const bool prefetch : {false, true}) {
-      Fixture sharded(*comm, checkpointing, prefetch);
+      Fixture sharded(*comm, recompute, prefetch);
       comm->reset_stats();
       sharded.loss(batch_for(comm->rank(), 0)).backward();
       const auto stats = comm->stats();
@@ -172,7 +243,7 @@ TEST(ShardedUnit, TrafficMatchesTheAccountingFormula) {
                              padded(sharded.first, true);
       const double psi_trainable = padded(sharded.first, true) + padded(sharded.middle, true) +
                                    padded(sharded.head, true) + padded(sharded.first, true);
-      const double gathers = checkpointing ? 2 : 1;
+      const double gathers = recompute != kNone ? 2 : 1;
       EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kAllGather].bytes,
                        (n - 1) / n * gathers * psi_all * 4);
       EXPECT_DOUBLE_EQ(stats[comm::CollectiveKind::kReduceScatter].bytes,
@@ -183,7 +254,7 @@ TEST(ShardedUnit, TrafficMatchesTheAccountingFormula) {
 
 TEST(ShardedUnit, PrefetchOfAShardThatChangedIsNotUsed) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  Fixture sharded(*comm, true, true);
+  Fixture sharded(*comm, kFull, true);
   sharded.middle.prefetch("forward");
   {
     torch::NoGradGuard no_grad;
@@ -205,7 +276,7 @@ TEST(ShardedUnit, PrefetchOfAShardThatChangedIsNotUsed) {
 
 TEST(ShardedUnit, ShardsHoldOnlyTheirSlice) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  Fixture sharded(*comm, true);
+  Fixture sharded(*comm, kFull);
   const auto& layout = sharded.middle.layout();
   EXPECT_EQ(sharded.middle.master().numel(), layout.shard_size(true));
   EXPECT_EQ(sharded.middle.frozen().numel(), layout.shard_size(false));

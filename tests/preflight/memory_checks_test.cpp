@@ -161,12 +161,12 @@ TEST_F(MemoryChecksTest, KeptParametersHoldEveryGatherUntilItsUnitsBackward) {
     EXPECT_GT(kept.peak_bytes, resharded.peak_bytes);
     EXPECT_EQ(kept.state_bytes, resharded.state_bytes);
     // Without recompute auto already keeps the graph: the policy changes nothing.
-    config.training.activation_checkpointing = false;
+    config.training.activation_checkpointing = config::Recompute::kNone;
     const std::uint64_t no_recompute =
         predict_step_memory(config, 2, DeviceKind::kCpu, 4).peak_bytes;
     config.parallel.reshard_after_forward = config::ReshardPolicy::kAuto;
     EXPECT_EQ(predict_step_memory(config, 2, DeviceKind::kCpu, 4).peak_bytes, no_recompute);
-    config.training.activation_checkpointing = true;
+    config.training.activation_checkpointing = config::Recompute::kFull;
   }
 }
 

@@ -15,18 +15,20 @@
 #include "quant/double_quant.h"
 #include "quant/nf4.h"
 
-#if NSS_QUANT_CUDA
+#if NSS_CUDA_KERNELS
 #include <cuda_runtime.h>
+
+#include "support/cuda_device.h"
 #endif
 
 namespace nss::quant {
 namespace {
 
 TEST(Nf4CudaTest, CompiledFlagMatchesBuild) {
-  EXPECT_EQ(nf4_cuda_compiled(), NSS_QUANT_CUDA != 0);
+  EXPECT_EQ(nf4_cuda_compiled(), NSS_CUDA_KERNELS != 0);
 }
 
-#if NSS_QUANT_CUDA
+#if NSS_CUDA_KERNELS
 
 const std::int64_t kLengths[] = {1, 2, 63, 64, 65, 127, 1000, 16384 * 3 + 7};
 
@@ -42,22 +44,6 @@ std::vector<float> random_values(std::int64_t n, std::uint32_t seed) {
 void check(cudaError_t err, const char* what) {
   ASSERT_EQ(err, cudaSuccess) << what << ": " << cudaGetErrorString(err);
 }
-
-// Empty when a device is usable, else the reason to skip.
-std::string no_device_reason() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess)
-    return std::string("no usable CUDA device: cudaGetDeviceCount: ") + cudaGetErrorString(err);
-  if (count == 0) return "no CUDA device";
-  return {};
-}
-
-#define SKIP_WITHOUT_DEVICE()                      \
-  do {                                             \
-    const std::string reason = no_device_reason(); \
-    if (!reason.empty()) GTEST_SKIP() << reason;   \
-  } while (0)
 
 template <typename T>
 struct DeviceBuffer {
@@ -100,7 +86,7 @@ void expect_same_bits(const std::vector<float>& want, const std::vector<float>& 
 }
 
 TEST(Nf4CudaTest, DequantizeMatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SKIP_WITHOUT_CUDA_DEVICE();
   for (const std::int64_t n : kLengths) {
     const Nf4Layout layout{n};
     const auto in = random_values(n, static_cast<std::uint32_t>(n));
@@ -127,7 +113,7 @@ TEST(Nf4CudaTest, DequantizeMatchesCpu) {
 }
 
 TEST(Nf4CudaTest, UnalignedBuffersMatchCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SKIP_WITHOUT_CUDA_DEVICE();
   // Offsets that defeat the 4-byte loads and 16-byte stores: the scalar paths.
   const std::int64_t n = 1000;
   const auto in = random_values(n, 7);
@@ -158,7 +144,7 @@ TEST(Nf4CudaTest, UnalignedBuffersMatchCpu) {
 }
 
 TEST(Nf4CudaTest, DequantizeAbsmaxMatchesCpu) {
-  SKIP_WITHOUT_DEVICE();
+  SKIP_WITHOUT_CUDA_DEVICE();
   for (const std::int64_t n : kLengths) {
     const std::int64_t blocks = Nf4Layout{n}.blocks();
     // Absmax values of a tensor, here random positive scales (several groups
@@ -187,7 +173,7 @@ TEST(Nf4CudaTest, DequantizeAbsmaxMatchesCpu) {
 }
 
 TEST(Nf4CudaTest, EveryCodeOfEveryByte) {
-  SKIP_WITHOUT_DEVICE();
+  SKIP_WITHOUT_CUDA_DEVICE();
   // All 256 byte values, with 8 different block scales (one tiny).
   const std::int64_t n = 512;
   std::vector<std::uint8_t> packed(256);

@@ -47,7 +47,9 @@ training: {lr: 0.001, min_lr: 0.0001, warmup_steps: 2, max_steps: 8, weight_deca
   config::Config config = config::parse_config_text(yaml, "test");
   config.model.tie_word_embeddings = c.tied;
   config.training.global_batch_size = c.global_batch;
-  config.training.activation_checkpointing = c.checkpointing;
+  config.training.activation_checkpointing = !c.checkpointing ? config::Recompute::kNone
+                                             : c.selective    ? config::Recompute::kSelective
+                                                              : config::Recompute::kFull;
   config.training.lora.enabled = c.lora;
   config.training.lora.rank = 4;
   config.training.lora.dropout = 0.1;
@@ -126,7 +128,7 @@ Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepC
   const comm::Communicator& comm = step_comms.world;
   const auto& t = config.training;
   fsdp::ShardOptions options;
-  options.activation_checkpointing = t.activation_checkpointing;
+  options.recompute = t.activation_checkpointing;
   options.device = placement.device;
   options.compute_dtype = placement.dtype;
   options.prefetch = placement.prefetch;

@@ -32,6 +32,7 @@ struct Case {
   bool masked = false;                  // instruction-style loss masks (target_mask_of)
   bool packed = false;                  // rows of several documents (pack)
   std::int64_t loss_chunk_tokens = -1;  // training.loss_chunk_tokens; -1: the default
+  bool selective = false;               // with checkpointing: selective recompute, not full
 };
 
 struct Result {

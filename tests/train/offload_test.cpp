@@ -99,7 +99,7 @@ class TinyTraining {
 
   static fsdp::ShardOptions options(const config::Config& config, Mode mode) {
     fsdp::ShardOptions options;
-    options.activation_checkpointing = config.training.activation_checkpointing;
+    options.recompute = config.training.activation_checkpointing;
     options.compute_dtype = mode.dtype;
     options.offload_optimizer = mode.offload;
     return options;

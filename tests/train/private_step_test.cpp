@@ -50,7 +50,8 @@ data: {seq_len: 12}
 training: {lora: {enabled: true, rank: 4, dropout: 0.1, targets: [q_proj, v_proj, down_proj]}}
 )",
                                                     "test");
-  config.training.activation_checkpointing = c.checkpointing;
+  config.training.activation_checkpointing =
+      c.checkpointing ? config::Recompute::kFull : config::Recompute::kNone;
   config.model.tie_word_embeddings = c.tied;
   if (c.nf4) {
     config.training.lora.quantize_base = config::QuantizeBase::kNf4;
@@ -145,7 +146,7 @@ Sharded sharded_gradient(const config::Config& config, fsdp::ShardComms comms, S
   const comm::Communicator& comm = step_comms.world;
   const auto& t = config.training;
   fsdp::ShardOptions options;
-  options.activation_checkpointing = t.activation_checkpointing;
+  options.recompute = t.activation_checkpointing;
   ShardedLlama model(config.model, t.lora, false, comms, options, kSeqLen);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));

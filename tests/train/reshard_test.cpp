@@ -120,9 +120,12 @@ TEST(Reshard, ShardOptionsFollowTheConfig) {
   EXPECT_TRUE(shard_options(config, torch::kCPU).reshard_after_forward);
   config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
   EXPECT_FALSE(shard_options(config, torch::kCPU).reshard_after_forward);
-  EXPECT_TRUE(shard_options(config, torch::kCPU).activation_checkpointing);
+  EXPECT_EQ(shard_options(config, torch::kCPU).recompute, config::Recompute::kFull);
   config.parallel.reshard_after_forward = config::ReshardPolicy::kAuto;
-  config.training.activation_checkpointing = false;
+  config.training.activation_checkpointing = config::Recompute::kSelective;
+  EXPECT_EQ(shard_options(config, torch::kCPU).recompute, config::Recompute::kSelective);
+  EXPECT_TRUE(shard_options(config, torch::kCPU).reshard_after_forward);
+  config.training.activation_checkpointing = config::Recompute::kNone;
   EXPECT_FALSE(shard_options(config, torch::kCPU).reshard_after_forward);
 }
 

@@ -127,7 +127,13 @@ struct Shape {
   bool nf4 = false, double_quant = false;  // QLoRA's base
   bool reshard = true;                     // parallel.reshard_after_forward
   std::int64_t loss_chunk = -1;            // training.loss_chunk_tokens; -1: the default
+  bool selective = false;                  // recompute selectively, not fully
 };
+
+config::Recompute recompute_of(bool recompute, bool selective) {
+  if (!recompute) return config::Recompute::kNone;
+  return selective ? config::Recompute::kSelective : config::Recompute::kFull;
+}
 
 // The analytic model replays the allocations the counting allocator sees. At
 // these small widths a few temporaries it does not replay (bf16 casts of tied
@@ -157,8 +163,14 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
               48},
         Shape{"chunked head tied bf16", 2, 2, true, false, false, false, "bf16", false, false, true,
               40},
-        Shape{"chunked head lora", 2, 2, false, true, false, true, "fp32", false, false, true,
-              30}}) {
+        Shape{"chunked head lora", 2, 2, false, true, false, true, "fp32", false, false, true, 30},
+        Shape{"selective", 1, 2, false, false, false, true, "fp32", false, false, true, -1, true},
+        Shape{"selective bf16 tied 2 ranks", 2, 1, true, false, false, true, "bf16", false, false,
+              true, -1, true},
+        Shape{"selective lora dropout 3 ranks", 3, 1, false, true, true, true, "fp32", false, false,
+              true, -1, true},
+        Shape{"selective qlora kept parameters", 2, 2, false, true, false, true, "fp32", true,
+              false, false, -1, true}}) {
     config::Config config = tiny_config();
     config.model.hidden_size = 64;
     config.model.intermediate_size = 128;
@@ -171,7 +183,7 @@ TEST(SyntheticStepTest, PeakIsWhatTheMemoryModelPredicts) {
     config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
     if (s.nf4) config.training.lora.quantize_base = config::QuantizeBase::kNf4;
     config.training.lora.double_quant = s.double_quant;
-    config.training.activation_checkpointing = s.recompute;
+    config.training.activation_checkpointing = recompute_of(s.recompute, s.selective);
     if (!s.reshard) config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
     if (s.loss_chunk >= 0) config.training.loss_chunk_tokens = s.loss_chunk;
     config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
@@ -239,7 +251,7 @@ TEST(SyntheticStepTest, PrivatePeakIsWhatTheMemoryModelPredicts) {
     config.training.lora.rank = s.rank;
     config.training.lora.dropout = s.dropout ? 0.1 : 0.0;
     if (s.nf4) config.training.lora.quantize_base = config::QuantizeBase::kNf4;
-    config.training.activation_checkpointing = s.recompute;
+    config.training.activation_checkpointing = recompute_of(s.recompute, false);
     if (!s.reshard) config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
     config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
     config.privacy.enabled = true;

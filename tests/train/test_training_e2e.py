@@ -1,6 +1,7 @@
 """nss_hpc trains for real: the loss falls at 2 ranks, metrics.jsonl has the
 documented fields, the same configuration gives the same losses at 1, 2 and
-4 ranks, two runs are bitwise identical, plot_metrics.py draws the run, and
+4 ranks, two runs are bitwise identical, the recompute modes train the same
+numbers at different peaks, plot_metrics.py draws the run, and
 SIGUSR1/SIGTERM stop every rank at a step boundary with 75/7."""
 import json
 import os
@@ -90,6 +91,29 @@ class TrainingTest(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             runs.append([(r["loss"], r["grad_norm"]) for r in training_records(run_dir)[0]])
         self.assertEqual(runs[0], runs[1])
+
+    def test_recompute_modes_train_the_same_numbers(self):
+        """activation_checkpointing full (also spelled true), selective and none:
+        selective is full bit for bit, none the same losses; the peaks order
+        full < selective < none; an unknown mode is exit 2 on every rank."""
+        runs = {}
+        for mode in ("full", "true", "selective", "none"):
+            proc, run_dir = self.run_nss(2, "recompute_" + mode, "training.max_steps=4",
+                                         "logging.interval_steps=1", "eval.interval_steps=0",
+                                         "data.seq_len=128", "training.activation_checkpointing=" + mode)
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            steps = training_records(run_dir)[0]
+            runs[mode] = ([(r["loss"], r["grad_norm"]) for r in steps], max(r["peak_mem_bytes"] for r in steps))
+        self.assertEqual(runs["selective"][0], runs["full"][0])
+        self.assertEqual(runs["true"][0], runs["full"][0])
+        for (a, _), (b, _) in zip(runs["full"][0], runs["none"][0]):
+            self.assertAlmostEqual(a, b, delta=1e-5 * abs(a))
+        self.assertLess(runs["full"][1], runs["selective"][1])
+        self.assertLess(runs["selective"][1], runs["none"][1])
+        proc, _ = self.run_nss(2, "recompute_bad", "training.activation_checkpointing=partial")
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("training.activation_checkpointing", proc.stderr)
+        self.assertIn("full, selective, none", proc.stderr)
 
     def stop_with(self, sig, expected_code):
         run_dir = os.path.join(self.tmp, "signal_%d" % sig)
