@@ -64,9 +64,37 @@ __device__ __forceinline__ void word_values(const std::uint8_t* packed, const fl
   }
 }
 
-__global__ void dequant_f32_kernel(const std::uint8_t* __restrict__ packed,
-                                   const float* __restrict__ absmax, std::int64_t n,
-                                   float* __restrict__ out, bool aligned_in, bool aligned_out) {
+// How a dequantised fp32 value is stored: as it is, or rounded to bf16 bits.
+struct Fp32Values {
+  using Element = float;
+  static __device__ __forceinline__ float convert(float v) { return v; }
+  // 8 values at a 16-byte aligned address.
+  static __device__ __forceinline__ void store8(float* out, const float v[8]) {
+    float4* o = reinterpret_cast<float4*>(out);
+    o[0] = make_float4(v[0], v[1], v[2], v[3]);
+    o[1] = make_float4(v[4], v[5], v[6], v[7]);
+  }
+};
+struct Bf16Values {
+  using Element = std::uint16_t;
+  static __device__ __forceinline__ std::uint16_t convert(float v) { return to_bf16(v); }
+  static __device__ __forceinline__ void store8(std::uint16_t* out, const float v[8]) {
+    std::uint32_t h[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      h[j] = static_cast<std::uint32_t>(to_bf16(v[2 * j])) |
+             static_cast<std::uint32_t>(to_bf16(v[2 * j + 1])) << 16;
+    *reinterpret_cast<uint4*>(out) = make_uint4(h[0], h[1], h[2], h[3]);
+  }
+};
+
+// One thread per word of 8 codes (grid-stride); `aligned_out`: out is 16-byte
+// aligned, so whole words are stored as one or two vector stores.
+template <class Values>
+__global__ void dequant_kernel(const std::uint8_t* __restrict__ packed,
+                               const float* __restrict__ absmax, std::int64_t n,
+                               typename Values::Element* __restrict__ out, bool aligned_in,
+                               bool aligned_out) {
   const std::int64_t words = (n + 7) / 8;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; w < words;
@@ -76,48 +104,15 @@ __global__ void dequant_f32_kernel(const std::uint8_t* __restrict__ packed,
       float v[8];
       word_values(packed, absmax, w, aligned_in, v);
       if (aligned_out) {
-        float4* o = reinterpret_cast<float4*>(out + first);
-        o[0] = make_float4(v[0], v[1], v[2], v[3]);
-        o[1] = make_float4(v[4], v[5], v[6], v[7]);
+        Values::store8(out + first, v);
       } else {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) out[first + j] = v[j];
+        for (int j = 0; j < 8; ++j) out[first + j] = Values::convert(v[j]);
       }
     } else {  // the tail: fewer than 8 elements, the last byte maybe half padding
       const float scale = absmax[first / kBlock];
-      for (std::int64_t i = first; i < n; ++i) out[i] = __fmul_rn(level_of(packed, i), scale);
-    }
-  }
-}
-
-__global__ void dequant_bf16_kernel(const std::uint8_t* __restrict__ packed,
-                                    const float* __restrict__ absmax, std::int64_t n,
-                                    std::uint16_t* __restrict__ out, bool aligned_in,
-                                    bool aligned_out) {
-  const std::int64_t words = (n + 7) / 8;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; w < words;
-       w += stride) {
-    const std::int64_t first = 8 * w;
-    if (first + 8 <= n) {
-      float v[8];
-      word_values(packed, absmax, w, aligned_in, v);
-      std::uint32_t h[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        h[j] = static_cast<std::uint32_t>(to_bf16(v[2 * j])) |
-               static_cast<std::uint32_t>(to_bf16(v[2 * j + 1])) << 16;
-      if (aligned_out) {
-        *reinterpret_cast<uint4*>(out + first) = make_uint4(h[0], h[1], h[2], h[3]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          out[first + j] = static_cast<std::uint16_t>(h[j / 2] >> (16 * (j % 2)));
-      }
-    } else {
-      const float scale = absmax[first / kBlock];
       for (std::int64_t i = first; i < n; ++i)
-        out[i] = to_bf16(__fmul_rn(level_of(packed, i), scale));
+        out[i] = Values::convert(__fmul_rn(level_of(packed, i), scale));
     }
   }
 }
@@ -182,8 +177,9 @@ void dequantize_nf4_cuda(const std::uint8_t* packed, const float* absmax, std::i
   check_size(n, "dequantize_nf4_cuda");
   upload_tables();
   if (n == 0) return;
-  dequant_f32_kernel<<<grid_for((n + 7) / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      packed, absmax, n, out, aligned(packed, 4), aligned(out, 16));
+  dequant_kernel<Fp32Values>
+      <<<grid_for((n + 7) / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+          packed, absmax, n, out, aligned(packed, 4), aligned(out, 16));
   check_launch("NF4 dequantisation (fp32)");
 }
 
@@ -192,8 +188,9 @@ void dequantize_nf4_cuda_bf16(const std::uint8_t* packed, const float* absmax, s
   check_size(n, "dequantize_nf4_cuda_bf16");
   upload_tables();
   if (n == 0) return;
-  dequant_bf16_kernel<<<grid_for((n + 7) / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      packed, absmax, n, out, aligned(packed, 4), aligned(out, 16));
+  dequant_kernel<Bf16Values>
+      <<<grid_for((n + 7) / 8), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+          packed, absmax, n, out, aligned(packed, 4), aligned(out, 16));
   check_launch("NF4 dequantisation (bf16)");
 }
 
