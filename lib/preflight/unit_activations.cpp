@@ -2,79 +2,13 @@
 
 #include <algorithm>
 
+#include "preflight/activation_bytes.h"
+
 namespace nss::preflight {
 namespace {
 
+using namespace activations;  // NOLINT: the byte terms of activation_bytes.h
 using Part = MemoryPart;
-constexpr std::uint64_t kF32 = 4;
-
-std::uint64_t u64(std::int64_t v) {
-  return static_cast<std::uint64_t>(v);
-}
-
-std::uint64_t when(bool condition, std::uint64_t bytes) {
-  return condition ? bytes : 0;
-}
-
-// Rows attended apart spend sum(span^2) per row on scores and masks, one
-// attention call per span; otherwise one call covers the batch, seq^2 a row.
-std::uint64_t row_area(const UnitShapes& s) {
-  if (s.row_spans.empty()) return u64(s.seq * s.seq);
-  std::uint64_t area = 0;
-  for (const std::int64_t span : s.row_spans) area += u64(span * span);
-  return area;
-}
-
-std::uint64_t largest_span_area(const UnitShapes& s) {
-  std::int64_t largest = s.row_spans.empty() ? s.seq : 0;
-  for (const std::int64_t span : s.row_spans) largest = std::max(largest, span);
-  return u64(largest * largest);
-}
-
-// Bytes of one micro-batch's tensors: `c` per element of the compute dtype,
-// `n` tokens; nh, nq, nkv, ni are n x hidden, heads x head_dim,
-// kv_heads x head_dim, intermediate; `scores` every attention score of the
-// micro-batch (B x heads x the row's area); `mask` the hidden keys (bool
-// S x S, or per row for packed rows); `call_*` what one attention call holds
-// (all of it, or one span of one row when rows are attended apart); `rope`
-// the cos/sin rows packed rows gather per q or k (B x S x head_dim each).
-struct Bytes {
-  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, call_scores, call_mask, rope;
-  bool apart;
-  explicit Bytes(const UnitShapes& s)
-      : c(u64(s.compute_bytes)),
-        n(u64(s.tokens())),
-        nh(n * u64(s.hidden)),
-        nq(n * u64(s.heads * s.head_dim)),
-        nkv(n * u64(s.kv_heads * s.head_dim)),
-        ni(n * u64(s.intermediate)),
-        scores(u64(s.batch * s.heads) * row_area(s)),
-        mask(s.packed ? u64(s.batch) * row_area(s) : u64(s.seq * s.seq)),
-        call_scores(s.rows_apart ? u64(s.heads) * largest_span_area(s) : scores),
-        call_mask(s.rows_apart ? largest_span_area(s) : mask),
-        rope(s.packed ? 2 * n * u64(s.head_dim) * c : 0),
-        apart(s.rows_apart) {}
-  bool fp32() const { return c == kF32; }
-};
-
-// RMSNorm in fp32 (llama_functional rms_norm): x.to(f32) (bf16 runs), x^2
-// and rsqrt kept for the input's gradient, the normalised value (in the
-// compute dtype) kept for the weight's; `y` itself is counted by the caller.
-std::uint64_t norm_graph(const Bytes& b, bool input_grad, bool weight_grad) {
-  return when(input_grad, (b.fp32() ? 0 : kF32 * b.nh) + kF32 * b.nh + kF32 * b.n) +
-         when(weight_grad, b.c * b.nh);
-}
-
-// The norm's own peak: fp32 x^2, rsqrt, normalised (and its bf16 copies).
-std::uint64_t norm_peak(const Bytes& b) {
-  return b.fp32() ? 3 * kF32 * b.nh + kF32 * b.n : 3 * kF32 * b.nh + 2 * b.c * b.nh + kF32 * b.n;
-}
-
-// The norm's backward above its kept tensors and incoming gradient: the
-// fp32 gradient, x^2's gradient and pow's backward temporaries.
-std::uint64_t norm_backward_peak(const Bytes& b) {
-  return (b.fp32() ? 2 : 3) * kF32 * b.nh;
-}
 
 struct Projection {
   const char* id;
@@ -256,10 +190,6 @@ struct Block {
   }
 };
 
-std::string name(const UnitCall& call, const char* local) {
-  return call.prefix + local;
-}
-
 }  // namespace
 
 bool UnitShapes::adapted(const std::string& projection) const {
@@ -302,103 +232,6 @@ std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCal
   t.free(name(call, "attention_graph"));
   if (call.keeps_attention) t.free(name(call, "kept_attention"));
   return block.x ? name(call, "gh") : std::string();
-}
-
-// The chunked head (model/chunked_head.h). Forward: the norm, then, when a
-// graph is built, the gradients it computes on the spot, fp32 and unsharded
-// — the head weight's [V, H] (when the base trains) and the normed hidden
-// state's [T, H] — then one chunk of logits at a time: the chunk's float32
-// logits, which become its gradient in place, and in bf16 runs the logits in
-// the compute dtype before them, the gradient's copy in it after, and the
-// head weight gradient's [V, H] product in it.
-void chunked_head_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) {
-  const Bytes b(s);
-  const bool base = !s.lora, x = call.input_requires_grad;
-  const std::uint64_t cv = u64(std::min(s.loss_chunk_tokens, s.tokens()) * s.vocab);
-  const std::uint64_t norm = call.grad_mode ? norm_graph(b, x, base) : 0;
-  const bool grads = call.grad_mode && (x || base);
-  const std::uint64_t chunk =
-      b.fp32() ? kF32 * cv
-               : kF32 * cv + b.c * cv + when(grads && base, u64(s.vocab * s.hidden) * b.c);
-  t.transient(norm_peak(b), Part::kHeadLogits);
-  if (grads)
-    t.allocate(name(call, "head_grads"), when(base, kF32 * u64(s.vocab * s.hidden)) + kF32 * b.nh,
-               Part::kHeadLogits);
-  t.transient(norm + b.c * b.nh + chunk, Part::kHeadLogits);
-  if (call.grad_mode) t.allocate(name(call, "graph"), norm, Part::kUnitWorkingSet);
-}
-
-// Backward of the chunked head: the kept gradients scaled in place (and
-// cast to the compute dtype in bf16 runs) are the parameters' and the
-// normed hidden state's gradients; the norm's backward follows.
-std::string chunked_head_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
-                                  bool tied) {
-  const Bytes b(s);
-  const bool base = !s.lora, x = call.input_requires_grad;
-  const std::uint64_t head_weight = u64(s.vocab * s.hidden) * b.c;
-  if (!b.fp32()) t.transient(when(base, head_weight) + b.c * b.nh, Part::kHeadLogits);
-  if (x || base) t.free(name(call, "head_grads"));
-  if (base && tied) t.allocate(name(call, "tg.embedding"), head_weight, Part::kUnitGradientBuffers);
-  if (base && !tied) t.allocate(name(call, "pg.lm_head"), head_weight, Part::kUnitGradientBuffers);
-  if (base) t.allocate(name(call, "pg.norm"), u64(s.hidden) * b.c, Part::kUnitGradientBuffers);
-  if (x) t.transient(b.c * b.nh + norm_backward_peak(b), Part::kUnitWorkingSet);
-  t.free(name(call, "graph"));
-  if (!x) return std::string();
-  t.allocate(name(call, "gx"), b.c * b.nh, Part::kUnitWorkingSet);
-  return name(call, "gx");
-}
-
-void head_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) {
-  if (s.loss_chunk_tokens > 0) return chunked_head_forward(t, s, call);
-  const Bytes b(s);
-  const bool base = !s.lora, x = call.input_requires_grad;
-  const std::uint64_t nv = b.n * u64(s.vocab);
-  // Norm, logits (and their fp32 copy in bf16 runs), log-softmax.
-  const std::uint64_t norm = call.grad_mode ? norm_graph(b, x, base) : 0;
-  t.transient(
-      std::max(norm_peak(b), norm + b.c * b.nh + b.c * nv + when(!b.fp32(), kF32 * nv) + kF32 * nv),
-      Part::kHeadLogits);
-  if (!call.grad_mode) return;
-  t.allocate(name(call, "graph"), norm + when(base, b.c * b.nh), Part::kUnitWorkingSet);
-  t.allocate(name(call, "logsm"), when(x || base, kF32 * nv), Part::kHeadLogits);
-}
-
-std::string head_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call, bool tied) {
-  if (s.loss_chunk_tokens > 0) return chunked_head_backward(t, s, call, tied);
-  const Bytes b(s);
-  const bool base = !s.lora, x = call.input_requires_grad;
-  const std::uint64_t nv = b.n * u64(s.vocab);
-  // The loss's gradient and log-softmax's, beside the kept log-softmax.
-  t.transient(2 * kF32 * nv, Part::kHeadLogits);
-  t.free(name(call, "logsm"));
-  // The logits' gradient (fp32, and its compute-dtype copy in bf16 runs)
-  // beside the head weight's gradient and the hidden state's.
-  const std::uint64_t head_weight = u64(s.vocab * s.hidden) * b.c;
-  const std::uint64_t g_logits = b.fp32() ? kF32 * nv : b.c * nv;
-  t.transient(std::max(when(!b.fp32(), (kF32 + b.c) * nv),
-                       g_logits + when(base, head_weight) + when(x, b.c * b.nh)),
-              Part::kHeadLogits);
-  if (base && tied) t.allocate(name(call, "tg.embedding"), head_weight, Part::kUnitGradientBuffers);
-  if (base && !tied) t.allocate(name(call, "pg.lm_head"), head_weight, Part::kUnitGradientBuffers);
-  if (base) t.allocate(name(call, "pg.norm"), u64(s.hidden) * b.c, Part::kUnitGradientBuffers);
-  // The final norm's backward: its output (kept for the head weight) is gone,
-  // the hidden state's gradient has come.
-  if (x) t.transient(when(!base, b.c * b.nh) + norm_backward_peak(b), Part::kUnitWorkingSet);
-  t.free(name(call, "graph"));
-  if (!x) return std::string();
-  t.allocate(name(call, "gx"), b.c * b.nh, Part::kUnitWorkingSet);
-  return name(call, "gx");
-}
-
-void embedding_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
-                       const std::string& output) {
-  t.allocate(output, u64(s.tokens() * s.hidden * s.compute_bytes),
-             call.grad_mode ? Part::kUnitWorkingSet : Part::kBoundaryActivations);
-}
-
-void embedding_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) {
-  t.allocate(name(call, "pg.embedding"), u64(s.vocab * s.hidden * s.compute_bytes),
-             Part::kUnitGradientBuffers);
 }
 
 }  // namespace nss::preflight
