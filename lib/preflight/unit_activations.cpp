@@ -83,13 +83,11 @@ struct Block {
   }
 
   // What the attention itself (q, k, v in, its output out) saves: the
-  // products' copies of q, k (repeated or copied) and v, the mask and the
-  // softmax's weights.
+  // products' copies of q, k (repeated or copied) and v, then the mask and
+  // the softmax's weights.
   std::uint64_t attention_core_graph() const {
     return when(k, b.c * b.nq) /* q copy */ + when(q, b.c * b.nq) /* k, repeated or copied */ +
-           when(scores, b.c * b.nq + b.mask) /* v copy, causal mask */ +
-           (b.fp32() ? when(w_saved(), kF32 * b.scores)
-                     : when(scores, kF32 * b.scores) + when(v, b.c * b.scores));
+           when(scores, b.c * b.nq) /* v copy */ + kept_scores();
   }
   // The graph's first half, freed last in backward: norm 1, q/k/v and the
   // attention weights (without those when selective recompute kept them).

@@ -46,6 +46,16 @@ class MemoryChecksTest : public ::testing::Test {
     return {config, static_cast<int>(ranks.size()), DeviceKind::kCpu, std::move(ranks), baseline,
             {}};
   }
+  // Four layers of hidden 256 and one sequence per step: state large
+  // enough against the activations for the what-if advice to matter.
+  void use_four_layer_model() {
+    config.model.hidden_size = 256;
+    config.model.intermediate_size = 1024;
+    config.model.num_hidden_layers = 4;
+    config.model.head_dim = 64;
+    config.training.global_batch_size = 1;
+    config.training.micro_batch_size = 1;
+  }
   // A context of `world` ranks on `device` whose facts do not matter.
   PreflightContext context_of(int world, DeviceKind device, std::uint64_t baseline) {
     return {config, world, device, {}, baseline, {}};
@@ -226,12 +236,7 @@ TEST_F(MemoryChecksTest, BudgetFailsAndNamesTheLargestMicroBatchThatFits) {
 // check reports the base's bytes per parameter, the budget's remediation
 // names QLoRA first, and the QLoRA job passes in the same memory.
 TEST_F(MemoryChecksTest, ALoraJobThatFitsOnlyWithAnNf4BaseIsToldSo) {
-  config.model.hidden_size = 256;
-  config.model.intermediate_size = 1024;
-  config.model.num_hidden_layers = 4;
-  config.model.head_dim = 64;
-  config.training.global_batch_size = 1;
-  config.training.micro_batch_size = 1;
+  use_four_layer_model();
   config.training.lora.enabled = true;
   const std::uint64_t baseline = 10 * kMiB;
   const std::uint64_t lora = predicted_total_bytes(context_of(1, DeviceKind::kCpu, baseline), 1);
@@ -280,12 +285,7 @@ TEST_F(MemoryChecksTest, ALoraJobThatFitsOnlyWithAnNf4BaseIsToldSo) {
 // fit in pinned host memory: memory.budget fails and names the offload with
 // its predicted figures; with offload on, the same GPU passes.
 TEST_F(MemoryChecksTest, AGpuJobThatFitsOnlyWithOffloadIsToldSo) {
-  config.model.hidden_size = 256;
-  config.model.intermediate_size = 1024;
-  config.model.num_hidden_layers = 4;
-  config.model.head_dim = 64;
-  config.training.global_batch_size = 1;
-  config.training.micro_batch_size = 1;
+  use_four_layer_model();
   const std::uint64_t resident = predicted_total_bytes(context_of(1, DeviceKind::kCuda, 0), 1);
   config.parallel.offload_optimizer = true;
   const std::uint64_t offloaded = predicted_total_bytes(context_of(1, DeviceKind::kCuda, 0), 1);
