@@ -1,5 +1,6 @@
-// The LM head's linear layer and cross-entropy fused over chunks of tokens
-// (issue 20): the [T, vocab] logits exist one chunk of tokens at a time.
+// The LM head's linear layer and cross-entropy fused over chunks of tokens,
+// so that the [T, vocab] logits, the largest activation of a step at a large
+// vocabulary, exist one chunk of tokens at a time.
 // Each token's loss weight is known in forward, so each chunk's gradients
 // with respect to the (normed) hidden states and the head weight are
 // computed there too and kept, fp32; backward only scales them by the

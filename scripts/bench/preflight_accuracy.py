@@ -23,7 +23,8 @@ from nss_e2e import write_token_dataset  # noqa: E402
 
 # name: (ranks, micro_batch, seq_len, layers, dtype, lora, tied, extra --set pairs)
 # Small widths (hidden 128, 4 heads / 2 KV heads, vocab 1024) so the whole
-# table runs in minutes on two cores; the sizes span the ranges.
+# table runs in minutes on two cores; the sizes span the shapes the preflight
+# must predict (micro-batch 1-8, seq 64-1024, 2-8 layers, 1-4 ranks).
 CONFIGS = [
     ("1r-fp32-mb1-s64-L2", 1, 1, 64, 2, "fp32", False, False, []),
     ("2r-bf16-mb2-s128-L2-tied", 2, 2, 128, 2, "bf16", False, True, []),
