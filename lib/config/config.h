@@ -280,9 +280,10 @@ struct ParallelConfig {
     v.field("offload_optimizer", offload_optimizer,
             "GPU runs: keep the fp32 masters and AdamW moments in pinned host memory (the device "
             "keeps the compute-dtype shard and the fp32 gradient) and stream them through the "
-            "device in chunks for the optimizer step. CPU runs refuse it (exit 2). Proven "
-            "bitwise equal to the ordinary step on the CPU only; unverified on GPUs so far "
-            "(docs/gpu.md).");
+            "device in chunks for the optimizer step. CPU runs refuse it (exit 2). Bitwise "
+            "equal to the ordinary step in the CPU tests (offload_test); to verify it on your "
+            "GPU, run offloaded_adamw_test from a CUDA build: its CUDA cases must pass, not "
+            "skip (docs/gpu.md).");
   }
 };
 

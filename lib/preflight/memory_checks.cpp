@@ -302,7 +302,8 @@ std::string offload_remediation(const PreflightContext& context, std::uint64_t b
   return "set parallel.offload_optimizer: true (fp32 masters and AdamW moments in pinned host "
          "memory, " +
          bytes(step.pinned_host_bytes) + " per rank; predicted " + bytes(predicted) +
-         " per rank on the GPU; unverified on GPUs so far, docs/gpu.md), or ";
+         " per rank on the GPU; verify it on your GPU first with offloaded_adamw_test from a "
+         "CUDA build, docs/gpu.md), or ";
 }
 
 std::string budget_remediation(const PreflightContext& context, const BudgetDecision& decision) {
