@@ -2,11 +2,11 @@
 
 #include <chrono>
 #include <cstring>
-#include <new>
 
 #include <spdlog/spdlog.h>
 
 #include "comm/agreement.h"
+#include "core/failure.h"
 
 namespace nss::checkpoint {
 namespace {
@@ -141,15 +141,11 @@ void AsyncCheckpointer::run_writer() {
     }
     outcome_.result = save_checkpoint(*writer_comm_, request_, staged_);
     outcome_.committed = true;
-  } catch (const Error& e) {
-    outcome_.code = e.code();
-    outcome_.error = e.what();
-  } catch (const std::bad_alloc&) {
-    outcome_.code = ExitCode::kResources;
-    outcome_.error = "[memory] out of host memory while saving a checkpoint";
-  } catch (const std::exception& e) {
-    outcome_.code = ExitCode::kInternal;
-    outcome_.error = std::string("[internal] ") + e.what();
+  } catch (...) {
+    Failure failure = classify(std::current_exception());
+    if (failure.out_of_memory) failure.message += " while saving a checkpoint";
+    outcome_.code = failure.code;
+    outcome_.error = failure.text();
   }
   finished_.store(true, std::memory_order_release);
 }

@@ -1,31 +1,11 @@
 #include "comm/agreement.h"
 
 #include <algorithm>
-#include <new>
+
+#include "core/failure.h"
 
 namespace nss::comm {
 namespace {
-
-struct Outcome {
-  ExitCode code = ExitCode::kOk;
-  std::string component, message, hint;
-};
-
-Outcome outcome_of(const std::exception_ptr& error) {
-  if (!error) return {};
-  try {
-    std::rethrow_exception(error);
-  } catch (const Error& e) {
-    return {e.code(), e.component(), e.message(), e.hint()};
-  } catch (const std::bad_alloc&) {
-    return {ExitCode::kResources, "memory", "out of host memory",
-            "reduce micro_batch_size or use more ranks"};
-  } catch (const std::exception& e) {
-    return {ExitCode::kInternal, "internal", e.what(), ""};
-  } catch (...) {
-    return {ExitCode::kInternal, "internal", "unknown exception", ""};
-  }
-}
 
 std::exception_ptr capture(const std::function<void()>& work) {
   try {
@@ -38,7 +18,7 @@ std::exception_ptr capture(const std::function<void()>& work) {
 
 constexpr char kSeparator = '\x1f';
 
-std::string encode(const Outcome& o) {
+std::string encode(const Failure& o) {
   return std::to_string(static_cast<int>(o.code)) + kSeparator + o.component + kSeparator +
          o.message + kSeparator + o.hint;
 }
@@ -56,7 +36,7 @@ std::string encode(const Outcome& o) {
 }
 
 // Shares the outcome of the lowest failing rank (or of nobody) with everyone.
-void settle(Communicator& comm, const Outcome& mine) {
+void settle(Communicator& comm, const Failure& mine) {
   std::int32_t first_failure = mine.code == ExitCode::kOk ? comm.size() : comm.rank();
   comm.all_reduce(&first_failure, 1, ReduceOp::kMin);
   if (first_failure == comm.size()) return;
@@ -68,8 +48,8 @@ void settle(Communicator& comm, const Outcome& mine) {
 }  // namespace
 
 void run_on_root(Communicator& comm, int root, const std::function<void()>& work) {
-  Outcome mine;
-  if (comm.rank() == root) mine = outcome_of(capture(work));
+  Failure mine;
+  if (comm.rank() == root) mine = classify(capture(work));
   std::int32_t code = static_cast<std::int32_t>(mine.code);
   comm.broadcast(&code, 1, root);
   if (code == 0) return;
@@ -79,7 +59,7 @@ void run_on_root(Communicator& comm, int root, const std::function<void()>& work
 }
 
 void run_on_all(Communicator& comm, const std::function<void()>& work) {
-  settle(comm, outcome_of(capture(work)));
+  settle(comm, classify(capture(work)));
 }
 
 void broadcast_text(Communicator& comm, std::string& text, int root) {

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -11,6 +10,7 @@
 #include "comm/agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/deadline.h"
+#include "core/failure.h"
 #include "log/logger.h"
 
 namespace nss::comm {
@@ -70,12 +70,10 @@ int run_mpi_app(int& argc, char**& argv, const std::function<ExitCode(int rank)>
     if (rank == 0) print_error(e.what());
     spdlog::debug("leaving with the agreed error: {}", e.what());
     return finish(mpi, e.code());
-  } catch (const Error& e) {
-    abort_with(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    abort_with(ExitCode::kResources, "[memory] out of host memory on rank " + std::to_string(rank));
-  } catch (const std::exception& e) {
-    abort_with(ExitCode::kInternal, std::string("[internal] ") + e.what());
+  } catch (...) {
+    Failure failure = classify(std::current_exception());
+    if (failure.out_of_memory) failure.message += " on rank " + std::to_string(rank);
+    abort_with(failure.code, failure.text());
   }
 }
 

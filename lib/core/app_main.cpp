@@ -1,8 +1,8 @@
 #include "core/app_main.h"
 
 #include <cstdio>
-#include <exception>
-#include <new>
+
+#include "core/failure.h"
 
 namespace nss {
 namespace {
@@ -21,12 +21,9 @@ int run_app(const std::string& name, const std::function<ExitCode()>& body) {
     const ExitCode code = body();
     std::fflush(stdout);
     return static_cast<int>(code);
-  } catch (const Error& e) {
-    return report(name, e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return report(name, ExitCode::kResources, "[memory] out of host memory");
-  } catch (const std::exception& e) {
-    return report(name, ExitCode::kInternal, std::string("[internal] ") + e.what());
+  } catch (...) {
+    const Failure failure = classify(std::current_exception());
+    return report(name, failure.code, failure.text());
   }
 }
 

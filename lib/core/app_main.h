@@ -10,8 +10,8 @@
 
 namespace nss {
 
-/// Runs `body()` and returns its exit code; an nss::Error becomes its code,
-/// std::bad_alloc exit 3, any other exception exit 1, each printed to stderr.
+/// Runs `body()` and returns its exit code; an exception becomes the exit
+/// code `classify` (core/failure.h) gives it, its text printed to stderr.
 int run_app(const std::string& name, const std::function<ExitCode()>& body);
 
 }  // namespace nss

@@ -3,11 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
-#include <new>
 
 #include <spdlog/spdlog.h>
 
 #include "comm/agreement.h"
+#include "core/failure.h"
 #include "log/logger.h"
 #include "preflight/checkpoint_checks.h"
 #include "preflight/dataloader_memory.h"
@@ -30,21 +30,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // Anything that goes wrong on rank 0 still becomes a verdict, so the other
 // ranks learn it at once instead of waiting out verdict_timeout_s.
 Verdict verdict_from_error(const std::exception_ptr& error) {
+  const Failure failure = classify(error);
   Verdict verdict;
   verdict.go = false;
-  try {
-    std::rethrow_exception(error);
-  } catch (const Error& e) {
-    verdict.code = e.code();
-    verdict.reason = "no-go: [" + e.component() + "] " + e.message();
-    verdict.hint = e.hint();
-  } catch (const std::bad_alloc&) {
-    verdict.code = ExitCode::kResources;
-    verdict.reason = "no-go: rank 0 ran out of host memory during the preflight";
-  } catch (const std::exception& e) {
-    verdict.code = ExitCode::kInternal;
-    verdict.reason = std::string("no-go: unexpected error in the preflight: ") + e.what();
-  }
+  verdict.code = failure.code;
+  verdict.reason = failure.unexpected
+                       ? "no-go: unexpected error in the preflight: " + failure.message
+                       : "no-go: [" + failure.component + "] " + failure.message +
+                             (failure.out_of_memory ? " (rank 0, during the preflight)" : "");
+  verdict.hint = failure.hint;
   return verdict;
 }
 

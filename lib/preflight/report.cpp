@@ -1,6 +1,6 @@
 #include "preflight/report.h"
 
-#include <new>
+#include "core/failure.h"
 
 namespace nss::preflight {
 namespace {
@@ -34,14 +34,12 @@ void PreflightReport::add(Check check) {
 void PreflightReport::run_guarded(const std::string& id, const std::function<void()>& body) {
   try {
     body();
-  } catch (const Error& e) {
-    add(Check::fail(id, e.code(), "[" + e.component() + "] " + e.message(), e.hint()));
-  } catch (const std::bad_alloc&) {
-    add(Check::fail(id, ExitCode::kResources, "ran out of host memory while running this check",
-                    "give the job more memory or reduce training.micro_batch_size"));
-  } catch (const std::exception& e) {
-    add(Check::fail(id, ExitCode::kInternal, std::string("unexpected error: ") + e.what(),
-                    "this is a bug in nss_hpc; please report it with the log"));
+  } catch (...) {
+    const Failure failure = classify(std::current_exception());
+    add(Check::fail(id, failure.code,
+                    failure.unexpected ? "unexpected error: " + failure.message
+                                       : "[" + failure.component + "] " + failure.message,
+                    failure.hint));
   }
 }
 

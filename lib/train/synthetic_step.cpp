@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <new>
 #include <string>
 
 #include <torch/cuda.h>
@@ -11,6 +10,7 @@
 #include "comm/local_communicator.h"
 #include "config/derived.h"
 #include "core/error.h"
+#include "core/failure.h"
 #include "core/units.h"
 #include "optim/adamw.h"
 #include "privacy/secret_key.h"
@@ -87,12 +87,6 @@ MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64
   return batch;
 }
 
-bool is_out_of_memory(const c10::Error& error) {
-  const std::string what = error.what();
-  return what.find("out of memory") != std::string::npos ||
-         what.find("not enough memory") != std::string::npos;
-}
-
 ResourceError out_of_memory(const std::string& doing, std::int64_t limit_bytes) {
   std::string message = doing + " ran out of memory";
   if (limit_bytes > 0)
@@ -118,10 +112,8 @@ auto limited(memory::MemoryMeter& meter, std::int64_t start, std::int64_t limit,
   if (limit > 0) meter.set_limit(start + limit);
   try {
     return work();
-  } catch (const std::bad_alloc&) {
-    throw out_of_memory(doing, limit);
-  } catch (const c10::Error& error) {
-    if (!is_out_of_memory(error)) throw;
+  } catch (...) {
+    if (!classify(std::current_exception()).out_of_memory) throw;
     throw out_of_memory(doing, limit);
   }
 }
