@@ -26,6 +26,7 @@
 #include "comm/mpi_communicator.h"
 #include "comm/stop_signal.h"
 #include "core/fs.h"
+#include "core/output_directory.h"
 #include "core/output_location.h"
 #include "data/input_file.h"
 #include "eval/inference_model.h"
@@ -77,6 +78,10 @@ struct Arguments {
   generate::RecordsRequest records;
   nss::eval::QuantizeRequest quantize;
 };
+
+nss::OutputTarget samples_target(const Arguments& args) {
+  return {args.output, "generate"};
+}
 
 std::unique_ptr<generate::TextCodec> open_codec(const Arguments& args,
                                                 const nss::eval::InferenceModel& m) {
@@ -141,7 +146,7 @@ nss::ExitCode write_samples(nss::comm::Communicator& world, const Arguments& arg
       std::fputs(all.c_str(), stdout);
       std::fflush(stdout);
     } else {
-      nss::write_output_file(args.output, all, "generate");
+      nss::write_output_file(samples_target(args), all);
     }
   });
   return nss::ExitCode::kOk;
@@ -150,14 +155,14 @@ nss::ExitCode write_samples(nss::comm::Communicator& world, const Arguments& arg
 // The files of --records in `dir`: synthetic.csv, synthetic.jsonl,
 // invalid.jsonl and generation.json (the counts; "complete" false when the
 // early stop ended it).
-void write_records(const std::string& dir, const generate::RecordsOutcome& outcome,
+void write_records(nss::OutputDirectory& dir, const generate::RecordsOutcome& outcome,
                    const Arguments& args) {
-  const auto path = [&](const char* name) { return (std::filesystem::path(dir) / name).string(); };
   const generate::RecordCounts& t = outcome.records.totals();
-  nss::write_output_file(path("synthetic.csv"), outcome.records.csv(), "generate");
-  nss::write_output_file(path("synthetic.jsonl"), outcome.records.jsonl(), "generate");
-  nss::write_output_file(path("invalid.jsonl"), outcome.records.invalid_jsonl(), "generate");
-  nss::write_output_file(path("generation.json"),
+  dir.keep();
+  nss::write_output_file(dir.file("synthetic.csv"), outcome.records.csv());
+  nss::write_output_file(dir.file("synthetic.jsonl"), outcome.records.jsonl());
+  nss::write_output_file(dir.file("invalid.jsonl"), outcome.records.invalid_jsonl());
+  nss::write_output_file(dir.file("generation.json"),
                          nlohmann::json{{"model", args.model},
                                         {"records_wanted", args.records.wanted},
                                         {"valid_records", t.valid},
@@ -167,13 +172,13 @@ void write_records(const std::string& dir, const generate::RecordsOutcome& outco
                                         {"seconds", outcome.seconds},
                                         {"complete", outcome.records.done()}}
                                  .dump(2) +
-                             "\n",
-                         "generate");
+                             "\n");
 }
 
 nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Arguments& args,
                                       const nss::eval::InferenceModel& m,
-                                      generate::TextCodec& codec) {
+                                      generate::TextCodec& codec,
+                                      std::optional<nss::OutputDirectory>& dir) {
   const generate::RecordsTask task = generate::records_task(m.dataset, args.model);
   // The ids every training example began with: [BOS] prompt, tokenised alone.
   std::vector<std::int64_t> prompt;
@@ -192,7 +197,7 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
   const generate::RecordsOutcome outcome =
       generate::generate_records(world, m.model, codec, prompt, task.schema, args.records);
   nss::comm::run_on_root(world, 0, [&] {
-    write_records(args.output, outcome, args);
+    write_records(*dir, outcome, args);
     const generate::RecordCounts& t = outcome.records.totals();
     const std::string rate = fmt::format("{:.1f}% of the {} records judged were valid ({} samples)",
                                          100.0 * outcome.records.valid_fraction(),
@@ -221,22 +226,29 @@ nss::ExitCode write_synthetic_records(nss::comm::Communicator& world, const Argu
                                                          : nss::comm::exit_code_for(outcome.signal);
 }
 
-// Where the output goes, claimed before the model loads: the records
-// directory locked against a second job, or the JSONL file's place checked.
-void claim_output(const Arguments& args, std::optional<nss::log::DirectoryLock>& lock) {
-  if (args.records.wanted > 0) {
-    lock.emplace(args.output, kRecordsDirectory);
-    return;
-  }
-  namespace fs = std::filesystem;
+// A run that a signal ended (generation.json says complete: false) is run
+// again into its directory, as a requeued job is: its files are replaced.
+// A complete run's records are never overwritten.
+nss::ExistingOutput records_policy(const std::string& dir) {
+  const std::string summary = dir + "/generation.json";
   std::error_code ec;
-  const fs::path path(args.output);
-  const fs::path parent = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (fs::is_directory(path, ec))
-    throw nss::output_location_error("generate", "--output " + args.output + " is a directory");
-  if (!fs::is_directory(parent, ec))
-    throw nss::output_location_error(
-        "generate", "--output " + args.output + ": " + parent.string() + " is not a directory");
+  if (!std::filesystem::is_regular_file(summary, ec)) return nss::ExistingOutput::kRefuse;
+  const auto json = nlohmann::json::parse(nss::read_text_file(summary, "generate"), nullptr, false);
+  const bool stopped = json.is_object() && json.value("complete", nlohmann::json()).is_boolean() &&
+                       !json.at("complete").get<bool>();
+  return stopped ? nss::ExistingOutput::kReplaceFile : nss::ExistingOutput::kRefuse;
+}
+
+// Where the output goes, claimed before the model loads: the records
+// directory (locked against a second job), or the JSONL file's path.
+void claim_output(const Arguments& args, std::optional<nss::OutputDirectory>& dir,
+                  std::optional<nss::log::DirectoryLock>& lock) {
+  if (args.records.wanted == 0) return nss::check_output_path(samples_target(args));
+  dir.emplace(nss::OutputTarget{args.output, "generate", "--output", records_policy(args.output)},
+              kRecordsDirectory.what,
+              std::vector<std::string>{"synthetic.csv", "synthetic.jsonl", "invalid.jsonl",
+                                       "generation.json"});
+  lock.emplace(args.output, kRecordsDirectory);
 }
 
 void check_modes(const Arguments& args, const CLI::App& cli) {
@@ -315,9 +327,10 @@ int main(int argc, char** argv) {
     });
     if (help) return nss::ExitCode::kOk;
 
+    std::optional<nss::OutputDirectory> records_dir;
     std::optional<nss::log::DirectoryLock> lock;
     nss::comm::run_on_root(*world, 0, [&] {
-      if (!args.output.empty()) claim_output(args, lock);
+      if (!args.output.empty()) claim_output(args, records_dir, lock);
     });
     torch::TensorOptions options;
     std::optional<nss::eval::InferenceModel> loaded;
@@ -330,7 +343,8 @@ int main(int argc, char** argv) {
     });
     spdlog::info("[generate] {} on {} in {}", args.model, options.device().str(),
                  options.dtype() == torch::kBFloat16 ? "bf16" : "fp32");
-    return args.records.wanted > 0 ? write_synthetic_records(*world, args, *loaded, *codec)
-                                   : write_samples(*world, args, *loaded, *codec);
+    return args.records.wanted > 0
+               ? write_synthetic_records(*world, args, *loaded, *codec, records_dir)
+               : write_samples(*world, args, *loaded, *codec);
   });
 }

@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import os
+import stat
 import sys
 
 import h5py
@@ -204,11 +205,33 @@ def example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype):
     return pieces, masks, dict(preparation, dropped_examples=np.int64(dropped))
 
 
+FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def check_output_path(output):
+    """nss_prepare_data's output rules (docs/operations.md, "Where tools write"):
+    a new path or a regular file, which is replaced; nothing else."""
+    try:
+        mode = os.stat(output).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = next((name for test, name in FILE_KINDS if test(mode)), "not a regular file")
+    raise UsageError("[data] --output %s is %s: an output is written only to a new path or over a regular file\n"
+                     "  hint: choose a new file path for --output" % (output, kind))
+
+
 def write_dataset(output, pieces, masks, attributes, dtype):
     total = sum(len(p) for p in pieces)
-    directory = os.path.dirname(os.path.abspath(output))
-    os.makedirs(directory, exist_ok=True)
     temporary = "%s.tmp.%d" % (output, os.getpid())
+    try:
+        # Never a directory: the output's must exist, as for nss_prepare_data.
+        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except OSError as e:
+        raise UsageError("[data] cannot create %s: %s\n  hint: write to an existing, writable directory with room "
+                         "for the output, or choose another --output" % (temporary, e.strerror))
     try:
         with h5py.File(temporary, "w") as f:
             tokens = f.create_dataset("tokens", shape=(total,), dtype=dtype)  # contiguous, no filters
@@ -251,6 +274,7 @@ def prepare(args):
         check_regular(path)
     if any(os.path.exists(p) and os.path.exists(args.output) and os.path.samefile(p, args.output) for p in args.input):
         raise UsageError("the output %s is also an input" % args.output)
+    check_output_path(args.output)
 
     if args.format in EXAMPLE_FORMATS:
         pieces, masks, preparation = example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype)

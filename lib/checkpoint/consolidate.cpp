@@ -13,9 +13,9 @@
 #include "checkpoint/hdf5_output.h"
 #include "checkpoint/hf_export.h"
 #include "checkpoint/layout.h"
-#include "checkpoint/output_file.h"
 #include "checkpoint/verify.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/output_location.h"
 #include "core/units.h"
 #include "hf/element_convert.h"
@@ -25,6 +25,10 @@ namespace fs = std::filesystem;
 
 namespace nss::checkpoint {
 namespace {
+
+OutputTarget output_target(const std::string& path) {
+  return {path, "consolidate"};
+}
 
 void check_options(const ConsolidateOptions& options) {
   if (options.format != "hdf5" && options.format != "safetensors" && options.format != "hf")
@@ -55,11 +59,9 @@ void check_options(const ConsolidateOptions& options) {
     throw UsageError("consolidate", options.step_dir + " is not a directory",
                      "give a committed step directory, e.g. runs/NAME/checkpoints/step_00000100");
   require_committed_step(options.step_dir);
-  // Whether the output's location can take the output is found out by
-  // creating it: every format reports that failure alike (output_location.h).
-  if (fs::exists(options.output, ec))
-    throw UsageError("consolidate", options.output + " already exists",
-                     "remove it or choose another --output");
+  // What is at the output path is checked here; whether its location can
+  // take the output is found out by creating it, alike for every format.
+  check_output_path(output_target(options.output));
 }
 
 // Streams every tensor of `tensors` into `out` at the offsets given, converting
@@ -97,7 +99,7 @@ std::uint64_t write_hdf5(CheckpointReader& reader, const ConsolidateOptions& opt
   for (const auto& [name, record] : reader.index().tensors)
     tensors.push_back({name, record.shape,
                        hf::is_convertible_float(record.dtype) ? options.dtype : record.dtype});
-  OutputFile out(options.output);
+  OutputFile out(output_target(options.output));
   // HDF5 cannot recover from a write that fails while it lays the file out
   // (the file can then not even be closed), so room for the data is checked
   // first; HDF5's create truncates the file again.
@@ -128,6 +130,12 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
   check_options(options);
   CheckpointReader reader(options.step_dir, options.file_locking);
   check_step_files(options.step_dir, reader.index());
+  // A private run's guarantee goes with its weights: inside an hf directory
+  // (export_hf), beside a single file.
+  const auto& state = reader.index().state;
+  const bool private_run = state.contains("privacy") && state["privacy"].is_object();
+  const OutputTarget guarantee = output_target(options.output + ".privacy.json");
+  if (private_run && options.format != "hf") check_output_path(guarantee);
 
   ConsolidateReport report;
   report.output = options.output;
@@ -139,13 +147,9 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
     report.tensors = export_hf(reader, options);
     report.bytes_written = output_bytes(options.output);
   }
-  // A private run's guarantee goes with its weights: inside an hf directory
-  // (export_hf), beside a single file.
-  const auto& state = reader.index().state;
-  if (options.format != "hf" && state.contains("privacy") && state["privacy"].is_object())
-    write_output_file(options.output + ".privacy.json",
-                      privacy::privacy_report(state["privacy"], reader.index().step).dump(2) + "\n",
-                      "consolidate");
+  if (private_run && options.format != "hf")
+    write_output_file(
+        guarantee, privacy::privacy_report(state["privacy"], reader.index().step).dump(2) + "\n");
   report.bytes_read = reader.bytes_read();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("[consolidate] {} -> {}: {} tensors, {} read, {} written in {:.2f} s",

@@ -57,7 +57,8 @@ class WeightSink {
 class StagingDirectory {
  public:
   explicit StagingDirectory(std::string final_path)
-      : final_(std::move(final_path)), tmp_(temporary_path_for(final_)) {
+      : final_{std::move(final_path), "consolidate"}, tmp_(temporary_path_for(final_.path)) {
+    check_output_path(final_);
     std::error_code ec;
     fs::create_directory(tmp_, ec);
     if (ec) throw output_location_error("consolidate", "create", tmp_, ec.value());
@@ -69,15 +70,13 @@ class StagingDirectory {
   std::string file(const std::string& name) const { return tmp_ + "/" + name; }
   void commit() {
     fsync_directory(tmp_);
-    if (std::rename(tmp_.c_str(), final_.c_str()) != 0)
-      throw output_location_error("consolidate", "rename " + tmp_ + " to", final_, errno);
+    publish_output(tmp_, final_);
     committed_ = true;
-    const auto parent = fs::path(final_).parent_path();
-    fsync_directory(parent.empty() ? std::string(".") : parent.string());
   }
 
  private:
-  std::string final_, tmp_;
+  OutputTarget final_;
+  std::string tmp_;
   bool committed_ = false;
 };
 

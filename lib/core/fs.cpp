@@ -86,20 +86,31 @@ std::string temporary_path_for(const std::string& path) {
   return path + ".tmp." + std::to_string(::getpid());
 }
 
+void write_synced_file(const std::string& path, const std::string& content, unsigned permissions) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                        static_cast<mode_t>(permissions));
+  if (fd < 0) throw InternalError("fs", "cannot create " + path + ": " + errno_text(errno));
+  try {
+    write_all(fd, content, path);
+  } catch (const Error&) {
+    ::unlink(path.c_str());
+    throw;
+  }
+  const int synced = ::fsync(fd);
+  const int sync_error = errno;
+  const int closed = ::close(fd);
+  const int close_error = errno;
+  if (synced != 0 || closed != 0) {
+    ::unlink(path.c_str());
+    throw InternalError("fs", std::string(synced != 0 ? "cannot fsync " : "cannot close ") + path +
+                                  ": " + errno_text(synced != 0 ? sync_error : close_error));
+  }
+}
+
 void write_file_atomic(const std::string& path, const std::string& content, unsigned permissions) {
   const std::filesystem::path target(path);
   const std::string tmp = temporary_path_for(path);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                        static_cast<mode_t>(permissions));
-  if (fd < 0) throw InternalError("fs", "cannot create " + tmp + ": " + errno_text(errno));
-  write_all(fd, content, tmp);
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw InternalError("fs", "cannot fsync " + tmp + ": " + errno_text(err));
-  }
-  ::close(fd);
+  write_synced_file(tmp, content, permissions);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

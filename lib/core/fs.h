@@ -12,6 +12,11 @@ namespace nss {
 /// two writers apart).
 std::string temporary_path_for(const std::string& path);
 
+/// Creates (or truncates) `path`, writes `content` and fsyncs it; on failure
+/// removes it and throws InternalError naming the call, the file and errno.
+void write_synced_file(const std::string& path, const std::string& content,
+                       unsigned permissions = 0644);
+
 /// Writes `content` to `path` atomically: a temporary file in the same
 /// directory, fsync, rename over `path`, fsync of the directory.
 void write_file_atomic(const std::string& path, const std::string& content,

@@ -20,6 +20,7 @@ void check_options(const PrepareOptions& options) {
     if (std::filesystem::equivalent(input, options.output, error))
       throw UsageError("data", "the output " + options.output + " is also an input",
                        "write the dataset to another path");
+  check_output_path(token_file_target(options.output));
   const bool examples = options.format && is_example_format(*options.format);
   if (options.max_tokens && !examples)
     throw UsageError("data", "--max-tokens applies to examples (--format sft or records)",

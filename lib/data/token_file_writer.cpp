@@ -2,7 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <filesystem>
+#include <fcntl.h>
 #include <limits>
 #include <type_traits>
 #include <unistd.h>
@@ -66,9 +66,14 @@ void write_range(hid_t dataset, hid_t memory_type, std::int64_t first, std::int6
 
 }  // namespace
 
+OutputTarget token_file_target(const std::string& path) {
+  return {path, "data", "--output", ExistingOutput::kReplaceFile};
+}
+
 TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens,
                                  bool with_loss_mask)
-    : path_(std::move(path)),
+    : target_(token_file_target(path)),
+      path_(target_.path),
       temporary_path_(temporary_path_for(path_)),
       dtype_(dtype),
       num_tokens_(num_tokens) {
@@ -76,8 +81,12 @@ TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num
     throw InternalError("data", std::string("tokens cannot be stored as ") + dtype_name(dtype));
   if (num_tokens <= 0)
     throw DataError("data", "no tokens to write to " + path_, "give inputs that are not empty");
-  const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-  if (!parent.empty()) create_directories(parent.string(), "data");
+  check_output_path(target_);
+  // Created here first so that a location that cannot take it reports the
+  // system's reason (exit 2) rather than HDF5's; HDF5 then truncates it.
+  const int fd = ::open(temporary_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw output_location_error("data", "create", temporary_path_, errno);
+  ::close(fd);
   buffer_.reserve(kBufferTokens);
 
   file_ = h5::Id(
@@ -193,13 +202,8 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
   NSS_H5_CHECK(dataset_.close(), temporary_path_);
   NSS_H5_CHECK(file_.close(), temporary_path_);
   fsync_file(temporary_path_);
-  if (std::rename(temporary_path_.c_str(), path_.c_str()) != 0)
-    throw DataError("data",
-                    "cannot rename " + temporary_path_ + " to " + path_ + ": " + errno_text(errno),
-                    "check that the output directory is writable");
+  publish_output(temporary_path_, target_);
   committed_ = true;
-  const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-  fsync_directory(parent.empty() ? "." : parent.string());
 }
 
 }  // namespace nss::data

@@ -10,16 +10,22 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/output_location.h"
 #include "data/h5_check.h"
 #include "data/token_file_format.h"
 
 namespace nss::data {
 
+/// Where a token file goes: new, or a regular file it replaces (a token file
+/// is derived from its inputs; core/output_location.h).
+OutputTarget token_file_target(const std::string& path);
+
 class TokenFileWriter {
  public:
   /// Creates a temporary file next to `path` with a contiguous /tokens of
   /// `num_tokens` elements of `dtype` (one of token_dtype_names()), and a
-  /// /loss_mask of as many bytes when `with_loss_mask`.
+  /// /loss_mask of as many bytes when `with_loss_mask`. `path` is
+  /// token_file_target(path); its directory must exist.
   TokenFileWriter(std::string path, DType dtype, std::int64_t num_tokens,
                   bool with_loss_mask = false);
   /// Removes the temporary file unless commit() succeeded.
@@ -38,7 +44,7 @@ class TokenFileWriter {
   void end_document();
 
   /// Writes the attributes (max_token_id is the largest id appended), closes,
-  /// fsyncs and renames the file over `path`. Needs exactly `num_tokens` ids
+  /// fsyncs and publishes the file at `path` (publish_output). Needs exactly `num_tokens` ids
   /// and, with document marks, the last one at the end.
   void commit(TokenFileMetadata metadata);
 
@@ -49,6 +55,7 @@ class TokenFileWriter {
   void flush_buffer();
   void write_document_offsets();
 
+  OutputTarget target_;
   std::string path_;
   std::string temporary_path_;
   DType dtype_;

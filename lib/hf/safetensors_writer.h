@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_file.h"
 #include "hf/safetensors_header.h"
 
 namespace nss::hf {
@@ -39,7 +40,7 @@ class SafetensorsWriter {
   /// to the final path and fsyncs the directory.
   void commit();
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
   /// The tensors with their data offsets, in data order.
   const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
   /// Size of the finished file in bytes.
@@ -52,11 +53,8 @@ class SafetensorsWriter {
   };
 
   void record_span(Progress& progress, std::int64_t begin, std::int64_t end);
-  void write_bytes(const void* data, std::size_t size, std::uint64_t file_offset);
 
-  std::string path_;
-  std::string tmp_path_;
-  int fd_ = -1;
+  OutputFile file_;
   bool committed_ = false;
   std::vector<SafetensorsTensor> tensors_;
   std::map<std::string, Progress> progress_;

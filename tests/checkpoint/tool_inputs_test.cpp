@@ -11,11 +11,11 @@
 #include <gtest/gtest.h>
 
 #include "checkpoint/committed_step.h"
-#include "checkpoint/output_file.h"
 #include "checkpoint/step_directory.h"
 #include "core/error.h"
 #include "core/finite_values.h"
 #include "core/half.h"
+#include "core/output_file.h"
 #include "support/test_paths.h"
 
 namespace nss::checkpoint {
@@ -143,7 +143,7 @@ TEST_F(CommittedStepTest, WithoutLatestTheNewestCommittedStepIsNamed) {
 TEST(OutputFile, AnOutputBelowARegularFileIsAUsageErrorNamingTheReason) {
   const std::string dir = ::nss::testing::scratch_dir("output_file");
   std::ofstream(dir + "/file") << "x";
-  const auto [code, text] = error_of([&] { OutputFile out(dir + "/file/out.h5"); });
+  const auto [code, text] = error_of([&] { OutputFile out({dir + "/file/out.h5"}); });
   EXPECT_EQ(code, ExitCode::kUsage);
   EXPECT_TRUE(contains(text, "cannot create " + dir + "/file/out.h5.tmp.")) << text;
   EXPECT_TRUE(contains(text, ": Not a directory")) << text;
@@ -155,13 +155,13 @@ TEST(OutputFile, AppearsOnlyOnCommitAndLeavesNothingOtherwise) {
   const std::string dir = ::nss::testing::scratch_dir("output_commit");
   const char bytes[] = "0123456789";
   {
-    OutputFile out(dir + "/kept");
+    OutputFile out({dir + "/kept"});
     out.reserve(10);
     out.write_at(0, bytes, 10);
     EXPECT_FALSE(fs::exists(dir + "/kept"));
     out.commit();
   }
-  { OutputFile dropped(dir + "/dropped"); }
+  { OutputFile dropped({dir + "/dropped"}); }
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(dir))
     names.push_back(entry.path().filename().string());

@@ -39,6 +39,8 @@ class PrepareTest : public ::testing::Test {
   // Prepares `inputs` and decodes the documents back from the written file.
   std::vector<std::string> round_trip(const std::vector<std::string>& inputs,
                                       std::optional<InputFormat> format = std::nullopt) {
+    // The output's directory must exist: nss_prepare_data never creates one.
+    std::filesystem::create_directories(dir_ + "/out");
     PrepareOptions options = options_of(inputs, dir_ + "/out/tokens.h5", format);
     const PrepareSummary summary = prepare_dataset(options);
     const auto dataset = TokenDataset::open(options.output);

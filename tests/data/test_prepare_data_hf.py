@@ -6,6 +6,7 @@ the text nss_prepare_data stores for it, and the C++ reader accepts the file.
 Runs under the venv scripts/setup.sh creates (NSS_VENV_PYTHON)."""
 import json
 import os
+import stat
 import subprocess
 import sys
 import unittest
@@ -96,6 +97,25 @@ class PrepareDataHfTest(nss_e2e.VenvScratchDirTest):
         bad_eos = self.venv(SCRIPT, "--tokenizer", tokenizer, "--eos-token", "<nope>", "--input", self.path("e.txt"), *out)
         self.assertEqual(bad_eos.returncode, 2)
         self.assertFalse(os.path.exists(self.path("out.h5")))
+
+    def test_the_output_rules_of_nss_prepare_data(self):
+        tokenizer = self.train_tokenizer()
+        text = self.write("t.txt", b"some text\n")
+        os.mkdir(self.path("folder"))
+        os.mkfifo(self.path("fifo"))
+        for output, message in ((self.path("folder"), b"is a directory"), (self.path("fifo"), b"is a FIFO"),
+                                (self.path("missing/out.h5"), b"No such file or directory")):
+            with self.subTest(output=output):
+                proc = self.venv(SCRIPT, "--tokenizer", tokenizer, "--input", text, "--output", output)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(message, proc.stderr)
+        self.assertFalse(os.path.exists(self.path("missing")))
+        self.assertTrue(stat.S_ISFIFO(os.stat(self.path("fifo")).st_mode))
+        existing = self.write("existing.h5", b"old")
+        proc = self.venv(SCRIPT, "--tokenizer", tokenizer, "--input", text, "--output", existing)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(existing, "rb") as f:
+            self.assertEqual(f.read(4), b"\x89HDF")
 
 
 if __name__ == "__main__":

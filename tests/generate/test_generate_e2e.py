@@ -85,9 +85,11 @@ class GenerateTest(VenvScratchDirTest):
                 "--max-new-tokens", "8"]
         _, alone = generate(*args)
         for ranks in (2, 4):  # 4 ranks for 3 prompts: one rank has none
-            proc = mpirun(ranks, [binary("nss_generate")] + args + ["--output", self.path("ranks.jsonl")])
+            # A new file each time: an existing output is never overwritten.
+            output = self.path("ranks%d.jsonl" % ranks)
+            proc = mpirun(ranks, [binary("nss_generate")] + args + ["--output", output])
             self.assertEqual(proc.returncode, 0, proc.stderr)
-            with open(self.path("ranks.jsonl")) as f:
+            with open(output) as f:
                 self.assertEqual([json.loads(line) for line in f], alone)
         proc = mpirun(2, [binary("nss_generate"), "--model", MODEL, "--prompt", "x", "--top-p", "0"])
         self.assertEqual(proc.returncode, 2, proc.stderr)

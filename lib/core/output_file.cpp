@@ -1,21 +1,19 @@
-#include "checkpoint/output_file.h"
+#include "core/output_file.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <fcntl.h>
-#include <filesystem>
 #include <unistd.h>
 
 #include "core/fs.h"
-#include "core/output_location.h"
 #include "core/units.h"
 
-namespace nss::checkpoint {
+namespace nss {
 
-OutputFile::OutputFile(std::string final_path)
-    : final_path_(std::move(final_path)), tmp_path_(temporary_path_for(final_path_)) {
+OutputFile::OutputFile(OutputTarget target)
+    : target_(std::move(target)), tmp_path_(temporary_path_for(target_.path)) {
+  check_output_path(target_);
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw output_location_error("consolidate", "create", tmp_path_, errno);
+  if (fd_ < 0) throw output_location_error(target_.component, "create", tmp_path_, errno);
 }
 
 OutputFile::~OutputFile() {
@@ -29,7 +27,7 @@ void OutputFile::reserve(std::uint64_t bytes) {
   do rc = ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes));
   while (rc != 0 && errno == EINTR);
   if (rc != 0 && errno != EOPNOTSUPP)
-    throw output_location_error("consolidate",
+    throw output_location_error(target_.component,
                                 "reserve " + format_bytes(static_cast<double>(bytes)) + " for",
                                 tmp_path_, errno);
 }
@@ -40,7 +38,7 @@ void OutputFile::write_at(std::uint64_t offset, const void* data, std::uint64_t 
     const ssize_t n = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw output_location_error("consolidate", "write", tmp_path_, errno);
+      throw output_location_error(target_.component, "write", tmp_path_, errno);
     }
     p += n;
     offset += static_cast<std::uint64_t>(n);
@@ -50,15 +48,12 @@ void OutputFile::write_at(std::uint64_t offset, const void* data, std::uint64_t 
 }
 
 void OutputFile::commit() {
-  if (::fsync(fd_) != 0) throw output_location_error("consolidate", "fsync", tmp_path_, errno);
+  if (::fsync(fd_) != 0) throw output_location_error(target_.component, "fsync", tmp_path_, errno);
   const int closed = ::close(fd_);
   fd_ = -1;
-  if (closed != 0) throw output_location_error("consolidate", "close", tmp_path_, errno);
-  if (std::rename(tmp_path_.c_str(), final_path_.c_str()) != 0)
-    throw output_location_error("consolidate", "rename " + tmp_path_ + " to", final_path_, errno);
+  if (closed != 0) throw output_location_error(target_.component, "close", tmp_path_, errno);
+  publish_output(tmp_path_, target_);
   committed_ = true;
-  const auto parent = std::filesystem::path(final_path_).parent_path();
-  fsync_directory(parent.empty() ? std::string(".") : parent.string());
 }
 
-}  // namespace nss::checkpoint
+}  // namespace nss
