@@ -45,6 +45,10 @@ def csv_rows(path):
                 if not row:
                     continue
                 if header is None:
+                    unnamed = [i + 1 for i, name in enumerate(row) if not name.strip(" \t")]
+                    if unnamed:
+                        raise DataError("%s:%d: the CSV header's column %d has no name (name every column: a record's "
+                                        "fields are keyed by the column names)" % (path, start, unnamed[0]))
                     if len(set(row)) != len(row):
                         raise DataError("%s:%d: the CSV header names a column twice" % (path, start))
                     header = row

@@ -1,6 +1,9 @@
 // Keys whose value is one of a fixed set of names: each is an enum with one
-// table of names, which the YAML reader and writer, the reference and every
-// message share (value_codec.h reads and writes any such enum).
+// table of names, which the YAML reader and writer, the reference, the tools'
+// choice options and every message share (value_codec.h reads and writes any
+// such enum). One parser, choice_of, reads them all the same way: surrounding
+// blanks ignored, any case; an enum whose names include an on and an off
+// choice (ChoiceBooleans) also takes YAML's booleans for them.
 #pragma once
 
 #include <array>
@@ -31,27 +34,56 @@ const char* choice_name(E value) {
   return "?";
 }
 
-/// Older spellings a key still accepts, in any case (never written, never
-/// listed): specialised per enum like ChoiceNames, with `aliases`.
+/// The choices YAML's booleans stand for, where an enum has an on and an off
+/// choice: specialised per enum with `static constexpr E on, off`.
 template <class E>
-struct ChoiceAliases {
-  static constexpr std::array<std::pair<E, const char*>, 0> aliases{};
-};
+struct ChoiceBooleans;
 
-/// The value named `name` (or an alias of it), or nullopt.
+template <class E, class = void>
+struct has_choice_booleans : std::false_type {};
 template <class E>
-std::optional<E> choice_of(std::string_view name) {
+struct has_choice_booleans<E, std::void_t<decltype(ChoiceBooleans<E>::on)>> : std::true_type {};
+
+/// YAML 1.1's spellings of true and false, the one alias table of every choice.
+inline constexpr std::array<const char*, 3> kTrueSpellings{"true", "yes", "on"};
+inline constexpr std::array<const char*, 3> kFalseSpellings{"false", "no", "off"};
+
+/// `text` without surrounding blanks, compared with a lower-case `name` in any case.
+inline bool names_choice(std::string_view text, std::string_view name) {
+  const auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
+  if (text.size() != name.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[i])) !=
+        std::tolower(static_cast<unsigned char>(name[i])))
+      return false;
+  return true;
+}
+
+/// The value `text` names, or nullopt: a name (blanks around it ignored, any
+/// case), or a boolean spelling for an enum with ChoiceBooleans.
+template <class E>
+std::optional<E> choice_of(std::string_view text) {
   for (const auto& [choice, choice_name] : ChoiceNames<E>::names)
-    if (name == choice_name) return choice;
-  const auto same_letters = [](std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-      if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
-    return true;
-  };
-  for (const auto& [choice, alias] : ChoiceAliases<E>::aliases)
-    if (same_letters(name, alias)) return choice;
+    if (names_choice(text, choice_name)) return choice;
+  if constexpr (has_choice_booleans<E>::value) {
+    for (const char* spelling : kTrueSpellings)
+      if (names_choice(text, spelling)) return ChoiceBooleans<E>::on;
+    for (const char* spelling : kFalseSpellings)
+      if (names_choice(text, spelling)) return ChoiceBooleans<E>::off;
+  }
   return std::nullopt;
+}
+
+/// ", or true/yes/on for full and false/no/off for none" where an enum takes
+/// booleans, else "" (for the reference).
+template <class E>
+std::string choice_booleans_note() {
+  if constexpr (has_choice_booleans<E>::value)
+    return std::string(" (or a boolean: true/yes/on for ") + choice_name(ChoiceBooleans<E>::on) +
+           ", false/no/off for " + choice_name(ChoiceBooleans<E>::off) + ")";
+  return "";
 }
 
 /// "auto, fp32, bf16".
@@ -105,16 +137,11 @@ struct ChoiceNames<Recompute> {
        {Recompute::kSelective, "selective"},
        {Recompute::kNone, "none"}}};
 };
-/// The key was a boolean before selective recompute: its spellings stay valid.
+/// The key was a boolean before selective recompute: true is full, false none.
 template <>
-struct ChoiceAliases<Recompute> {
-  static constexpr std::array<std::pair<Recompute, const char*>, 6> aliases{
-      {{Recompute::kFull, "true"},
-       {Recompute::kFull, "yes"},
-       {Recompute::kFull, "on"},
-       {Recompute::kNone, "false"},
-       {Recompute::kNone, "no"},
-       {Recompute::kNone, "off"}}};
+struct ChoiceBooleans<Recompute> {
+  static constexpr Recompute on = Recompute::kFull;
+  static constexpr Recompute off = Recompute::kNone;
 };
 
 /// parallel.reshard_after_forward: free a unit's gathered parameters after
@@ -127,6 +154,11 @@ struct ChoiceNames<ReshardPolicy> {
       {{ReshardPolicy::kAuto, "auto"},
        {ReshardPolicy::kTrue, "true"},
        {ReshardPolicy::kFalse, "false"}}};
+};
+template <>
+struct ChoiceBooleans<ReshardPolicy> {
+  static constexpr ReshardPolicy on = ReshardPolicy::kTrue;
+  static constexpr ReshardPolicy off = ReshardPolicy::kFalse;
 };
 
 /// privacy.accountant: how the privacy spent is computed (docs/privacy.md).

@@ -85,7 +85,7 @@ std::string describe_node(const YAML::Node& node);
 template <class E>
 struct ValueCodec<E, std::enable_if_t<is_choice_v<E>>> {
   static const char* type_name() {
-    static const std::string name = "one of " + choice_list<E>();
+    static const std::string name = "one of " + choice_list<E>() + choice_booleans_note<E>();
     return name.c_str();
   }
   static std::optional<CodecError> read(const YAML::Node& node, E& out) {

@@ -18,13 +18,20 @@ std::vector<std::string> read_csv_header(CsvReader& reader, const std::string& p
   if (!reader.next(header))
     throw DataError("data", "input " + path + " is empty (no CSV header)",
                     "remove it from the --input list");
-  for (std::size_t i = 0; i < header.size(); ++i)
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    // A record is a JSON object keyed by the column names: "" is no key.
+    if (header[i].find_first_not_of(" \t") == std::string::npos)
+      throw DataError("data",
+                      where(path, reader.record_line()) + ": the CSV header's column " +
+                          std::to_string(i + 1) + " has no name",
+                      "name every column: a record's fields are keyed by the column names");
     for (std::size_t j = 0; j < i; ++j)
       if (header[i] == header[j])
         throw DataError("data",
                         where(path, reader.record_line()) + ": the CSV header names column '" +
                             header[i] + "' twice",
                         "give every column a distinct name");
+  }
   return header;
 }
 

@@ -287,6 +287,37 @@ TEST(Config, ActivationCheckpointingTakesAModeAndTheOldBooleans) {
                      {"training.activation_checkpointing"});
 }
 
+// One parser reads every choice key, in the file and through --set alike:
+// blanks around a name are ignored, case is not; only keys with an on and an
+// off choice take YAML's booleans.
+TEST(Config, EveryChoiceKeyReadsItsNamesTheSameWay) {
+  for (const char* value : {"BF16", "\" bf16 \"", "Bf16"}) {
+    EXPECT_EQ(parse(std::string("training: {dtype: ") + value + "}").training.dtype,
+              ComputeDtype::kBf16)
+        << value;
+  }
+  EXPECT_EQ(parse("", {"training.dtype=bf16 "}).training.dtype, ComputeDtype::kBf16);
+  EXPECT_EQ(parse("", {"training.dtype=\"bf16 \""}).training.dtype, ComputeDtype::kBf16);
+  EXPECT_EQ(parse("training: {activation_checkpointing: \"selective \"}")
+                .training.activation_checkpointing,
+            Recompute::kSelective);
+  const auto reshard = [](const std::string& value) {
+    return parse("parallel: {reshard_after_forward: " + value + "}").parallel.reshard_after_forward;
+  };
+  for (const char* yes : {"true", "TRUE", "True", "yes", "on", "\" true\""})
+    EXPECT_EQ(reshard(yes), ReshardPolicy::kTrue) << yes;
+  for (const char* no : {"false", "FALSE", "no", "Off"})
+    EXPECT_EQ(reshard(no), ReshardPolicy::kFalse) << no;
+  EXPECT_EQ(reshard("AUTO"), ReshardPolicy::kAuto);
+  EXPECT_EQ(parse("", {"parallel.reshard_after_forward=yes"}).parallel.reshard_after_forward,
+            ReshardPolicy::kTrue);
+  expect_usage_error([] { parse("training: {lr_schedule: yes}"); },
+                     {"training.lr_schedule: must be one of cosine, linear, constant"});
+  expect_usage_error([] { parse("parallel: {reshard_after_forward: 1}"); },
+                     {"parallel.reshard_after_forward: must be one of auto, true, false"});
+  expect_usage_error([] { parse("training: {dtype: \"bf 16\"}"); }, {"training.dtype"});
+}
+
 // DP-SGD clips per example: LoRA only, one example per row, never split;
 // a Poisson batch's size varies, so the batch arithmetic does not apply.
 TEST(Config, PrivacyNeedsLoraAndOneExamplePerRow) {

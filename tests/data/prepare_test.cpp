@@ -134,6 +134,9 @@ TEST_F(PrepareTest, InputErrorsNameTheFileAndLine) {
   expect_data_error({input("after.csv", "a,b\n1,\"x\"y\n")},
                     {"after.csv:2: text after the closing quote"});
   expect_data_error({input("dup.csv", "a,a\n1,2\n")}, {"dup.csv:1", "names column 'a' twice"});
+  expect_data_error({input("unnamed.csv", "a,,c\n1,2,3\n")},
+                    {"unnamed.csv:1", "column 2 has no name"});
+  expect_data_error({input("blank_name.csv", "a, \n1,2\n")}, {"column 2 has no name"});
   expect_data_error({input("header.csv", "a,b\n")}, {"has a CSV header but no rows"});
   expect_data_error({input("fine.txt", "ok"), input("late.csv", "")}, {"late.csv is empty"});
 }
