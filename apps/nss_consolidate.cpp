@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         ->required();
     cli.add_option("--output", options.output, "Output file (hdf5, safetensors) or directory (hf)")
         ->required();
-    cli.add_option("--format", options.format, "hdf5, safetensors or hf")->capture_default_str();
+    nss::add_choice_option(cli, "--format", options.format, "What to write");
     cli.add_option("--dtype", dtype, "Type of floating tensors: float32, bfloat16 or float16")
         ->capture_default_str();
     cli.add_option("--max-memory", max_memory, "Budget for data buffers, e.g. 256MiB")

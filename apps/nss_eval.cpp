@@ -9,7 +9,7 @@
 #include "core/app_main.h"
 #include "eval/model_evaluation.h"
 #include "log/logger.h"
-#include "quantize_cli.h"
+#include "model_cli.h"
 #include "tool_cli.h"
 
 int main(int argc, char** argv) {
@@ -19,14 +19,7 @@ int main(int argc, char** argv) {
     CLI::App cli{
         "nss_eval: mean next-token loss of a model on a token dataset, windows taken in order; "
         "prints {\"loss\": ..., \"tokens\": ...}"};
-    cli.add_option("--model", options.model_path,
-                   "Local Hugging Face model directory (config.json + safetensors), or a "
-                   "checkpoint step directory (checkpoints/step_NNNNNNNN), or a PEFT adapter "
-                   "directory (with --base)")
-        ->required();
-    cli.add_option("--base", options.base_path,
-                   "The base model's Hugging Face directory, for a PEFT adapter directory");
-    nss::add_quantize_options(cli, options.quantize);
+    nss::add_model_options(cli, options.model);
     cli.add_option("--data", options.data_path, "Token dataset (HDF5, docs/data.md)")->required();
     // The ranges of data.seq_len, eval.batches and training.micro_batch_size.
     const auto in = [](const nss::config::Range<std::int64_t>& range) {
@@ -41,22 +34,16 @@ int main(int argc, char** argv) {
     cli.add_option("--batch-size", options.batch_size, "Windows (or packed rows) per batch")
         ->check(in(nss::config::kMicroBatchRange))
         ->capture_default_str();
-    std::string packing = "windows", long_documents = "truncate";
-    cli.add_option("--packing", packing,
-                   "windows, documents or none: how samples are made, as data.packing")
-        ->capture_default_str();
-    cli.add_option("--long-documents", long_documents,
-                   "truncate or split: a document longer than a row, as data.long_documents")
-        ->capture_default_str();
+    nss::add_choice_option(cli, "--packing", options.packing,
+                           "How samples are made, as data.packing");
+    nss::add_choice_option(cli, "--long-documents", options.long_documents,
+                           "A document longer than a row, as data.long_documents");
     if (!nss::parse_tool_arguments(cli, argc, argv, "nss_eval",
                                    "nss_eval --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] "
                                    "--data DATA.h5 [--seq-len "
                                    "128] [--batches 4] [--batch-size 2] [--packing "
                                    "windows|documents|none] [--long-documents truncate|split]"))
       return nss::ExitCode::kOk;
-    options.packing = nss::tool_choice<nss::config::Packing>("--packing", packing);
-    options.long_documents =
-        nss::tool_choice<nss::config::LongDocuments>("--long-documents", long_documents);
     const auto result = nss::eval::run_evaluation(options);
     std::printf("%s\n", nss::eval::eval_result_json(result).c_str());
     return nss::ExitCode::kOk;

@@ -12,12 +12,28 @@
 
 namespace nss {
 
-/// The choice `value` names for option `flag`; UsageError listing the choices.
+/// The choice `value` names for option `flag`, read as configuration keys
+/// read theirs (config::choice_of); UsageError listing the choices.
 template <class E>
 E tool_choice(const std::string& flag, const std::string& value) {
   if (const auto choice = config::choice_of<E>(value)) return *choice;
-  throw UsageError("cli", flag + " " + value + " is not a choice",
-                   "use one of: " + config::choice_list<E>());
+  std::string choices = config::choice_list<E>();
+  const auto last = choices.rfind(", ");
+  if (last != std::string::npos) choices.replace(last, 2, " or ");
+  throw UsageError("cli", "unknown " + flag + " '" + value + "': " + flag + " must be " + choices,
+                   "use " + flag + " " + choices);
+}
+
+/// Option `flag` of `cli` taking one of E's names into `value` (its default
+/// shown as the name); a value that names none is tool_choice's UsageError.
+template <class E>
+CLI::Option* add_choice_option(CLI::App& cli, const std::string& flag, E& value,
+                               const std::string& help) {
+  return cli
+      .add_option_function<std::string>(
+          flag, [flag, &value](const std::string& text) { value = tool_choice<E>(flag, text); },
+          help + " (" + config::choice_list<E>() + ")")
+      ->default_str(config::choice_name(value));
 }
 
 /// Parses argv into `cli`; false when --help was printed and the tool is done.

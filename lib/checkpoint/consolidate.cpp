@@ -31,10 +31,7 @@ OutputTarget output_target(const std::string& path) {
 }
 
 void check_options(const ConsolidateOptions& options) {
-  if (options.format != "hdf5" && options.format != "safetensors" && options.format != "hf")
-    throw UsageError("consolidate", "unknown --format '" + options.format + "'",
-                     "use --format hdf5, safetensors or hf");
-  if (options.merge_lora && options.format == "hdf5")
+  if (options.merge_lora && options.format == ConsolidateFormat::kHdf5)
     throw UsageError("consolidate", "--merge-lora writes Hugging Face weights",
                      "use --format hf or --format safetensors with --merge-lora");
   if (options.dequantized_base && !options.merge_lora)
@@ -135,11 +132,11 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
   const auto& state = reader.index().state;
   const bool private_run = state.contains("privacy") && state["privacy"].is_object();
   const OutputTarget guarantee = output_target(options.output + ".privacy.json");
-  if (private_run && options.format != "hf") check_output_path(guarantee);
+  if (private_run && options.format != ConsolidateFormat::kHf) check_output_path(guarantee);
 
   ConsolidateReport report;
   report.output = options.output;
-  if (options.format == "hdf5") {
+  if (options.format == ConsolidateFormat::kHdf5) {
     const auto written = write_hdf5(reader, options);
     report.tensors = reader.index().tensors.size();
     report.bytes_written = written;
@@ -147,7 +144,7 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
     report.tensors = export_hf(reader, options);
     report.bytes_written = output_bytes(options.output);
   }
-  if (private_run && options.format != "hf")
+  if (private_run && options.format != ConsolidateFormat::kHf)
     write_output_file(
         guarantee, privacy::privacy_report(state["privacy"], reader.index().step).dump(2) + "\n");
   report.bytes_read = reader.bytes_read();

@@ -7,14 +7,19 @@
 #include <cstdint>
 #include <string>
 
+#include "config/choices.h"
 #include "core/dtype.h"
 
 namespace nss::checkpoint {
 
+/// --format: one HDF5 file with every tensor; one safetensors file of the
+/// model; a Hugging Face directory (hf_export.h).
+enum class ConsolidateFormat { kHdf5, kSafetensors, kHf };
+
 struct ConsolidateOptions {
   std::string step_dir;
   std::string output;
-  std::string format = "hdf5";            // hdf5 | safetensors | hf
+  ConsolidateFormat format = ConsolidateFormat::kHdf5;
   DType dtype = DType::kFloat32;          // floating tensors are written in this type
   std::uint64_t max_memory = 256u << 20;  // budget for the data buffers
   bool merge_lora = false;
@@ -35,7 +40,7 @@ struct ConsolidateReport {
 inline constexpr std::uint64_t kMinConsolidateMemory = 1u << 20;
 
 /// Consolidates; throws UsageError (exit 2) for bad options (existing output,
-/// unknown format, budget too small) and for an output location that cannot
+/// budget too small) and for an output location that cannot
 /// take the output (output_location.h), CheckpointError (exit 5) for a step
 /// that is not committed or is damaged, DataError (exit 4) for a value that is
 /// not finite, in the step or in a LoRA base; nothing is left at the output
@@ -44,3 +49,13 @@ inline constexpr std::uint64_t kMinConsolidateMemory = 1u << 20;
 ConsolidateReport consolidate(const ConsolidateOptions& options);
 
 }  // namespace nss::checkpoint
+
+namespace nss::config {
+template <>
+struct ChoiceNames<checkpoint::ConsolidateFormat> {
+  static constexpr std::array<std::pair<checkpoint::ConsolidateFormat, const char*>, 3> names{
+      {{checkpoint::ConsolidateFormat::kHdf5, "hdf5"},
+       {checkpoint::ConsolidateFormat::kSafetensors, "safetensors"},
+       {checkpoint::ConsolidateFormat::kHf, "hf"}}};
+};
+}  // namespace nss::config

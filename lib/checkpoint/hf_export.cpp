@@ -187,20 +187,24 @@ RoundedBase rounded_base(const config::Config& config, const ConsolidateOptions&
 std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& options) {
   const std::string origin = reader.step_dir() + "/" + kIndexFile;
   const TrainedModel model = trained_model(reader.index(), origin);
-  const bool directory = options.format == "hf";
+  const bool directory = options.format == ConsolidateFormat::kHf;
   if (options.merge_lora && !model.lora)
     throw UsageError("consolidate",
                      "--merge-lora given, but " + reader.step_dir() + " holds no LoRA adapters",
                      "drop --merge-lora");
+  if (options.merge_lora && model.config && model.base_path.empty())
+    throw UsageError("consolidate",
+                     "--merge-lora needs the base model the adapters were trained on, and " +
+                         reader.step_dir() +
+                         " was trained from a random initialisation (no model.from_pretrained)",
+                     "export the adapters alone (drop --merge-lora), or fine-tune a pretrained "
+                     "model (model.from_pretrained) to merge");
   std::unique_ptr<StagingDirectory> staging;
   if (directory) staging = std::make_unique<StagingDirectory>(options.output);
   const std::string dtype = dtype_name(options.dtype);
 
   if (model.lora && options.merge_lora) {
     const auto& config = require_config(model, "for alpha and r of the adapters");
-    if (model.base_path.empty())
-      throw CheckpointError("consolidate", "the state names no LoRA base model",
-                            "the checkpoint lacks state.lora_base.path and model.from_pretrained");
     const double scale =
         config.training.lora.alpha / static_cast<double>(config.training.lora.rank);
     LoraMerger merger(reader, model.base_path, scale, options.max_memory,

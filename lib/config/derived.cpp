@@ -6,9 +6,13 @@
 
 namespace nss::config {
 
-ComputeDtype resolved_dtype(const TrainingConfig& training, DeviceKind device) {
-  if (training.dtype != ComputeDtype::kAuto) return training.dtype;
+ComputeDtype resolved_dtype(ComputeDtype requested, DeviceKind device) {
+  if (requested != ComputeDtype::kAuto) return requested;
   return device == DeviceKind::kCuda ? ComputeDtype::kBf16 : ComputeDtype::kFp32;
+}
+
+ComputeDtype resolved_dtype(const TrainingConfig& training, DeviceKind device) {
+  return resolved_dtype(training.dtype, device);
 }
 
 DType element_type(ComputeDtype resolved) {

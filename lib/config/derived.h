@@ -12,7 +12,11 @@
 
 namespace nss::config {
 
-/// training.dtype with auto resolved: kFp32 on CPU, kBf16 on CUDA (never kAuto).
+/// A compute dtype with auto resolved: kFp32 on CPU, kBf16 on CUDA (never
+/// kAuto); for training.dtype and nss_generate --dtype alike.
+ComputeDtype resolved_dtype(ComputeDtype requested, DeviceKind device);
+
+/// training.dtype resolved.
 ComputeDtype resolved_dtype(const TrainingConfig& training, DeviceKind device);
 
 /// The element type of a resolved compute dtype: float32 or bfloat16.

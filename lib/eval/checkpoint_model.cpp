@@ -22,6 +22,17 @@ model::LlamaModel load_checkpoint_model(const std::string& step_dir, torch::Tens
                           "this step was not written by nss_hpc; consolidate it with "
                           "nss_consolidate --format hf and pass that directory");
   const config::Config& config = *trained.config;
+  // Every weight of a fully fine-tuned step is read from its shards: there is
+  // no frozen base whose values --quantize could choose.
+  if (!config.training.lora.enabled &&
+      (quantize.mode == QuantizeMode::kNf4 || quantize.double_quant))
+    throw UsageError(
+        "eval",
+        std::string(quantize.double_quant ? "--double-quant" : "--quantize nf4") +
+            " applies to the frozen base of a LoRA step, and " + step_dir +
+            " was fully fine-tuned (every weight is trained and read as saved)",
+        "drop it to score the step as it was trained, or export the step with nss_consolidate "
+        "--format hf and pass that directory with --quantize nf4");
   model::LlamaModel model(config.model, config.training.lora, options);
   // The frozen base first (pretrained files or the run's seed), then every
   // trained tensor from the shards.

@@ -9,8 +9,10 @@
 
 namespace nss::eval {
 
-InferenceModel load_inference_model(const std::string& path, const std::string& base,
-                                    torch::TensorOptions options, const QuantizeRequest& quantize) {
+InferenceModel load_inference_model(const ModelSource& source, torch::TensorOptions options) {
+  const std::string& path = source.path;
+  const std::string& base = source.base;
+  const QuantizeRequest& quantize = source.quantize;
   check_quantize_request(quantize);
   const bool adapter = is_peft_adapter(path);
   if (adapter && base.empty())

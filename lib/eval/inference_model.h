@@ -15,6 +15,13 @@
 
 namespace nss::eval {
 
+/// What a tool was pointed at: --model, --base and --quantize/--double-quant.
+struct ModelSource {
+  std::string path;  // a Hugging Face directory, a checkpoint step or a PEFT adapter
+  std::string base;  // the adapter's base model directory; empty: not given
+  QuantizeRequest quantize;
+};
+
 struct InferenceModel {
   model::LlamaModel model;
   /// The Hugging Face directory the base weights came from (its tokenizer
@@ -25,12 +32,9 @@ struct InferenceModel {
   nlohmann::json dataset;
 };
 
-/// Loads `path` (with `base` for an adapter directory; empty: not given)
-/// with `options`. UsageError (exit 2) for an adapter without --base or
-/// --base with something else; otherwise the loaders' errors.
-/// `quantize`: the values of the base's projections (--quantize).
-InferenceModel load_inference_model(const std::string& path, const std::string& base,
-                                    torch::TensorOptions options,
-                                    const QuantizeRequest& quantize = {});
+/// Loads `source` with `options`. UsageError (exit 2) for an adapter without
+/// --base or --base with something else, and for a quantisation the model has
+/// no frozen base for; otherwise the loaders' errors.
+InferenceModel load_inference_model(const ModelSource& source, torch::TensorOptions options);
 
 }  // namespace nss::eval

@@ -52,8 +52,7 @@ EvalResult run_evaluation(const EvalOptions& options) {
                                  std::to_string(options.seq_len) + ", " +
                                  std::to_string(options.batches) + ", " +
                                  std::to_string(options.batch_size));
-  const InferenceModel loaded = load_inference_model(options.model_path, options.base_path,
-                                                     torch::kFloat32, options.quantize);
+  const InferenceModel loaded = load_inference_model(options.model, torch::kFloat32);
   const model::LlamaModel& model = loaded.model;
   const auto& shape = model.config();
   if (options.seq_len > shape.max_position_embeddings)
@@ -72,7 +71,7 @@ EvalResult run_evaluation(const EvalOptions& options) {
       *dataset, {options.seq_len, options.batches * options.batch_size, shape.vocab_size,
                  data::model_tokenizer(loaded.pretrained_dir)});
   spdlog::info("[eval] {} ({} layers, hidden {}) on {}: {} batches x {} windows of {} tokens",
-               options.model_path, shape.num_hidden_layers, shape.hidden_size, options.data_path,
+               options.model.path, shape.num_hidden_layers, shape.hidden_size, options.data_path,
                options.batches, options.batch_size, options.seq_len + 1);
   return evaluate(model, reader);
 }

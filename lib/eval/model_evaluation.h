@@ -8,16 +8,14 @@
 #include <string>
 
 #include "data/sequential_reader.h"
-#include "eval/quantize_request.h"
+#include "eval/inference_model.h"
 #include "model/llama_model.h"
 
 namespace nss::eval {
 
 struct EvalOptions {
-  std::string model_path;    // a Hugging Face directory, a checkpoint step or a PEFT adapter
-  std::string base_path;     // the adapter's base model directory (--base); empty: none
-  QuantizeRequest quantize;  // --quantize, --double-quant
-  std::string data_path;     // a token dataset (docs/data.md)
+  ModelSource model;      // --model, --base, --quantize, --double-quant
+  std::string data_path;  // a token dataset (docs/data.md)
   std::int64_t seq_len = 128;
   std::int64_t batches = 4;
   std::int64_t batch_size = 2;

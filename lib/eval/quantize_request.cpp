@@ -5,10 +5,7 @@
 namespace nss::eval {
 
 void check_quantize_request(const QuantizeRequest& request) {
-  if (request.mode != "auto" && request.mode != "none" && request.mode != "nf4")
-    throw UsageError("eval", "--quantize " + request.mode + " is not a quantisation",
-                     "use --quantize auto, none or nf4");
-  if (request.double_quant && request.mode == "none")
+  if (request.double_quant && request.mode == QuantizeMode::kNone)
     throw UsageError("eval", "--double-quant applies to an NF4 base, and --quantize is none",
                      "drop --double-quant, or use --quantize nf4");
 }
@@ -17,8 +14,8 @@ model::BaseQuantization resolve_quantization(const QuantizeRequest& request,
                                              const config::LoraConfig* trained) {
   const model::BaseQuantization as_trained =
       trained ? model::base_quantization(*trained) : model::BaseQuantization{};
-  if (request.mode == "none") return {};
-  if (request.mode == "nf4")
+  if (request.mode == QuantizeMode::kNone) return {};
+  if (request.mode == QuantizeMode::kNf4)
     return {true, request.double_quant || (as_trained.nf4 && as_trained.double_quant)};
   if (request.double_quant && !as_trained.nf4)  // auto on an unquantised model
     return {true, true};

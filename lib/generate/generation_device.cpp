@@ -4,14 +4,12 @@
 
 #include "comm/device_selection.h"
 #include "comm/mpi_check.h"
+#include "config/derived.h"
 #include "core/error.h"
 
 namespace nss::generate {
 
-torch::TensorOptions generation_options(const std::string& dtype, MPI_Comm world) {
-  if (dtype != "auto" && dtype != "fp32" && dtype != "bf16")
-    throw UsageError("generate", "--dtype must be auto, fp32 or bf16, got '" + dtype + "'",
-                     "auto: bf16 on a GPU, fp32 on the CPU");
+torch::TensorOptions generation_options(config::ComputeDtype dtype, MPI_Comm world) {
   const int visible =
       torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
   int any_gpu = visible > 0 ? 1 : 0;
@@ -23,8 +21,10 @@ torch::TensorOptions generation_options(const std::string& dtype, MPI_Comm world
         /*share_devices=*/true);
     device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(assignment.device));
   }
-  const bool bf16 = dtype == "bf16" || (dtype == "auto" && device.is_cuda());
-  return torch::TensorOptions().device(device).dtype(bf16 ? torch::kBFloat16 : torch::kFloat32);
+  const config::ComputeDtype resolved =
+      config::resolved_dtype(dtype, device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu);
+  return torch::TensorOptions().device(device).dtype(
+      resolved == config::ComputeDtype::kBf16 ? torch::kBFloat16 : torch::kFloat32);
 }
 
 }  // namespace nss::generate

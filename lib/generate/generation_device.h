@@ -10,10 +10,13 @@
 #include <mpi.h>
 #include <torch/types.h>
 
+#include "config/choices.h"
+
 namespace nss::generate {
 
-/// Collective over `world`. UsageError (exit 2) for a --dtype other than
-/// auto, fp32 and bf16, or when some ranks see CUDA devices and others do not.
-torch::TensorOptions generation_options(const std::string& dtype, MPI_Comm world);
+/// Collective over `world`; `dtype` resolves as training.dtype does
+/// (config::resolved_dtype). UsageError (exit 2) when some ranks see CUDA
+/// devices and others do not.
+torch::TensorOptions generation_options(config::ComputeDtype dtype, MPI_Comm world);
 
 }  // namespace nss::generate

@@ -1,0 +1,261 @@
+#include "generate/generation_job.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "comm/agreement.h"
+#include "comm/mpi_communicator.h"
+#include "comm/stop_signal.h"
+#include "core/fs.h"
+#include "core/output_directory.h"
+#include "core/output_location.h"
+#include "data/input_file.h"
+#include "generate/generation_device.h"
+#include "generate/records_task.h"
+#include "log/directory_lock.h"
+
+namespace nss::generate {
+namespace {
+
+constexpr log::DirectoryRole kRecordsDirectory{"records output directory", "--output",
+                                               "--output DIR", ExitCode::kUsage};
+
+// The "prompt" of each line of a JSONL file (scripts/render_chat_prompts.py
+// turns {"messages": ...} lines into such lines).
+std::vector<std::string> read_prompts(const std::string& path) {
+  std::vector<std::string> prompts;
+  data::for_each_jsonl_record(
+      path,
+      [&](const nlohmann::ordered_json& record, std::int64_t line) {
+        if (!record.is_object() || !record.contains("prompt") || !record.at("prompt").is_string())
+          throw DataError("generate",
+                          data::where(path, line) + ": a prompt line needs a string \"prompt\"",
+                          "render chat conversations first with scripts/render_chat_prompts.py");
+        prompts.push_back(record.at("prompt").get<std::string>());
+      },
+      "--prompts");
+  if (prompts.empty()) throw DataError("generate", path + " holds no prompt");
+  return prompts;
+}
+
+OutputTarget samples_target(const GenerationJob& job) {
+  return {job.output, "generate"};
+}
+
+std::unique_ptr<TextCodec> open_codec(const GenerationJob& job, const eval::InferenceModel& m) {
+  const auto text = [&](const char* key) {
+    return m.dataset.is_object() && m.dataset.value(key, nlohmann::json()).is_string()
+               ? m.dataset.at(key).get<std::string>()
+               : std::string();
+  };
+  return open_text_codec({job.tokenizer, text("tokenizer"), text("tokenizer_sha256"),
+                          m.pretrained_dir, m.model.config().vocab_size});
+}
+
+// One JSON line per sample, in prompt and sample order.
+ExitCode write_samples(comm::Communicator& world, const GenerationJob& job,
+                       const eval::InferenceModel& m, const TextCodec& codec) {
+  std::string listing;  // rank 0 reads the prompts once; every rank gets the same list
+  comm::run_on_root(world, 0, [&] {
+    listing = nlohmann::json(job.prompts.empty() ? std::vector<std::string>{job.prompt}
+                                                 : read_prompts(job.prompts))
+                  .dump();
+  });
+  comm::broadcast_text(world, listing, 0);
+  const auto prompts = nlohmann::json::parse(listing).get<std::vector<std::string>>();
+  const auto count = static_cast<std::int64_t>(prompts.size());
+  GenerationRequest request = job.request;
+  request.first_prompt_index = count * world.rank() / world.size();
+  const std::int64_t last = count * (world.rank() + 1) / world.size();
+  for (std::int64_t i = request.first_prompt_index; i < last; ++i)
+    request.prompts.push_back(codec.encode_prompt(prompts[static_cast<std::size_t>(i)]));
+  spdlog::info("[generate] {} prompts x {} samples on {} ranks with {}", count, request.num_samples,
+               world.size(), codec.description());
+
+  std::int64_t generated = 0;
+  const auto start = std::chrono::steady_clock::now();
+  std::string lines;
+  const bool alone = world.size() == 1 && job.output.empty();
+  comm::run_on_all(world, [&] {
+    generate(m.model, codec, request, [&](const GeneratedSample& s) {
+      const std::string line = nlohmann::json{{"prompt_index", s.prompt_index},
+                                              {"sample", s.sample},
+                                              {"text", s.text},
+                                              {"tokens", s.tokens},
+                                              {"finish_reason", s.finish_reason}}
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                               "\n";
+      generated += static_cast<std::int64_t>(s.tokens.size());
+      if (!alone) return void(lines += line);
+      std::fputs(line.c_str(), stdout);  // one process: each sample as soon as it is written
+      std::fflush(stdout);
+    });
+  });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info("[generate] rank {}: {} new tokens in {:.3f} s ({:.1f} tokens/s, prefill included)",
+               world.rank(), generated, seconds, generated / std::max(seconds, 1e-9));
+  if (alone) return ExitCode::kOk;
+  const auto shares = comm::all_gather_text(world, lines);
+  comm::run_on_root(world, 0, [&] {
+    std::string all;
+    for (const auto& share : shares) all += share;
+    if (job.output.empty()) {
+      std::fputs(all.c_str(), stdout);
+      std::fflush(stdout);
+    } else {
+      write_output_file(samples_target(job), all);
+    }
+  });
+  return ExitCode::kOk;
+}
+
+// The files of --records in `dir`: synthetic.csv, synthetic.jsonl,
+// invalid.jsonl and generation.json (the counts; "complete" false when the
+// early stop ended it).
+void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const GenerationJob& job) {
+  const RecordCounts& t = outcome.records.totals();
+  dir.keep();
+  write_output_file(dir.file("synthetic.csv"), outcome.records.csv());
+  write_output_file(dir.file("synthetic.jsonl"), outcome.records.jsonl());
+  write_output_file(dir.file("invalid.jsonl"), outcome.records.invalid_jsonl());
+  write_output_file(dir.file("generation.json"),
+                    nlohmann::json{{"model", job.model.path},
+                                   {"records_wanted", job.records.wanted},
+                                   {"valid_records", t.valid},
+                                   {"invalid_records", t.invalid},
+                                   {"valid_fraction", outcome.records.valid_fraction()},
+                                   {"samples", outcome.records.samples()},
+                                   {"seconds", outcome.seconds},
+                                   {"complete", outcome.records.done()}}
+                            .dump(2) +
+                        "\n");
+}
+
+ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob& job,
+                                 const eval::InferenceModel& m, TextCodec& codec,
+                                 std::optional<OutputDirectory>& dir) {
+  const RecordsTask task = records_task(m.dataset, job.model.path);
+  // The ids every training example began with: [BOS] prompt, tokenised alone.
+  std::vector<std::int64_t> prompt;
+  if (task.bos_token_id) prompt.push_back(*task.bos_token_id);
+  const auto text = task.bos_token_id ? codec.encode_plain(task.prompt)
+                                      : codec.encode_prompt(task.prompt);  // older steps
+  prompt.insert(prompt.end(), text.begin(), text.end());
+  if (task.eos_token_id) codec.also_end_at(*task.eos_token_id);
+  // From here a signal ends the run between rounds with the records so far on disk.
+  comm::install_stop_signal_handlers();
+  spdlog::info(
+      "[records] {} valid records of {} columns wanted, {} samples per rank and round "
+      "on {} ranks, with {}",
+      job.records.wanted, task.schema.columns.size(), job.records.batch_size, world.size(),
+      codec.description());
+  const RecordsOutcome outcome =
+      generate_records(world, m.model, codec, prompt, task.schema, job.records);
+  comm::run_on_root(world, 0, [&] {
+    write_records(*dir, outcome, job);
+    const RecordCounts& t = outcome.records.totals();
+    const std::string rate = fmt::format("{:.1f}% of the {} records judged were valid ({} samples)",
+                                         100.0 * outcome.records.valid_fraction(),
+                                         t.valid + t.invalid, outcome.records.samples());
+    if (outcome.signal != comm::StopRequest::kNone)
+      return spdlog::warn(
+          "[records] {} received: wrote the {} valid records so far to {} ({}); "
+          "generation.json says complete: false",
+          comm::describe(outcome.signal), t.valid, job.output, rate);
+    if (outcome.stopped_early)
+      throw DataError(
+          "generate",
+          fmt::format("stopped early: only {}; {} of {} records wanted were written to {}", rate,
+                      t.valid, job.records.wanted, job.output),
+          fmt::format("the invalid fraction stayed above --invalid-fraction-threshold {} for "
+                      "--patience {} round(s): read {}/invalid.jsonl for the reasons; train "
+                      "longer, raise --max-new-tokens if records are cut off, or lower "
+                      "--temperature",
+                      job.records.invalid_fraction_threshold, job.records.patience, job.output));
+    spdlog::info(
+        "[records] wrote {} valid records to {}/synthetic.csv (+ synthetic.jsonl, "
+        "invalid.jsonl, generation.json); {}; {:.1f} s, {:.2f} valid records/s",
+        t.valid, job.output, rate, outcome.seconds, t.valid / std::max(outcome.seconds, 1e-9));
+  });
+  return outcome.signal == comm::StopRequest::kNone ? ExitCode::kOk
+                                                    : comm::exit_code_for(outcome.signal);
+}
+
+// A run that a signal ended (generation.json says complete: false) is run
+// again into its directory, as a requeued job is: its files are replaced.
+// A complete run's records are never overwritten.
+ExistingOutput records_policy(const std::string& dir) {
+  const std::string summary = dir + "/generation.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(summary, ec)) return ExistingOutput::kRefuse;
+  const auto json = nlohmann::json::parse(read_text_file(summary, "generate"), nullptr, false);
+  const bool stopped = json.is_object() && json.value("complete", nlohmann::json()).is_boolean() &&
+                       !json.at("complete").get<bool>();
+  return stopped ? ExistingOutput::kReplaceFile : ExistingOutput::kRefuse;
+}
+
+// Where the output goes, claimed before the model loads: the records
+// directory (locked against a second job), or the JSONL file's path.
+void claim_output(const GenerationJob& job, std::optional<OutputDirectory>& dir,
+                  std::optional<log::DirectoryLock>& lock) {
+  if (job.records.wanted == 0) return check_output_path(samples_target(job));
+  dir.emplace(OutputTarget{job.output, "generate", "--output", records_policy(job.output)},
+              kRecordsDirectory.what,
+              std::vector<std::string>{"synthetic.csv", "synthetic.jsonl", "invalid.jsonl",
+                                       "generation.json"});
+  lock.emplace(job.output, kRecordsDirectory);
+}
+
+}  // namespace
+
+void check_generation_job(GenerationJob& job) {
+  const int modes =
+      (job.prompt.empty() ? 0 : 1) + (job.prompts.empty() ? 0 : 1) + (job.records_given ? 1 : 0);
+  if (modes != 1)
+    throw UsageError("cli", "give exactly one of --prompt, --prompts and --records",
+                     "--prompt TEXT, --prompts FILE.jsonl, or --records N --output DIR");
+  job.records.batch_size = job.request.batch_size;
+  job.records.max_new_tokens = job.request.max_new_tokens;
+  job.records.sampling = job.request.sampling;
+  if (!job.records_given) return;
+  for (const auto& [given, flag] :
+       {std::pair{job.num_samples_given, "--num-samples"}, std::pair{job.stop_given, "--stop"}})
+    if (given)
+      throw UsageError("cli", std::string(flag) + " does not apply to --records",
+                       "--records samples the training prompt until N valid records");
+  if (job.output.empty())
+    throw UsageError("cli", "--records needs --output DIR",
+                     "synthetic.csv, synthetic.jsonl, invalid.jsonl and generation.json "
+                     "are written there");
+  check_records_request(job.records);
+}
+
+ExitCode run_generation(comm::Communicator& world, MPI_Comm mpi_world, const GenerationJob& job) {
+  std::optional<OutputDirectory> records_dir;
+  std::optional<log::DirectoryLock> lock;
+  comm::run_on_root(world, 0, [&] {
+    if (!job.output.empty()) claim_output(job, records_dir, lock);
+  });
+  torch::TensorOptions options;
+  std::optional<eval::InferenceModel> loaded;
+  std::unique_ptr<TextCodec> codec;
+  comm::run_on_all(world, [&] {
+    options = generation_options(job.dtype, mpi_world);
+    loaded.emplace(eval::load_inference_model(job.model, options));
+    codec = open_codec(job, *loaded);
+  });
+  spdlog::info("[generate] {} on {} in {}", job.model.path, options.device().str(),
+               options.dtype() == torch::kBFloat16 ? "bf16" : "fp32");
+  return job.records.wanted > 0 ? write_synthetic_records(world, job, *loaded, *codec, records_dir)
+                                : write_samples(world, job, *loaded, *codec);
+}
+
+}  // namespace nss::generate
