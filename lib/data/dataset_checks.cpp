@@ -4,8 +4,10 @@
 #include <optional>
 #include <string>
 
+#include "config/derived.h"
 #include "core/error.h"
 #include "core/sha256.h"
+#include "data/packed_source.h"
 
 namespace nss::data {
 namespace {
@@ -16,6 +18,18 @@ std::string scan_text(const TokenDataset& dataset, const TokenIdRange& range, st
   return "a sampled scan of " + std::to_string(range.scanned_tokens) + " of its " +
          std::to_string(dataset.num_tokens()) + " tokens found id " + std::to_string(id) +
          " at token " + std::to_string(at);
+}
+
+// The packed view of `dataset` under `needs` (the caller keeps `dataset`).
+PackedSource packed_view(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  return PackedSource(
+      std::shared_ptr<const TokenDataset>(&dataset, [](const TokenDataset*) {}),
+      {needs.seq_len, needs.packing, needs.long_documents, needs.shuffle, needs.seed});
+}
+
+std::string packing_text(const DatasetRequirements& needs) {
+  return std::string("data.packing ") + config::choice_name(needs.packing) +
+         ", data.long_documents " + config::choice_name(needs.long_documents);
 }
 
 }  // namespace
@@ -29,17 +43,84 @@ std::int64_t tokens_for_windows(std::int64_t windows, std::int64_t seq_len) {
   return windows * seq_len + 1;
 }
 
+DatasetRequirements training_requirements(const config::Config& config,
+                                          const ModelTokenizer& tokenizer) {
+  DatasetRequirements needs{config.data.seq_len, config.training.global_batch_size,
+                            config.model.vocab_size, tokenizer};
+  if (config::poisson_batches(config)) needs.min_samples = 1;
+  needs.packing = config.data.packing;
+  needs.long_documents = config.data.long_documents;
+  needs.seed = static_cast<std::uint64_t>(config.run.seed);
+  return needs;
+}
+
+DatasetRequirements validation_requirements(const config::Config& config,
+                                            const ModelTokenizer& tokenizer) {
+  DatasetRequirements needs = training_requirements(config, tokenizer);
+  needs.min_samples = config.training.global_batch_size * config.eval.batches;
+  needs.purpose =
+      "validation (eval.batches = " + std::to_string(config.eval.batches) + " global batches)";
+  needs.shorten_hint =
+      "prepare a longer validation file, or lower eval.batches or training.global_batch_size";
+  needs.batch_setting = "eval.batches x training.global_batch_size";
+  needs.shuffle = false;
+  return needs;
+}
+
+std::int64_t available_samples(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  if (needs.packing == config::Packing::kWindows)
+    return num_windows(dataset.num_tokens(), needs.seq_len);
+  return packed_view(dataset, needs).samples_in_epoch(0);
+}
+
 void check_dataset_length(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  if (needs.packing != config::Packing::kWindows) {
+    const std::int64_t rows = available_samples(dataset, needs);
+    if (rows >= needs.min_samples) return;
+    throw DataError("data",
+                    "token dataset " + dataset.path() + " is too short: its " +
+                        std::to_string(dataset.num_documents()) + " documents make " +
+                        std::to_string(rows) +
+                        " rows of seq_len+1 = " + std::to_string(needs.seq_len + 1) + " tokens (" +
+                        packing_text(needs) + "), but " + needs.purpose + " needs " +
+                        std::to_string(needs.min_samples) + " rows",
+                    "prepare more examples, or lower " + needs.batch_setting + " to at most " +
+                        std::to_string(rows) +
+                        (needs.packing == config::Packing::kDocuments
+                             ? "; data.packing: none puts one document in each row (more rows)"
+                             : ""));
+  }
   const std::int64_t windows = num_windows(dataset.num_tokens(), needs.seq_len);
-  if (windows >= needs.min_windows) return;
+  if (windows >= needs.min_samples) return;
   throw DataError(
       "data",
       "token dataset " + dataset.path() + " is too short: " + std::to_string(dataset.num_tokens()) +
           " tokens make " + std::to_string(windows) +
           " windows of seq_len+1 = " + std::to_string(needs.seq_len + 1) + " tokens, but " +
-          needs.purpose + " needs " + std::to_string(needs.min_windows) + " (" +
-          std::to_string(tokens_for_windows(needs.min_windows, needs.seq_len)) + " tokens)",
+          needs.purpose + " needs " + std::to_string(needs.min_samples) + " (" +
+          std::to_string(tokens_for_windows(needs.min_samples, needs.seq_len)) + " tokens)",
       needs.shorten_hint);
+}
+
+KeptLabels check_targets_kept(const TokenDataset& dataset, const DatasetRequirements& needs) {
+  if (!dataset.has_loss_mask() || needs.packing == config::Packing::kWindows) return {};
+  const KeptLabels kept = packed_view(dataset, needs).kept_labels();
+  if (kept.targets > 0) return kept;
+  const bool truncated = needs.long_documents == config::LongDocuments::kTruncate;
+  throw DataError(
+      "data",
+      "token dataset " + dataset.path() + ": none of the " + std::to_string(kept.labels) +
+          " labels its rows keep is a target (" + packing_text(needs) + ")" +
+          (truncated
+               ? ": truncation keeps each document's first seq_len+1 = " +
+                     std::to_string(needs.seq_len + 1) + " tokens, and the answers lie beyond them"
+               : "") +
+          ": nothing to learn",
+      truncated ? "raise data.seq_len (the prompts are longer than a row), set "
+                  "data.long_documents: split, or prepare the data with --max-tokens " +
+                      std::to_string(needs.seq_len + 1) +
+                      " (examples without an answer within it are dropped)"
+                : "prepare the data with answers (docs/data.md, Instruction and record data)");
 }
 
 ModelTokenizer model_tokenizer(const std::string& model_dir) {

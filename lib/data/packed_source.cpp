@@ -179,6 +179,24 @@ std::vector<std::int64_t> PackedSource::costliest_row_spans() const {
   return costliest;
 }
 
+KeptLabels PackedSource::kept_labels() const {
+  KeptLabels kept;
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(options_.seq_len));
+  for (std::int64_t index = 0; index < num_pieces_; ++index) {
+    const Piece p = piece(index);
+    const std::int64_t labels = p.length - 1;  // the piece's first token is no label
+    if (labels <= 0) continue;
+    kept.labels += labels;
+    if (!dataset_->has_loss_mask()) {
+      kept.targets += labels;
+      continue;
+    }
+    dataset_->read_loss_mask(p.first + 1, labels, mask.data());
+    for (std::int64_t i = 0; i < labels; ++i) kept.targets += mask[static_cast<std::size_t>(i)];
+  }
+  return kept;
+}
+
 PackingStats PackedSource::stats() const {
   PackingStats stats;
   stats.documents = dataset_->num_documents();

@@ -34,6 +34,13 @@ struct PackingStats {
   double padding_share = 0;              // of epoch 0's row tokens
 };
 
+/// The labels the pieces keep (every token of a piece but its first) and how
+/// many of them the file's /loss_mask marks as targets (all, without one).
+struct KeptLabels {
+  std::int64_t labels = 0;
+  std::int64_t targets = 0;
+};
+
 class PackedSource : public SampleSource {
  public:
   /// DataError when the file has no /document_offsets.
@@ -42,10 +49,14 @@ class PackedSource : public SampleSource {
   std::int64_t samples_in_epoch(std::int64_t epoch) const override;
   std::int64_t sample_at(std::int64_t epoch, std::int64_t position) const override;
   bool same_size_every_epoch() const override;
+  bool packs_documents() const override { return true; }
   void read(std::vector<std::int64_t> ids, TokenBatch& batch) const override;
   std::int64_t seq_len() const override { return options_.seq_len; }
 
   PackingStats stats() const;
+
+  /// Reads the loss mask of every piece: what truncation leaves to learn.
+  KeptLabels kept_labels() const;
 
   /// The documents' input spans of epoch 0's row whose attention costs most
   /// (sum of span^2; padding after them costs nothing): what the memory

@@ -36,12 +36,16 @@ SamplePlan::SamplePlan(std::shared_ptr<const SampleOrder> order, const SamplingC
                      "choose a global batch that micro_batch_size x ranks divides");
   rank_batch_size_ = c.global_batch_size / c.world_size;
   accumulation_steps_ = rank_batch_size_ / c.micro_batch_size;
-  if (batches_per_epoch(0) < 1)
-    throw DataError("data",
-                    "the dataset holds " + text(order_->samples_in_epoch(0)) + " samples of " +
-                        text(c.seq_len + 1) + " tokens, fewer than one global batch of " +
-                        text(c.global_batch_size),
-                    "prepare more text, or lower training.global_batch_size or data.seq_len");
+  if (batches_per_epoch(0) >= 1) return;
+  const bool rows = order_->packs_documents();
+  throw DataError("data",
+                  "the dataset holds " + text(order_->samples_in_epoch(0)) +
+                      (rows ? " rows of packed documents" : " samples") + " of " +
+                      text(c.seq_len + 1) + " tokens, fewer than one global batch of " +
+                      text(c.global_batch_size),
+                  rows ? "prepare more examples, or lower training.global_batch_size to at most " +
+                             text(order_->samples_in_epoch(0))
+                       : "prepare more text, or lower training.global_batch_size or data.seq_len");
 }
 
 std::int64_t SamplePlan::batches_per_epoch(std::int64_t epoch) const {

@@ -28,6 +28,9 @@ class SampleOrder {
   virtual std::int64_t sample_at(std::int64_t epoch, std::int64_t position) const = 0;
   /// True when every epoch has the same number of samples.
   virtual bool same_size_every_epoch() const = 0;
+  /// True when a sample is a row of whole documents (data.packing documents
+  /// or none), false for a window: what messages call it.
+  virtual bool packs_documents() const { return false; }
 };
 
 /// `size` samples per epoch, in the SamplePermutation(size, seed, epoch)

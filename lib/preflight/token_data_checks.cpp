@@ -38,9 +38,17 @@ std::string percent(double share) {
 // any target at all, the held-out batches validation scores some.
 Check targets_check(const std::string& id, const DatasetRef& dataset,
                     std::shared_ptr<const data::TokenDataset> tokens, const config::Config& config,
-                    std::int64_t eval_batches) {
+                    const data::DatasetRequirements& needs) {
+  const std::int64_t eval_batches = config.eval.batches;
   std::int64_t targets = 0, labels = 0;
-  if (dataset.role == "train") {
+  std::string kept;
+  if (dataset.role == "train" && config.data.packing != config::Packing::kWindows) {
+    // What packing keeps: truncation may cut every answer off.
+    const data::KeptLabels counted = data::check_targets_kept(*tokens, needs);
+    targets = counted.targets;
+    labels = counted.labels;
+    kept = " kept by packing";
+  } else if (dataset.role == "train") {
     constexpr std::int64_t kBlock = std::int64_t{1} << 20;
     std::vector<std::uint8_t> mask(static_cast<std::size_t>(kBlock));
     for (std::int64_t first = 1; first < tokens->num_tokens(); first += kBlock) {
@@ -63,7 +71,7 @@ Check targets_check(const std::string& id, const DatasetRef& dataset,
                                                     : "the " + std::to_string(eval_batches) +
                                                           " held-out batches of " + dataset.path;
   const std::string text = where + ": " + std::to_string(targets) + " of " +
-                           std::to_string(labels) + " labels are targets (" +
+                           std::to_string(labels) + " labels" + kept + " are targets (" +
                            percent(labels > 0 ? static_cast<double>(targets) / labels : 0.0) +
                            ", /loss_mask)";
   if (targets == 0)
@@ -74,26 +82,33 @@ Check targets_check(const std::string& id, const DatasetRef& dataset,
 
 // What packing makes of the file: rows against the need, documents cut, padding.
 Check packing_check(const std::string& id, const data::TokenDataset& tokens,
-                    const config::Config& config, std::int64_t needed) {
+                    const config::Config& config, const data::DatasetRequirements& needs) {
+  const std::int64_t needed = needs.min_samples;
   const data::PackedSource source(
       std::shared_ptr<const data::TokenDataset>(&tokens, [](const data::TokenDataset*) {}),
-      {config.data.seq_len, config.data.packing, config.data.long_documents, true,
-       static_cast<std::uint64_t>(config.run.seed)});
+      {needs.seq_len, needs.packing, needs.long_documents, needs.shuffle, needs.seed});
   const data::PackingStats stats = source.stats();
   std::string text = std::to_string(stats.documents) + " documents";
   if (stats.split_documents > 0)
     text += " (" + std::to_string(stats.split_documents) + " split into pieces)";
+  // A Poisson batch's expected size is checked against the examples by privacy.budget.
+  const std::string need = config::poisson_batches(config)
+                               ? "Poisson batches: privacy.budget checks their expected size"
+                               : std::to_string(needed) + " needed";
   text += " pack into " + std::to_string(stats.rows) +
-          " rows of seq_len+1 = " + std::to_string(config.data.seq_len + 1) + " (data.packing " +
-          config::choice_name(config.data.packing) + ", " + std::to_string(needed) +
-          " needed); padding " + percent(stats.padding_share) + " of the row tokens";
+          " rows of seq_len+1 = " + std::to_string(needs.seq_len + 1) + " (data.packing " +
+          config::choice_name(needs.packing) + ", " + need + "); padding " +
+          percent(stats.padding_share) + " of the row tokens";
   if (stats.truncated_documents > 0)
     text += "; " + std::to_string(stats.truncated_documents) + " documents longer than a row " +
             "lose " + std::to_string(stats.truncated_tokens) + " tokens to truncation";
-  if (stats.rows < needed)
-    return Check::fail(id, ExitCode::kData, text + ": fewer rows than needed",
-                       "prepare more examples, lower training.global_batch_size (or "
-                       "eval.batches), or use data.packing: documents");
+  if (stats.rows < needed) {
+    try {
+      data::check_dataset_length(tokens, needs);
+    } catch (const DataError& e) {
+      return Check::fail(id, ExitCode::kData, text + ": fewer rows than needed", e.hint());
+    }
+  }
   if (stats.truncated_documents > 0)
     return Check::warn(id, ExitCode::kData, text,
                        "raise data.seq_len, or set data.long_documents: split to train on every "
@@ -106,45 +121,41 @@ Check packing_check(const std::string& id, const data::TokenDataset& tokens,
 DatasetValidator token_dataset_validator(const config::Config& config) {
   const std::int64_t seq_len = config.data.seq_len;
   const std::int64_t vocab = config.model.vocab_size;
-  const std::int64_t train_windows = config.training.global_batch_size;
-  const std::int64_t eval_batches = config.eval.batches;
-  const std::int64_t eval_windows = config.training.global_batch_size * eval_batches;
   const data::ModelTokenizer tokenizer = data::model_tokenizer(config.model.from_pretrained);
   const auto shared_config = std::make_shared<const config::Config>(config);
   return [=](const DatasetRef& dataset, const PathProbe&) -> std::vector<Check> {
     const config::Config& config = *shared_config;
     const std::string format_id = check_id(dataset, "format");
     const std::string vocabulary_id = check_id(dataset, "vocabulary");
-    data::DatasetRequirements needs{seq_len, train_windows, vocab, tokenizer};
-    if (dataset.role != "train") {
-      needs.min_windows = eval_windows;
-      needs.purpose =
-          "validation (eval.batches = " + std::to_string(eval_batches) + " global batches)";
-      needs.shorten_hint =
-          "prepare a longer validation file, or lower eval.batches or training.global_batch_size";
-    }
+    const bool windows = config.data.packing == config::Packing::kWindows;
+    const data::DatasetRequirements needs = dataset.role == "train"
+                                                ? data::training_requirements(config, tokenizer)
+                                                : data::validation_requirements(config, tokenizer);
     std::shared_ptr<const data::TokenDataset> tokens;
     try {
       tokens = data::TokenDataset::open(dataset.path);
-      data::check_dataset_length(*tokens, needs);
+      // Packed rows are counted, against the same need, by the packing check.
+      if (windows) data::check_dataset_length(*tokens, needs);
     } catch (const DataError& e) {
       return {
           Check::fail(format_id, ExitCode::kData, e.message(), e.hint()),
           Check::skipped(vocabulary_id, ExitCode::kData,
                          dataset.key + " is not a usable token dataset (see " + format_id + ")")};
     }
-    const std::int64_t windows = data::num_windows(tokens->num_tokens(), seq_len);
+    std::string samples =
+        windows ? std::to_string(data::num_windows(tokens->num_tokens(), seq_len)) +
+                      " windows of seq_len+1 = " + std::to_string(seq_len + 1) + " (" +
+                      std::to_string(needs.min_samples) + " needed)"
+                : std::to_string(tokens->num_documents()) + " documents (their rows: see " +
+                      check_id(dataset, "packing") + ")";
     std::vector<Check> checks;
     checks.push_back(Check::pass(
         format_id, ExitCode::kData,
         dataset.key + " " + dataset.path + ": " + std::to_string(tokens->num_tokens()) + " " +
-            dtype_name(tokens->dtype()) + " tokens in a contiguous /tokens, " +
-            std::to_string(windows) + " windows of seq_len+1 = " + std::to_string(seq_len + 1) +
-            " (" + std::to_string(needs.min_windows) + " needed)"));
-    if (config.data.packing != config::Packing::kWindows) {
+            dtype_name(tokens->dtype()) + " tokens in a contiguous /tokens, " + samples));
+    if (!windows) {
       try {
-        checks.push_back(
-            packing_check(check_id(dataset, "packing"), *tokens, config, needs.min_windows));
+        checks.push_back(packing_check(check_id(dataset, "packing"), *tokens, config, needs));
       } catch (const DataError& e) {
         checks.push_back(
             Check::fail(check_id(dataset, "packing"), ExitCode::kData, e.message(), e.hint()));
@@ -153,7 +164,7 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
     if (tokens->has_loss_mask()) {
       try {
         checks.push_back(
-            targets_check(check_id(dataset, "targets"), dataset, tokens, config, eval_batches));
+            targets_check(check_id(dataset, "targets"), dataset, tokens, config, needs));
       } catch (const DataError& e) {
         checks.push_back(
             Check::fail(check_id(dataset, "targets"), ExitCode::kData, e.message(), e.hint()));

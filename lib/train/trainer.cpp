@@ -30,11 +30,16 @@
 namespace nss::train {
 namespace {
 
+// Every rank opens and checks the file: one message and one exit code for all.
 std::shared_ptr<const data::TokenDataset> checked_train_dataset(
-    const config::Config& config, const data::ModelTokenizer& tokenizer) {
-  auto dataset = data::TokenDataset::open(config.data.path);
-  data::check_dataset(*dataset, {config.data.seq_len, config.training.global_batch_size,
-                                 config.model.vocab_size, tokenizer});
+    comm::Communicator& comm, const config::Config& config, const data::ModelTokenizer& tokenizer) {
+  std::shared_ptr<const data::TokenDataset> dataset;
+  comm::run_on_all(comm, [&] {
+    dataset = data::TokenDataset::open(config.data.path);
+    const data::DatasetRequirements needs = data::training_requirements(config, tokenizer);
+    data::check_dataset(*dataset, needs);
+    data::check_targets_kept(*dataset, needs);
+  });
   return dataset;
 }
 
@@ -125,7 +130,7 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
       step_comms_(comm, context_.host_shard_comm ? *context_.host_shard_comm : comm),
       meter_(memory::make_memory_meter(context_.device)),
       tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
-      dataset_(checked_train_dataset(config, tokenizer_)),
+      dataset_(checked_train_dataset(comm, config, tokenizer_)),
       model_(config.model, config.training.lora, config.training.weight_decay_embeddings,
              unit_comms_, shard_options(config, context_.device), config.data.seq_len),
       adamw_({config.training.beta1, config.training.beta2, config.training.eps,

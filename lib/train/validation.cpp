@@ -15,9 +15,7 @@ namespace {
 std::shared_ptr<const data::TokenDataset> checked_eval_dataset(
     const config::Config& config, const data::ModelTokenizer& tokenizer) {
   auto dataset = data::TokenDataset::open(config.eval.path);
-  data::check_dataset(*dataset,
-                      {config.data.seq_len, config.training.global_batch_size * config.eval.batches,
-                       config.model.vocab_size, tokenizer});
+  data::check_dataset(*dataset, data::validation_requirements(config, tokenizer));
   return dataset;
 }
 

@@ -196,9 +196,9 @@ TEST_F(TokenDatasetTest, TruncatedFile) {
 
 TEST_F(TokenDatasetTest, TooFewTokensForOneGlobalBatch) {
   const auto dataset = TokenDataset::open(write("short.h5", TokensFileSpec{}));  // 1000 tokens
-  DatasetRequirements needs{/*seq_len=*/100, /*min_windows=*/9, /*model_vocab_size=*/258};
+  DatasetRequirements needs{/*seq_len=*/100, /*min_samples=*/9, /*model_vocab_size=*/258};
   EXPECT_NO_THROW(check_dataset(*dataset, needs));  // (1000 - 1) / 100 = 9 windows
-  needs.min_windows = 10;
+  needs.min_samples = 10;
   try {
     check_dataset(*dataset, needs);
     ADD_FAILURE() << "a dataset shorter than one global batch was accepted";
@@ -212,7 +212,7 @@ TEST_F(TokenDatasetTest, TooFewTokensForOneGlobalBatch) {
 
 TEST_F(TokenDatasetTest, TooShortNamesWhatTheWindowsAreFor) {
   const auto dataset = TokenDataset::open(write("short_val.h5", TokensFileSpec{}));  // 1000 tokens
-  DatasetRequirements needs{/*seq_len=*/100, /*min_windows=*/16, /*model_vocab_size=*/258};
+  DatasetRequirements needs{/*seq_len=*/100, /*min_samples=*/16, /*model_vocab_size=*/258};
   needs.purpose = "validation (eval.batches = 4 global batches)";
   needs.shorten_hint = "lower eval.batches";
   try {
