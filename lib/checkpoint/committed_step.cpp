@@ -18,11 +18,6 @@ fs::path directory_of(const std::string& path) {
   return dir.filename().empty() ? dir.parent_path() : dir;
 }
 
-// "step_00000012" of "step_00000012.tmp", or the whole name.
-std::string name_stem(const std::string& name) {
-  return name.substr(0, name.find('.'));
-}
-
 // Which committed step of `checkpoint_dir` to use instead.
 std::string committed_alternative(const fs::path& checkpoint_dir) {
   const std::string dir = checkpoint_dir.empty() ? "." : checkpoint_dir.string();
@@ -39,34 +34,33 @@ std::string committed_alternative(const fs::path& checkpoint_dir) {
 
 bool names_a_step(const std::string& path) {
   std::error_code ec;
-  return parse_step_dir_name(name_stem(directory_of(path).filename().string())).has_value() ||
+  return classify_step_dir_name(directory_of(path).filename().string()).has_value() ||
          fs::is_regular_file(fs::path(path) / kIndexFile, ec);
 }
 
 void require_committed_step(const std::string& path) {
   const fs::path dir = directory_of(path);
   const std::string name = dir.filename().string();
-  const bool step_name = parse_step_dir_name(name).has_value();
-  if (step_name && is_step_directory(path)) return;
-  const std::string stem = name_stem(name), suffix = name.substr(stem.size());
-  std::string what;
-  if (step_name)
+  const auto named = classify_step_dir_name(name);
+  using State = StepDirectoryState;
+  if (named && named->state == State::kCommitted && is_step_directory(path)) return;
+  std::string what =
+      path +
+      " is not a committed step: a committed step's directory is named step_NNNNNNNN, "
+      "without a suffix (a copy keeps the name)";
+  if (named && named->state == State::kCommitted)
     what = path +
            " has no metadata.json, so it is not a committed step (a commit writes it "
            "before the directory gets its name: it was removed since)";
-  else if (parse_step_dir_name(stem) && suffix == ".tmp")
+  else if (named && named->state == State::kInProgress)
     what = path + " was never committed: " + name +
            " is a save in progress, or one a crash interrupted, and its files may be incomplete";
-  else if (parse_step_dir_name(stem) && suffix.rfind(".corrupt-", 0) == 0)
+  else if (named && named->state == State::kSetAside)
     what = path + " was set aside as damaged by a resume (" + name +
            "): it is kept for inspection with nss_ckpt verify, never used";
-  else if (parse_step_dir_name(stem) && suffix == ".old")
+  else if (named && named->state == State::kPruned)
     what = path + " is a step being pruned (" + name +
            "): a later save was removing it and its files may be partly deleted";
-  else
-    what = path +
-           " is not a committed step: a committed step's directory is named step_NNNNNNNN, "
-           "without a suffix (a copy keeps the name)";
   throw CheckpointError("checkpoint", what, committed_alternative(dir.parent_path()));
 }
 

@@ -138,13 +138,13 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
 
 std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
                                             const std::string& checkpoint_dir,
-                                            const std::string& resume,
+                                            const config::ResumeSetting& resume,
                                             const std::vector<TensorSpec>& tensors,
                                             const std::vector<ShardBuffer>& buffers,
                                             const LoadOptions& options) {
-  if (resume == "never") return std::nullopt;
-  const std::string dir = resume == "auto" ? checkpoint_dir : resume;
-  if (resume != "auto") {
+  if (resume.never()) return std::nullopt;
+  const std::string dir = resume.automatic() ? checkpoint_dir : resume.path();
+  if (!resume.automatic()) {
     // A step directory, or else a checkpoint directory.
     std::int32_t step_dir = 0;
     comm::run_on_root(comm, 0, [&] {
@@ -159,7 +159,7 @@ std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
   // Rank 0 lists the candidates so that every rank tries the same ones in order.
   std::string listing;
   comm::run_on_root(comm, 0, [&] {
-    if (resume != "auto" && !fs::is_directory(dir))
+    if (!resume.automatic() && !fs::is_directory(dir))
       throw CheckpointError("checkpoint", "checkpoint.resume: " + dir + " does not exist",
                             "give a step directory (with metadata.json), a checkpoint directory, "
                             "auto or never");

@@ -16,6 +16,7 @@
 #include "checkpoint/layout.h"
 #include "comm/agreement.h"
 #include "comm/communicator.h"
+#include "config/resume_setting.h"
 
 namespace nss::checkpoint {
 
@@ -76,7 +77,7 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
                            const std::vector<TensorSpec>& tensors,
                            const std::vector<ShardBuffer>& buffers, const LoadOptions& options);
 
-/// checkpoint.resume: "never" returns nullopt; "auto" loads the newest
+/// checkpoint.resume: never returns nullopt; auto loads the newest
 /// committed step in `checkpoint_dir` that loads cleanly, skipping broken ones
 /// with a warning naming file, tensor and block (LoadResult::damaged_steps
 /// lists the damaged ones), and returns nullopt when there is no committed
@@ -86,7 +87,7 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
 /// and IncompatibleCheckpoint as soon as accept_state refuses a step.
 std::optional<LoadResult> resume_checkpoint(comm::Communicator& comm,
                                             const std::string& checkpoint_dir,
-                                            const std::string& resume,
+                                            const config::ResumeSetting& resume,
                                             const std::vector<TensorSpec>& tensors,
                                             const std::vector<ShardBuffer>& buffers,
                                             const LoadOptions& options);

@@ -20,6 +20,7 @@ namespace {
 constexpr const char* kStepPrefix = "step_";
 constexpr const char* kTmpSuffix = ".tmp";
 constexpr const char* kPrunedSuffix = ".old";
+constexpr const char* kSetAsideSuffix = ".corrupt-";
 
 bool all_digits(const std::string& text) {
   return !text.empty() &&
@@ -47,7 +48,7 @@ std::string step_pruned_path(const std::string& checkpoint_dir, std::int64_t ste
 }
 
 std::string step_corrupt_path(const std::string& checkpoint_dir, std::int64_t step) {
-  return step_dir_path(checkpoint_dir, step) + ".corrupt-" + utc_stamp();
+  return step_dir_path(checkpoint_dir, step) + kSetAsideSuffix + utc_stamp();
 }
 
 void check_fresh_start(const std::string& checkpoint_dir) {
@@ -99,6 +100,19 @@ std::optional<std::int64_t> read_latest(const std::string& checkpoint_dir) {
   return parse_step_dir_name(name);
 }
 
+std::optional<StepDirectoryName> classify_step_dir_name(const std::string& name) {
+  const auto dot = name.find('.');
+  const auto step = parse_step_dir_name(name.substr(0, dot));
+  if (!step) return std::nullopt;
+  if (dot == std::string::npos) return StepDirectoryName{*step, StepDirectoryState::kCommitted};
+  const std::string suffix = name.substr(dot);
+  if (suffix == kTmpSuffix) return StepDirectoryName{*step, StepDirectoryState::kInProgress};
+  if (suffix == kPrunedSuffix) return StepDirectoryName{*step, StepDirectoryState::kPruned};
+  if (suffix.rfind(kSetAsideSuffix, 0) == 0)
+    return StepDirectoryName{*step, StepDirectoryState::kSetAside};
+  return std::nullopt;
+}
+
 void write_latest(const std::string& checkpoint_dir, std::int64_t step) {
   write_file_atomic((fs::path(checkpoint_dir) / kLatestFile).string(), step_dir_name(step) + "\n");
 }
@@ -107,12 +121,10 @@ std::vector<std::string> leftover_dirs(const std::string& checkpoint_dir) {
   std::vector<std::string> dirs;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const auto dot = name.rfind('.');
-    if (dot == std::string::npos || !entry.is_directory(ec)) continue;
-    const std::string suffix = name.substr(dot);
-    if ((suffix == kTmpSuffix || suffix == kPrunedSuffix) &&
-        parse_step_dir_name(name.substr(0, dot)))
+    const auto named = classify_step_dir_name(entry.path().filename().string());
+    if (named && entry.is_directory(ec) &&
+        (named->state == StepDirectoryState::kInProgress ||
+         named->state == StepDirectoryState::kPruned))
       dirs.push_back(entry.path().string());
   }
   std::sort(dirs.begin(), dirs.end());

@@ -38,6 +38,22 @@ std::string rank_file_name(int rank);
 /// The step number of a committed directory name ("step_00000100" -> 100), else nullopt.
 std::optional<std::int64_t> parse_step_dir_name(const std::string& name);
 
+/// What a step directory's name says it is (the list above).
+enum class StepDirectoryState {
+  kCommitted,   // step_N
+  kInProgress,  // step_N.tmp
+  kPruned,      // step_N.old
+  kSetAside,    // step_N.corrupt-<time>
+};
+
+struct StepDirectoryName {
+  std::int64_t step = 0;
+  StepDirectoryState state = StepDirectoryState::kCommitted;
+};
+
+/// The step and state a directory name gives, or nullopt for any other name.
+std::optional<StepDirectoryName> classify_step_dir_name(const std::string& name);
+
 /// Committed steps (directories named step_N that hold metadata.json), newest first.
 std::vector<std::int64_t> committed_steps(const std::string& checkpoint_dir);
 

@@ -13,6 +13,7 @@
 
 #include "config/auto_number.h"
 #include "config/choices.h"
+#include "config/resume_setting.h"
 #include "config/value_range.h"
 
 namespace nss::config {
@@ -378,7 +379,7 @@ struct CheckpointConfig {
   std::int64_t interval_steps = 0;
   std::int64_t keep_last = 3;
   bool async = false;
-  std::string resume = "auto";
+  ResumeSetting resume;
   bool load_optimizer = true;
   bool fail_on_error = false;
   bool hdf5_file_locking = true;

@@ -213,9 +213,6 @@ void check_values(const Config& config, Problems& problems) {
                 c.text(config.parallel.collective_timeout_s) + ")",
             "the other ranks wait for the slowest dataset probe inside a collective, which "
             "the hang watchdog would end first; raise parallel.collective_timeout_s too");
-
-  c.require(!config.checkpoint.resume.empty(), "checkpoint.resume",
-            "must be auto, never or a step directory");
 }
 
 }  // namespace nss::config

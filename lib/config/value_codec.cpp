@@ -90,13 +90,23 @@ std::optional<CodecError> ValueCodec<double>::read(const YAML::Node& node, doubl
 }
 
 std::optional<CodecError> ValueCodec<AutoNumber>::read(const YAML::Node& node, AutoNumber& out) {
-  if (node.IsScalar() && node.Scalar() == "auto") {
+  if (node.IsScalar() && names_choice(node.Scalar(), "auto")) {
     out.value.reset();
     return std::nullopt;
   }
   double number = 0;
   if (ValueCodec<double>::read(node, number)) return expected("a number or auto", node);
   out.value = number;
+  return std::nullopt;
+}
+
+std::optional<CodecError> ValueCodec<ResumeSetting>::read(const YAML::Node& node,
+                                                          ResumeSetting& out) {
+  std::string text;
+  if (ValueCodec<std::string>::read(node, text) ||
+      text.find_first_not_of(" \t") == std::string::npos)
+    return expected("auto, never or a step or checkpoint directory", node);
+  out = ResumeSetting(text);
   return std::nullopt;
 }
 

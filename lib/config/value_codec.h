@@ -13,6 +13,7 @@
 
 #include "config/auto_number.h"
 #include "config/choices.h"
+#include "config/resume_setting.h"
 
 namespace nss::config {
 
@@ -54,6 +55,16 @@ struct ValueCodec<AutoNumber> {
   static std::optional<CodecError> read(const YAML::Node& node, AutoNumber& out);
   static void write(YAML::Emitter& out, const AutoNumber& value);
   static std::string text(const AutoNumber& value);
+};
+
+template <>
+struct ValueCodec<ResumeSetting> {
+  static const char* type_name() { return "auto, never or a directory"; }
+  static std::optional<CodecError> read(const YAML::Node& node, ResumeSetting& out);
+  static void write(YAML::Emitter& out, const ResumeSetting& value) {
+    out << YAML::DoubleQuoted << value.text();
+  }
+  static std::string text(const ResumeSetting& value) { return "\"" + value.text() + "\""; }
 };
 
 template <>

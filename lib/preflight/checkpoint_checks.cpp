@@ -127,7 +127,7 @@ Check check_checkpoint_space(const PreflightContext& context) {
 Check check_checkpoint_resume(const PreflightContext& context) {
   const char* id = "checkpoint.resume";
   const auto& k = context.config.checkpoint;
-  if (k.resume == "never") {
+  if (k.resume.never()) {
     try {
       checkpoint::check_fresh_start(k.dir);
     } catch (const Error& e) {
@@ -136,8 +136,8 @@ Check check_checkpoint_resume(const PreflightContext& context) {
     return Check::pass(id, ExitCode::kCheckpoint,
                        "checkpoint.resume: never: the run starts at step 1");
   }
-  const bool automatic = k.resume == "auto";
-  const std::string dir = automatic ? k.dir : k.resume;
+  const bool automatic = k.resume.automatic();
+  const std::string dir = automatic ? k.dir : k.resume.path();
   std::error_code ec;
   if (!automatic && !std::filesystem::exists(dir, ec))
     return Check::fail(id, ExitCode::kCheckpoint, "checkpoint.resume: " + dir + " does not exist",

@@ -73,7 +73,7 @@ TrainingCheckpoints::~TrainingCheckpoints() = default;
 
 bool TrainingCheckpoints::resumes_own_directory() const {
   const auto& k = config_.checkpoint;
-  return k.resume == "auto" || same_directory(k.resume, k.dir);
+  return k.resume.automatic() || same_directory(k.resume.path(), k.dir);
 }
 
 // Why the step saved with `saved` must not be resumed by this run, if it must not.
@@ -116,7 +116,7 @@ void TrainingCheckpoints::set_aside_damaged(const std::vector<std::int64_t>& dam
 // would collide with another run's steps, prune them, or mix the two.
 void TrainingCheckpoints::check_directory_owner() const {
   const auto& k = config_.checkpoint;
-  if (k.resume == "never") return checkpoint::check_fresh_start(k.dir);
+  if (k.resume.never()) return checkpoint::check_fresh_start(k.dir);
   const auto steps = checkpoint::committed_steps(k.dir);
   if (steps.empty()) return;
   const std::string newest = checkpoint::step_dir_path(k.dir, steps.front());
@@ -155,7 +155,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
     spdlog::info(
         "[checkpoint] no checkpoint to resume from in {} (checkpoint.resume: {}): "
         "starting at step 1",
-        k.dir, k.resume);
+        k.dir, k.resume.text());
     return std::nullopt;
   }
   // accept_state read it on rank 0: it parses the same on every rank.

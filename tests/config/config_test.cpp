@@ -318,6 +318,25 @@ TEST(Config, EveryChoiceKeyReadsItsNamesTheSameWay) {
   expect_usage_error([] { parse("training: {dtype: \"bf 16\"}"); }, {"training.dtype"});
 }
 
+// checkpoint.resume is typed: its two names read as every choice does, any
+// other text is a directory, nothing is an error.
+TEST(Config, ResumeIsAutoNeverOrADirectory) {
+  EXPECT_TRUE(parse("").checkpoint.resume.automatic());
+  EXPECT_TRUE(parse("checkpoint: {resume: AUTO}").checkpoint.resume.automatic());
+  EXPECT_TRUE(parse("checkpoint: {resume: \" never \"}").checkpoint.resume.never());
+  EXPECT_TRUE(parse("", {"checkpoint.resume=Never"}).checkpoint.resume.never());
+  const Config path = parse("checkpoint: {resume: runs/a/checkpoints/step_00000010}");
+  EXPECT_EQ(path.checkpoint.resume.mode(), ResumeSetting::Mode::kPath);
+  EXPECT_EQ(path.checkpoint.resume.path(), "runs/a/checkpoints/step_00000010");
+  EXPECT_NE(to_yaml(path, false).find("resume: \"runs/a/checkpoints/step_00000010\""),
+            std::string::npos);
+  EXPECT_EQ(parse("checkpoint: {resume: ./auto}").checkpoint.resume.path(), "./auto");
+  for (const char* bad : {"\"\"", "\"  \"", "[a]", "{a: 1}"})
+    expect_usage_error([&] { parse(std::string("checkpoint: {resume: ") + bad + "}"); },
+                       {"checkpoint.resume", "auto, never or a step or checkpoint directory"});
+  EXPECT_FALSE(parse("privacy: {delta: AUTO}").privacy.delta.value.has_value());
+}
+
 // DP-SGD clips per example: LoRA only, one example per row, never split;
 // a Poisson batch's size varies, so the batch arithmetic does not apply.
 TEST(Config, PrivacyNeedsLoraAndOneExamplePerRow) {
