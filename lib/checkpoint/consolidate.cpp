@@ -44,9 +44,8 @@ void check_options(const ConsolidateOptions& options) {
         "use float32, bfloat16 or float16");
   if (options.max_memory < kMinConsolidateMemory)
     throw UsageError("consolidate",
-                     "--max-memory " + format_bytes(static_cast<double>(options.max_memory)) +
-                         " is below the minimum of " +
-                         format_bytes(static_cast<double>(kMinConsolidateMemory)),
+                     "--max-memory " + format_bytes(options.max_memory) +
+                         " is below the minimum of " + format_bytes(kMinConsolidateMemory),
                      "give at least 1MiB");
   if (options.max_shard_bytes == 0)
     throw UsageError("consolidate", "--max-shard-size must be positive",
@@ -150,9 +149,8 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
   report.bytes_read = reader.bytes_read();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("[consolidate] {} -> {}: {} tensors, {} read, {} written in {:.2f} s",
-               options.step_dir, options.output, report.tensors,
-               format_bytes(static_cast<double>(report.bytes_read)),
-               format_bytes(static_cast<double>(report.bytes_written)), report.seconds);
+               options.step_dir, options.output, report.tensors, format_bytes(report.bytes_read),
+               format_bytes(report.bytes_written), report.seconds);
   return report;
 }
 

@@ -16,7 +16,7 @@ std::string describe_checkpoint(const std::string& step_dir) {
   out += fmt::format("{}\n", step_dir);
   out += fmt::format("  format {} v{}, step {}, written by {} rank(s), {} per {} block\n",
                      kFormatName, kFormatVersion, index.step, index.world_size, kChecksumName,
-                     format_bytes(static_cast<double>(index.checksum_block_bytes)));
+                     format_bytes(index.checksum_block_bytes));
 
   std::map<std::string, std::uint64_t> chunks_per_file;
   std::uint64_t elements = 0, tensor_bytes = 0;
@@ -28,14 +28,14 @@ std::string describe_checkpoint(const std::string& step_dir) {
   std::uint64_t total = 0;
   out += fmt::format("files ({}):\n", index.file_bytes.size());
   for (const auto& [name, bytes] : index.file_bytes) {
-    out += fmt::format("  {:<16} {:>12}  {} chunks\n", name,
-                       format_bytes(static_cast<double>(bytes)), chunks_per_file[name]);
+    out += fmt::format("  {:<16} {:>12}  {} chunks\n", name, format_bytes(bytes),
+                       chunks_per_file[name]);
     total += bytes;
   }
-  out += fmt::format("  total {}\n", format_bytes(static_cast<double>(total)));
+  out += fmt::format("  total {}\n", format_bytes(total));
 
   out += fmt::format("tensors ({}, {} elements, {}):\n", index.tensors.size(), elements,
-                     format_bytes(static_cast<double>(tensor_bytes)));
+                     format_bytes(tensor_bytes));
   for (const auto& [name, t] : index.tensors) {
     out += fmt::format("  {}  {} {}\n", name, shape_text(t.shape), dtype_name(t.dtype));
     for (const auto& c : t.chunks)

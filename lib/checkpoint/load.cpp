@@ -131,8 +131,8 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
   spdlog::info(
       "[checkpoint] loaded step {} from {} (saved by {} ranks, loaded by {}): {} in "
       "{:.2f} s on this rank",
-      result.step, step_dir, result.saved_world_size, comm.size(),
-      format_bytes(static_cast<double>(result.bytes_read)), result.seconds);
+      result.step, step_dir, result.saved_world_size, comm.size(), format_bytes(result.bytes_read),
+      result.seconds);
   return result;
 }
 

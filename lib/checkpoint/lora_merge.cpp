@@ -90,10 +90,10 @@ LoraMerger::LoraMerger(CheckpointReader& reader, const std::string& base_dir, do
   const std::uint64_t need = largest_a + largest_rounded + reader.index().checksum_block_bytes +
                              static_cast<std::uint64_t>(widest) * 16;
   if (need > budget)
-    throw UsageError("consolidate",
-                     "--merge-lora needs --max-memory of at least " +
-                         format_bytes(static_cast<double>(need)) + " for this model",
-                     "raise --max-memory");
+    throw UsageError(
+        "consolidate",
+        "--merge-lora needs --max-memory of at least " + format_bytes(need) + " for this model",
+        "raise --max-memory");
 }
 
 std::vector<hf::SafetensorsTensor> LoraMerger::tensors(DType dtype) const {

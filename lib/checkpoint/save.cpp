@@ -120,7 +120,7 @@ SaveResult save_checkpoint(comm::Communicator& comm, const SaveRequest& request,
   result.seconds = seconds_since(start);
   result.blocking_seconds = result.seconds;
   spdlog::info("[checkpoint] saved step {}: {} in {:.2f} s ({}/s) to {}", request.step,
-               format_bytes(static_cast<double>(result.bytes)), result.seconds,
+               format_bytes(result.bytes), result.seconds,
                format_bytes(result.bytes / std::max(result.seconds, 1e-9)), final_dir);
   return result;
 }

@@ -6,6 +6,8 @@
 #include <map>
 #include <unistd.h>
 
+#include "core/units.h"
+
 namespace nss::comm {
 namespace {
 
@@ -27,12 +29,6 @@ std::string describe(int kind, std::uint64_t seq, const char* label, const char*
 std::string last_finished(const RankStatus& s) {
   if (s.finished == 0) return "no collective finished yet";
   return "last finished " + describe(s.finished_kind, s.finished, s.finished_label, s.group);
-}
-
-std::string seconds(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f s", value);
-  return buffer;
 }
 
 std::string where(const RankStatus& s) {
@@ -96,8 +92,8 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
     else
       silent.push_back(static_cast<int>(r));
   }
-  lines.push_back("collective timeout: a collective made no progress for " + seconds(timeout_s) +
-                  " (parallel.collective_timeout_s)");
+  lines.push_back("collective timeout: a collective made no progress for " +
+                  format_seconds(timeout_s, 1) + " (parallel.collective_timeout_s)");
 
   if (!answered.empty()) {
     std::uint64_t front = 0;
@@ -121,14 +117,15 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
             (lead_ranks.size() == 1 ? "rank " : "ranks ") + format_rank_list(lead_ranks) +
             (lead_ranks.size() == 1 ? " is waiting in " : " are waiting in ") +
             describe(lead->current_kind, lead->current_seq, lead->current_label, lead->group) +
-            " for " + seconds(lead->seconds_in_flight));
+            " for " + format_seconds(lead->seconds_in_flight, 1));
       for (const auto* s : laggards) {
         std::string line = where(*s) + " is behind: " + last_finished(*s);
         line += s->in_flight
                     ? "; it is inside " +
                           describe(s->current_kind, s->current_seq, s->current_label, s->group) +
-                          " for " + seconds(s->seconds_in_flight)
-                    : "; it has not entered a collective for " + seconds(s->seconds_since_finish) +
+                          " for " + format_seconds(s->seconds_in_flight, 1)
+                    : "; it has not entered a collective for " +
+                          format_seconds(s->seconds_since_finish, 1) +
                           " (busy, stuck in computation or I/O, or it skipped a "
                           "collective)";
         lines.push_back(line);
@@ -145,7 +142,7 @@ std::vector<std::string> diagnose_hang(const std::vector<std::optional<RankStatu
       if (by_kind.size() == 1 && m.in_flight) {
         lines.push_back("all " + std::to_string(answered.size()) + " answering ranks are inside " +
                         describe(m.current_kind, m.current_seq, m.current_label, m.group) +
-                        " for " + seconds(m.seconds_in_flight) +
+                        " for " + format_seconds(m.seconds_in_flight, 1) +
                         ": the collective itself is stuck (network, transport or a dead peer)");
       } else if (by_kind.size() == 1) {
         lines.push_back("no answering rank is inside a collective; " + last_finished(m));

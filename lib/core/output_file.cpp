@@ -27,8 +27,7 @@ void OutputFile::reserve(std::uint64_t bytes) {
   do rc = ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes));
   while (rc != 0 && errno == EINTR);
   if (rc != 0 && errno != EOPNOTSUPP)
-    throw output_location_error(target_.component,
-                                "reserve " + format_bytes(static_cast<double>(bytes)) + " for",
+    throw output_location_error(target_.component, "reserve " + format_bytes(bytes) + " for",
                                 tmp_path_, errno);
 }
 

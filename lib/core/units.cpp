@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -56,6 +57,31 @@ std::string format_bytes(double bytes) {
     std::snprintf(buffer, sizeof buffer, "%.0f B", value);
   else
     std::snprintf(buffer, sizeof buffer, "%.2f %s", value, kNames[unit]);
+  return buffer;
+}
+
+std::string format_percent(double fraction, int decimals, bool sign) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, sign ? "%+.*f%%" : "%.*f%%", decimals, fraction * 100);
+  return buffer;
+}
+
+std::string format_seconds(double seconds, int decimals) {
+  char buffer[64];
+  if (decimals < 0)
+    std::snprintf(buffer, sizeof buffer, "%.3g s", seconds);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.*f s", decimals, seconds);
+  return buffer;
+}
+
+std::string format_duration(double seconds) {
+  const auto total = static_cast<long long>(std::max(0.0, seconds));
+  char buffer[32];
+  if (total >= 3600)
+    std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", total / 3600, total / 60 % 60);
+  else
+    std::snprintf(buffer, sizeof buffer, "%lldm%02llds", total / 60, total % 60);
   return buffer;
 }
 

@@ -167,12 +167,11 @@ std::optional<MemoryLimit> cgroup_headroom(const SystemRoot& root, const std::st
       const std::uint64_t in_use = reading->usage - reading->reclaimable;
       const std::uint64_t headroom = reading->limit > in_use ? reading->limit - in_use : 0;
       if (!tightest || headroom < tightest->bytes) {
-        tightest = MemoryLimit{"cgroup v" + std::to_string(version) + " " + level, headroom,
-                               std::string(reading->limit_name) + " " +
-                                   format_bytes(static_cast<double>(reading->limit)) +
-                                   " - in use " + format_bytes(static_cast<double>(in_use)) + " (" +
-                                   format_bytes(static_cast<double>(reading->reclaimable)) +
-                                   " reclaimable page cache not counted)"};
+        tightest = MemoryLimit{
+            "cgroup v" + std::to_string(version) + " " + level, headroom,
+            std::string(reading->limit_name) + " " + format_bytes(reading->limit) + " - in use " +
+                format_bytes(in_use) + " (" + format_bytes(reading->reclaimable) +
+                " reclaimable page cache not counted)"};
       }
     }
     if (level == top || level.size() <= top.size() || level == "/") break;

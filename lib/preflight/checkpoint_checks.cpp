@@ -28,10 +28,6 @@ std::int64_t checkpoints_held_at_once(const config::Config& config) {
   return k.keep_last > 0 ? std::min(saves, k.keep_last + 1) : saves;
 }
 
-std::string gib(std::uint64_t bytes) {
-  return format_bytes(static_cast<double>(bytes));
-}
-
 // "step_00000012 (saved by 2 ranks)", or why the step cannot be resumed from.
 std::string describe_step(const std::string& step_dir) {
   const checkpoint::CheckpointIndex index = checkpoint::parse_index(
@@ -101,26 +97,27 @@ Check check_checkpoint_space(const PreflightContext& context) {
   const std::int64_t held = checkpoints_held_at_once(context.config);
   const double all = static_cast<double>(one) * static_cast<double>(held);
   const std::string where = "checkpoint.dir " + context.config.checkpoint.dir + " has " +
-                            gib(*least_free) + " free (" + rank_label(*tightest) + ")";
+                            format_bytes(*least_free) + " free (" + rank_label(*tightest) + ")";
   if (*least_free < one)
     return Check::fail(id, ExitCode::kResources,
-                       where + ", one checkpoint of this job needs " + gib(one),
+                       where + ", one checkpoint of this job needs " + format_bytes(one),
                        "free space or point checkpoint.dir at a larger file system; a checkpoint "
                        "holds 12 bytes per trainable parameter (fp32 master and two AdamW moments)")
         .with_numbers(static_cast<double>(one), static_cast<double>(*least_free),
                       static_cast<double>(one), "bytes");
   if (static_cast<double>(*least_free) < all)
     return Check::warn(id, ExitCode::kResources,
-                       where + ": room for one checkpoint of " + gib(one) + " but not the " +
-                           std::to_string(held) + " the run holds at once (" + format_bytes(all) +
-                           ")",
+                       where + ": room for one checkpoint of " + format_bytes(one) +
+                           " but not the " + std::to_string(held) + " the run holds at once (" +
+                           format_bytes(all) + ")",
                        "free space, lower checkpoint.keep_last, or raise "
                        "checkpoint.interval_steps; a save that finds the disk full fails (the "
                        "final save with exit 5)")
         .with_numbers(all, static_cast<double>(*least_free), all, "bytes");
   return Check::pass(id, ExitCode::kResources,
                      where + ", enough for the " + std::to_string(held) + " checkpoint" +
-                         (held > 1 ? "s" : "") + " of " + gib(one) + " the run holds at once")
+                         (held > 1 ? "s" : "") + " of " + format_bytes(one) +
+                         " the run holds at once")
       .with_numbers(all, static_cast<double>(*least_free), all, "bytes");
 }
 

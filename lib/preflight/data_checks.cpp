@@ -9,12 +9,6 @@
 namespace nss::preflight {
 namespace {
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g s", seconds);
-  return text;
-}
-
 const PathProbe* probe_of(const RankFacts& facts, const std::string& role) {
   for (const auto& access : facts.datasets)
     if (access.role == role) return &access.probe;
@@ -51,10 +45,9 @@ Check check_one_dataset_opens(const PreflightContext& context, const DatasetRef&
   }
   const PathProbe& rank0 = *probe_of(context.ranks.front(), dataset.role);
   return Check::pass(id, ExitCode::kData,
-                     dataset.key + " " + dataset.path + " (" +
-                         format_bytes(static_cast<double>(rank0.size_bytes)) + ") opened on all " +
-                         std::to_string(context.ranks.size()) + " ranks, slowest in " +
-                         seconds_text(slowest))
+                     dataset.key + " " + dataset.path + " (" + format_bytes(rank0.size_bytes) +
+                         ") opened on all " + std::to_string(context.ranks.size()) +
+                         " ranks, slowest in " + format_seconds(slowest))
       .with_numbers(std::nullopt, slowest, deadline, "s");
 }
 
@@ -73,7 +66,7 @@ std::vector<DatasetRef> configured_datasets(const config::Config& config) {
 DatasetValidator hdf5_signature_validator() {
   return [](const DatasetRef& dataset, const PathProbe& probe) -> std::vector<Check> {
     const std::string id = dataset.role == "train" ? "data.format" : dataset.role + ".format";
-    const std::string size = format_bytes(static_cast<double>(probe.size_bytes));
+    const std::string size = format_bytes(probe.size_bytes);
     if (!probe.hdf5_signature)
       return {Check::fail(id, ExitCode::kData,
                           dataset.key + " " + dataset.path + " is not an HDF5 file (" + size +

@@ -38,12 +38,6 @@ std::uint64_t slots(const config::Config& config) {
                static_cast<std::uint64_t>(config.data.prefetch_factor));
 }
 
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
-  return text;
-}
-
 struct NodeDemand {
   std::string host;
   int ranks = 0;
@@ -138,13 +132,13 @@ Check check_dataloader_host_memory(const PreflightContext& context, PreflightRep
       std::to_string(std::max<std::int64_t>(1, config.data.num_workers)) + " workers x " +
       std::to_string(config.data.prefetch_factor) + " prefetch x " +
       std::to_string(config.training.micro_batch_size) + " sequences x " +
-      format_bytes(double(sample_bytes(config))) + " (" + std::to_string(config.data.seq_len + 1) +
+      format_bytes(sample_bytes(config)) + " (" + std::to_string(config.data.seq_len + 1) +
       " tokens, sample id, target mask" +
       (config.data.packing != config::Packing::kWindows ? ", positions, segments" : "") + ") x 2" +
       (host_copy > 0
-           ? " + " + format_bytes(double(host_copy)) + " pinned host copy of the checkpointed state"
+           ? " + " + format_bytes(host_copy) + " pinned host copy of the checkpointed state"
            : std::string()) +
-      " = " + format_bytes(double(per_rank)) + " per rank";
+      " = " + format_bytes(per_rank) + " per rank";
   if (!worst)
     return Check::skipped(kId, ExitCode::kResources,
                           "usable host memory is unknown on host " + unknown->host +
@@ -155,20 +149,22 @@ Check check_dataloader_host_memory(const PreflightContext& context, PreflightRep
   const double fraction = worst->fraction();
   const double warn_at = config.preflight.host_memory_warn_fraction;
   const double fail_at = config.preflight.host_memory_fail_fraction;
-  const std::string finding =
-      "host " + worst->host + ": " + std::to_string(worst->ranks) + " ranks x (" + formula +
-      ") = " + format_bytes(double(worst->bytes)) + " = " + percent(fraction) + " of usable " +
-      format_bytes(double(*worst->usable)) + " (bound by " + worst->bound_by + ")";
+  const std::string finding = "host " + worst->host + ": " + std::to_string(worst->ranks) +
+                              " ranks x (" + formula + ") = " + format_bytes(worst->bytes) + " = " +
+                              format_percent(fraction) + " of usable " +
+                              format_bytes(*worst->usable) + " (bound by " + worst->bound_by + ")";
   const double threshold = fail_at * double(*worst->usable);
   Check check;
   if (fraction > fail_at) {
-    check = Check::fail(kId, ExitCode::kResources,
-                        finding + ", above preflight.host_memory_fail_fraction " + percent(fail_at),
-                        remediation(config, *worst, host_copy));
+    check = Check::fail(
+        kId, ExitCode::kResources,
+        finding + ", above preflight.host_memory_fail_fraction " + format_percent(fail_at),
+        remediation(config, *worst, host_copy));
   } else if (fraction > warn_at) {
-    check = Check::warn(kId, ExitCode::kResources,
-                        finding + ", above preflight.host_memory_warn_fraction " + percent(warn_at),
-                        remediation(config, *worst, host_copy));
+    check = Check::warn(
+        kId, ExitCode::kResources,
+        finding + ", above preflight.host_memory_warn_fraction " + format_percent(warn_at),
+        remediation(config, *worst, host_copy));
   } else if (unknown) {
     check = Check::warn(kId, ExitCode::kResources,
                         finding + "; usable host memory is unknown on host " + unknown->host,

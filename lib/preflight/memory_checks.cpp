@@ -19,16 +19,6 @@ constexpr const char* kModelId = "memory.model";
 constexpr const char* kBudgetId = "memory.budget";
 constexpr const char* kPinnedId = "memory.pinned_host";
 
-std::string bytes(std::uint64_t value) {
-  return format_bytes(static_cast<double>(value));
-}
-
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f%%", fraction * 100);
-  return text;
-}
-
 MemoryCapacity cpu_capacity(const PreflightContext& context) {
   MemoryCapacity out;
   for (const auto& node : group_by_node(context.ranks)) {
@@ -41,7 +31,7 @@ MemoryCapacity cpu_capacity(const PreflightContext& context) {
     const std::uint64_t per_rank = *tightest->memory.usable_bytes / node.ranks.size();
     if (!out.bytes || per_rank < *out.bytes) {
       out.bytes = per_rank;
-      out.description = "host " + node.host + ": " + bytes(*tightest->memory.usable_bytes) +
+      out.description = "host " + node.host + ": " + format_bytes(*tightest->memory.usable_bytes) +
                         " usable (bound by " + tightest->memory.bound_by + ") / " +
                         std::to_string(node.ranks.size()) + " ranks";
     }
@@ -64,8 +54,8 @@ MemoryCapacity gpu_capacity(const PreflightContext& context) {
     if (!out.bytes || per_rank < *out.bytes) {
       out.bytes = per_rank;
       out.description = rank_label(facts) + " GPU " + std::to_string(device->index) + ": " +
-                        bytes(*device->free_bytes) + " free at start / " + std::to_string(sharing) +
-                        " ranks sharing it";
+                        format_bytes(*device->free_bytes) + " free at start / " +
+                        std::to_string(sharing) + " ranks sharing it";
     }
   }
   return out;
@@ -129,9 +119,10 @@ bool fits(const MemoryEstimate& e, std::uint64_t budget) {
 }
 
 std::string estimate_text(const MemoryEstimate& e) {
-  std::string text = "predicted " + bytes(e.predicted) + " per rank";
+  std::string text = "predicted " + format_bytes(e.predicted) + " per rank";
   if (e.out_of_memory) return text + ", the synthetic step ran out of memory";
-  if (e.measured) text += (e.from_line ? ", measured line " : ", measured ") + bytes(*e.measured);
+  if (e.measured)
+    text += (e.from_line ? ", measured line " : ", measured ") + format_bytes(*e.measured);
   return text;
 }
 
@@ -222,14 +213,15 @@ Check check_memory_model(const PreflightContext& context, PreflightReport& repor
 
   std::string extra_text;
   for (const auto& e : extras)
-    if (e.bytes > 0) extra_text += " + " + bytes(e.bytes) + " " + e.name;
-  std::string message = "predicted peak " + bytes(*memory.predicted_peak_bytes) +
-                        " per rank = " + bytes(step.peak_bytes) + " of tensors in the " +
-                        step.peak_phase + extra_text + " (model state " + bytes(step.state_bytes) +
-                        base_text(config, step) + ")";
+    if (e.bytes > 0) extra_text += " + " + format_bytes(e.bytes) + " " + e.name;
+  std::string message = "predicted peak " + format_bytes(*memory.predicted_peak_bytes) +
+                        " per rank = " + format_bytes(step.peak_bytes) + " of tensors in the " +
+                        step.peak_phase + extra_text + " (model state " +
+                        format_bytes(step.state_bytes) + base_text(config, step) + ")";
   if (memory.budget_bytes)
-    message += "; budget " + bytes(*memory.budget_bytes) + " = " +
-               percent(config.preflight.max_memory_fraction) + " of " + capacity.description;
+    message += "; budget " + format_bytes(*memory.budget_bytes) + " = " +
+               format_percent(config.preflight.max_memory_fraction, 0) + " of " +
+               capacity.description;
   else
     message += "; " + capacity.description;
   return Check::pass(kModelId, ExitCode::kResources, message)
@@ -283,7 +275,7 @@ std::string nf4_remediation(const PreflightContext& context, std::uint64_t budge
                 *step.base_bytes_per_parameter, *as_is.base_bytes_per_parameter);
   return "set training.lora.quantize_base: nf4 and training.lora.double_quant: true (QLoRA: "
          "predicted " +
-         bytes(predicted) + " per rank, " + figures + "), or ";
+         format_bytes(predicted) + " per rank, " + figures + "), or ";
 }
 
 // A GPU job that fits only with the fp32 masters and moments in host memory:
@@ -301,7 +293,7 @@ std::string offload_remediation(const PreflightContext& context, std::uint64_t b
                                               context.packed_row_spans);
   return "set parallel.offload_optimizer: true (fp32 masters and AdamW moments in pinned host "
          "memory, " +
-         bytes(step.pinned_host_bytes) + " per rank; predicted " + bytes(predicted) +
+         format_bytes(step.pinned_host_bytes) + " per rank; predicted " + format_bytes(predicted) +
          " per rank on the GPU; verify it on your GPU first with offloaded_adamw_test from a "
          "CUDA build, docs/gpu.md), or ";
 }
@@ -342,11 +334,11 @@ Check check_memory_budget(const PreflightContext& context, PreflightReport& repo
     return Check::skipped(kBudgetId, ExitCode::kResources,
                           memory_capacity(context).description +
                               ": no budget to compare the predicted " +
-                              bytes(*memory.predicted_peak_bytes) + " with");
+                              format_bytes(*memory.predicted_peak_bytes) + " with");
   memory.max_micro_batch_size = decision->max_micro_batch_size;
   const std::int64_t micro = config.training.micro_batch_size;
-  const std::string limit = bytes(decision->budget) + " = " +
-                            percent(config.preflight.max_memory_fraction) + " of " +
+  const std::string limit = format_bytes(decision->budget) + " = " +
+                            format_percent(config.preflight.max_memory_fraction, 0) + " of " +
                             memory_capacity(context).description;
   const std::string largest = decision->max_micro_batch_size
                                   ? "the largest micro-batch that fits is " +

@@ -26,23 +26,13 @@ std::uint64_t plus(std::uint64_t a, std::uint64_t b) {
              : a + b;
 }
 
-std::string bytes(std::uint64_t value) {
-  return format_bytes(static_cast<double>(value));
-}
-
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", fraction * 100);
-  return text;
-}
-
 std::optional<std::uint64_t> limit_bytes(rlim_t value) {
   if (value == RLIM_INFINITY) return std::nullopt;
   return static_cast<std::uint64_t>(value);
 }
 
 std::string limit_text(const std::optional<std::uint64_t>& limit) {
-  return limit ? bytes(*limit) : "unlimited";
+  return limit ? format_bytes(*limit) : "unlimited";
 }
 
 void escalate(CheckStatus& status, CheckStatus to) {
@@ -76,11 +66,11 @@ PinnedMemoryVerdict check_pinned_memory(const PinnedMemoryInput& input) {
   std::string per_rank = "12 B x " + std::to_string(input.shard_elements) +
                          " shard elements (fp32 masters and AdamW moments)";
   if (input.checkpoint_mirror_bytes > 0)
-    per_rank += " + " + bytes(input.checkpoint_mirror_bytes) + " pinned checkpoint mirror";
-  per_rank += " = " + bytes(verdict.pinned_bytes_per_rank) + " per rank";
+    per_rank += " + " + format_bytes(input.checkpoint_mirror_bytes) + " pinned checkpoint mirror";
+  per_rank += " = " + format_bytes(verdict.pinned_bytes_per_rank) + " per rank";
   const std::string pinned =
       "pinned host memory for the offloaded optimizer state: " + std::to_string(ranks) +
-      " ranks on the node x (" + per_rank + ") = " + bytes(verdict.pinned_bytes_on_node);
+      " ranks on the node x (" + per_rank + ") = " + format_bytes(verdict.pinned_bytes_on_node);
 
   const auto& usable = input.node.usable_bytes;
   if (!usable) {
@@ -92,8 +82,8 @@ PinnedMemoryVerdict check_pinned_memory(const PinnedMemoryInput& input) {
   } else {
     const double fraction =
         *usable > 0 ? double(verdict.pinned_bytes_on_node) / double(*usable) : 1e300;
-    verdict.finding = pinned + " = " + percent(fraction) + " of the node's usable " +
-                      bytes(*usable) + " (bound by " + input.node.bound_by +
+    verdict.finding = pinned + " = " + format_percent(fraction) + " of the node's usable " +
+                      format_bytes(*usable) + " (bound by " + input.node.bound_by +
                       "; pinned pages cannot be swapped or reclaimed)";
     const std::string fix =
         "spread the state over more shard ranks (more ranks, or a larger "
@@ -102,12 +92,12 @@ PinnedMemoryVerdict check_pinned_memory(const PinnedMemoryInput& input) {
     if (fraction > input.fail_fraction) {
       verdict.status = CheckStatus::kFail;
       verdict.finding +=
-          ", above preflight.host_memory_fail_fraction " + percent(input.fail_fraction);
+          ", above preflight.host_memory_fail_fraction " + format_percent(input.fail_fraction);
       verdict.fix = fix;
     } else if (fraction > input.warn_fraction) {
       verdict.status = CheckStatus::kWarn;
       verdict.finding +=
-          ", above preflight.host_memory_warn_fraction " + percent(input.warn_fraction);
+          ", above preflight.host_memory_warn_fraction " + format_percent(input.warn_fraction);
       verdict.fix = fix;
     }
   }
@@ -116,12 +106,13 @@ PinnedMemoryVerdict check_pinned_memory(const PinnedMemoryInput& input) {
   if (!soft) {
     append(verdict.finding, "RLIMIT_MEMLOCK unlimited");
   } else if (*soft >= verdict.pinned_bytes_per_rank) {
-    append(verdict.finding, "RLIMIT_MEMLOCK " + bytes(*soft) + " covers a rank's pinned memory");
+    append(verdict.finding,
+           "RLIMIT_MEMLOCK " + format_bytes(*soft) + " covers a rank's pinned memory");
   } else {
     escalate(verdict.status, CheckStatus::kWarn);
     append(verdict.finding,
-           "RLIMIT_MEMLOCK is " + bytes(*soft) + " (hard " + limit_text(input.memlock.hard) +
-               "), below the " + bytes(verdict.pinned_bytes_per_rank) +
+           "RLIMIT_MEMLOCK is " + format_bytes(*soft) + " (hard " + limit_text(input.memlock.hard) +
+               "), below the " + format_bytes(verdict.pinned_bytes_per_rank) +
                " a rank pins. The NVIDIA driver locks cudaHostAlloc memory itself, "
                "usually without charging this limit, so pinning may well succeed; it is "
                "charged, and fails, where those buffers are registered with an RDMA NIC "

@@ -23,10 +23,6 @@ std::string number(double value, const char* format = "%.4g") {
   return text;
 }
 
-std::string count(std::int64_t value) {
-  return std::to_string(value);
-}
-
 // kPrivacyBatchTail as "1e-6".
 std::string tail_text() {
   return "1e" + std::to_string(static_cast<int>(std::lround(std::log10(kPrivacyBatchTail))));
@@ -35,16 +31,18 @@ std::string tail_text() {
 // n, q and the batches in micro-steps per rank.
 std::string batch_text(const config::Config& config, int world_size, const PrivacySummary& p) {
   const privacy::PrivacyPlan& plan = *p.plan;
-  const std::string per_rank = " micro-steps of " + count(config.training.micro_batch_size) +
-                               " per rank at " + std::to_string(world_size) + " ranks";
-  std::string text =
-      count(plan.units) + " privacy units (documents), q = " + number(plan.sampling_rate) + ": ";
+  const std::string per_rank = " micro-steps of " +
+                               std::to_string(config.training.micro_batch_size) + " per rank at " +
+                               std::to_string(world_size) + " ranks";
+  std::string text = std::to_string(plan.units) +
+                     " privacy units (documents), q = " + number(plan.sampling_rate) + ": ";
   if (!plan.poisson)
-    return text + "fixed batches of " + count(p.batch_bound) + " (privacy.sampling shuffle), " +
-           count(p.micro_steps_bound) + per_rank;
+    return text + "fixed batches of " + std::to_string(p.batch_bound) +
+           " (privacy.sampling shuffle), " + std::to_string(p.micro_steps_bound) + per_rank;
   return text + "Poisson batches of " + number(plan.expected_batch) + " expected, more than " +
-         count(p.batch_bound) + " with probability " + tail_text() + " (" +
-         count(p.micro_steps_expected) + " and " + count(p.micro_steps_bound) + per_rank + ")";
+         std::to_string(p.batch_bound) + " with probability " + tail_text() + " (" +
+         std::to_string(p.micro_steps_expected) + " and " + std::to_string(p.micro_steps_bound) +
+         per_rank + ")";
 }
 
 // sigma, C, delta, the accountant and what the planned steps spend.
@@ -57,23 +55,26 @@ std::string budget_text(const config::Config& config, const PrivacySummary& p) {
          ", C = " + number(plan.max_grad_norm) + ", delta = " + number(plan.delta, "%.3g") +
          (config.privacy.delta.value ? " given" : " (auto: 1/n^1.2)") + ", " +
          privacy::accountant_kind_name(plan.accountant) +
-         " accountant: " + count(plan.planned_steps) + " steps spend epsilon " + number(p.epsilon);
+         " accountant: " + std::to_string(plan.planned_steps) + " steps spend epsilon " +
+         number(p.epsilon);
 }
 
 std::string bound_step_text(const PrivacySummary& p) {
   const std::string step = (p.plan->poisson ? "a step at the " + tail_text() + " batch bound"
                                             : std::string("a step of the fixed batch")) +
-                           " (B = " + count(p.batch_bound) + ", " + count(p.micro_steps_bound) +
-                           " micro-steps per rank)";
+                           " (B = " + std::to_string(p.batch_bound) + ", " +
+                           std::to_string(p.micro_steps_bound) + " micro-steps per rank)";
   if (!p.bound_step_seconds) return step + " was not measured (see memory.synthetic_step)";
   return step + " took " + number(*p.bound_step_seconds, "%.3g") + " s (synthetic step)";
 }
 
 std::string examples_text(const config::Config& config, const data::ExampleStatistics& e) {
-  std::string text = "examples: longest " + count(e.longest_example) + " tokens, " +
-                     count(e.truncated_examples) +
-                     " truncated to seq_len+1 = " + count(config.data.seq_len + 1) + " tokens";
-  if (e.truncated_examples > 0) text += " (losing " + count(e.truncated_tokens) + " tokens)";
+  std::string text = "examples: longest " + std::to_string(e.longest_example) + " tokens, " +
+                     std::to_string(e.truncated_examples) +
+                     " truncated to seq_len+1 = " + std::to_string(config.data.seq_len + 1) +
+                     " tokens";
+  if (e.truncated_examples > 0)
+    text += " (losing " + std::to_string(e.truncated_tokens) + " tokens)";
   return text + ", padding " + number(100 * e.padding_share, "%.1f") + "% of the inputs";
 }
 
@@ -173,17 +174,17 @@ Check check_privacy_budget(const PreflightContext& context, const PreflightRepor
     return numbered(Check::fail(
         kId, ExitCode::kUsage,
         "privacy.noise_multiplier " + number(plan.noise_multiplier) + " spends epsilon " +
-            number(p.epsilon) + " in " + count(plan.planned_steps) +
+            number(p.epsilon) + " in " + std::to_string(plan.planned_steps) +
             " steps, more than privacy.target_epsilon " + number(target) + "; " + facts,
         overspend_remediation(config, p)));
 
   std::vector<std::string> concerns, remedies;
   if (plan.units < kFewPrivacyUnits) {
-    concerns.push_back("only " + count(plan.units) +
+    concerns.push_back("only " + std::to_string(plan.units) +
                        " privacy units: with few examples the noise " +
                        "(sigma x C per element) is large against the summed clipped gradients, " +
                        "so private training costs much of the model's utility");
-    remedies.push_back("train on more examples (at least " + count(kFewPrivacyUnits) +
+    remedies.push_back("train on more examples (at least " + std::to_string(kFewPrivacyUnits) +
                        " documents), or accept a larger privacy.target_epsilon");
   }
   if (!plan.poisson) {

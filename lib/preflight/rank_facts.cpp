@@ -154,8 +154,7 @@ RankFacts collect_rank_facts(const comm::ProcessLayout& layout, const FactsReque
       "[preflight] rank facts: host {}, usable host memory {} (bound by {}), {} CPUs, "
       "{} GPUs",
       facts.host,
-      facts.memory.usable_bytes ? format_bytes(static_cast<double>(*facts.memory.usable_bytes))
-                                : std::string("unknown"),
+      facts.memory.usable_bytes ? format_bytes(*facts.memory.usable_bytes) : std::string("unknown"),
       facts.memory.bound_by.empty() ? "nothing readable" : facts.memory.bound_by, facts.usable_cpus,
       facts.gpus.devices.size());
   if (facts.checkpoint_dir && !facts.checkpoint_dir->writable)

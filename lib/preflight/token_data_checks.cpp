@@ -18,20 +18,8 @@ namespace {
 
 constexpr const char* kFirstBatchId = "data.first_batch";
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g s", seconds);
-  return text;
-}
-
 std::string check_id(const DatasetRef& dataset, const char* what) {
   return (dataset.role == "train" ? std::string("data") : dataset.role) + "." + what;
-}
-
-std::string percent(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * share);
-  return text;
 }
 
 // A file with /loss_mask must leave something to learn: the training file
@@ -70,10 +58,10 @@ Check targets_check(const std::string& id, const DatasetRef& dataset,
   const std::string where = dataset.role == "train" ? dataset.key + " " + dataset.path
                                                     : "the " + std::to_string(eval_batches) +
                                                           " held-out batches of " + dataset.path;
-  const std::string text = where + ": " + std::to_string(targets) + " of " +
-                           std::to_string(labels) + " labels" + kept + " are targets (" +
-                           percent(labels > 0 ? static_cast<double>(targets) / labels : 0.0) +
-                           ", /loss_mask)";
+  const std::string text =
+      where + ": " + std::to_string(targets) + " of " + std::to_string(labels) + " labels" + kept +
+      " are targets (" + format_percent(labels > 0 ? static_cast<double>(targets) / labels : 0.0) +
+      ", /loss_mask)";
   if (targets == 0)
     return Check::fail(id, ExitCode::kData, text + ": nothing to learn or score",
                        "prepare the data with answers (docs/data.md, Instruction and record data)");
@@ -98,7 +86,7 @@ Check packing_check(const std::string& id, const data::TokenDataset& tokens,
   text += " pack into " + std::to_string(stats.rows) +
           " rows of seq_len+1 = " + std::to_string(needs.seq_len + 1) + " (data.packing " +
           config::choice_name(needs.packing) + ", " + need + "); padding " +
-          percent(stats.padding_share) + " of the row tokens";
+          format_percent(stats.padding_share) + " of the row tokens";
   if (stats.truncated_documents > 0)
     text += "; " + std::to_string(stats.truncated_documents) + " documents longer than a row " +
             "lose " + std::to_string(stats.truncated_tokens) + " tokens to truncation";
@@ -262,7 +250,7 @@ Check check_first_batch(const PreflightContext& context, PreflightReport& report
         .with_numbers(std::nullopt, std::nullopt, deadline, "s");
   }
   report.dataloader.first_batch_s = *seconds;
-  return Check::pass(kFirstBatchId, ExitCode::kData, what + " in " + seconds_text(*seconds))
+  return Check::pass(kFirstBatchId, ExitCode::kData, what + " in " + format_seconds(*seconds))
       .with_numbers(std::nullopt, *seconds, deadline, "s");
 }
 

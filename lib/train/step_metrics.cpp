@@ -9,13 +9,7 @@
 #include "core/units.h"
 
 namespace nss::train {
-namespace {
-
-std::string bytes(std::int64_t value) {
-  return format_bytes(static_cast<double>(value));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 nlohmann::json to_json(const MemoryRecord& r) {
   nlohmann::json out = {{"event", "memory"},
@@ -40,14 +34,15 @@ std::string log_line(const MemoryRecord& r) {
           ? fmt::format(
                 "; offloaded to host: masters and moments {}, on the device their "
                 "compute-dtype copy {}",
-                bytes(r.state.offloaded_host), bytes(r.state.compute_shards))
+                format_bytes(r.state.offloaded_host), format_bytes(r.state.compute_shards))
           : std::string();
   return fmt::format(
       "model state on this rank: masters {}, gradients {} (during backward), AdamW moments {}, "
       "frozen base {} (NF4 {}); largest gathered unit {}; tensors now {}{}",
-      bytes(r.state.masters), bytes(r.state.gradients), bytes(r.state.moments),
-      bytes(r.state.frozen), bytes(r.state.quantized_base), bytes(r.state.largest_gathered_unit),
-      bytes(r.measured_tensor_bytes), offloaded);
+      format_bytes(r.state.masters), format_bytes(r.state.gradients), format_bytes(r.state.moments),
+      format_bytes(r.state.frozen), format_bytes(r.state.quantized_base),
+      format_bytes(r.state.largest_gathered_unit), format_bytes(r.measured_tensor_bytes),
+      offloaded);
 }
 
 nlohmann::json to_json(const StepRecord& r) {
@@ -72,19 +67,9 @@ std::string log_line(const StepRecord& r) {
              "step {}/{} | loss {:.4f} | lr {:.2e} | grad {:.3f} | {} targets | {:.0f} tok/s | "
              "{:.3f} s/step | mem {} (peak {}) | ETA {}",
              r.step, r.max_steps, r.outcome.loss, r.outcome.lr, r.outcome.grad_norm,
-             r.outcome.target_tokens, r.tokens_per_s, r.step_time_s, bytes(r.mem_bytes),
-             bytes(r.peak_mem_bytes), format_duration(r.eta_s)) +
+             r.outcome.target_tokens, r.tokens_per_s, r.step_time_s, format_bytes(r.mem_bytes),
+             format_bytes(r.peak_mem_bytes), format_duration(r.eta_s)) +
          (r.epsilon ? fmt::format(" | epsilon {:.3f}", *r.epsilon) : std::string());
-}
-
-std::string format_duration(double seconds) {
-  const auto total = static_cast<long long>(std::max(0.0, seconds));
-  char text[32];
-  if (total >= 3600)
-    std::snprintf(text, sizeof text, "%lldh%02lldm", total / 3600, total / 60 % 60);
-  else
-    std::snprintf(text, sizeof text, "%lldm%02llds", total / 60, total % 60);
-  return text;
 }
 
 StepMetrics::StepMetrics(std::vector<comm::Communicator*> comms, memory::MemoryMeter& meter,

@@ -43,9 +43,6 @@ struct StepRecord {
 nlohmann::json to_json(const StepRecord& record);
 std::string log_line(const StepRecord& record);
 
-/// "1h02m", "3m05s".
-std::string format_duration(double seconds);
-
 class StepMetrics {
  public:
   /// `comms`: every communicator the step uses (the host's, the shard and

@@ -90,8 +90,8 @@ MicroBatchTensors synthetic_micro_batch(const config::Config& config, std::int64
 ResourceError out_of_memory(const std::string& doing, std::int64_t limit_bytes) {
   std::string message = doing + " ran out of memory";
   if (limit_bytes > 0)
-    message += ": it needed more than the " + format_bytes(double(limit_bytes)) +
-               " of tensors one rank can hold";
+    message +=
+        ": it needed more than the " + format_bytes(limit_bytes) + " of tensors one rank can hold";
   return ResourceError("preflight", message,
                        "lower training.micro_batch_size, give each rank more memory, or use more "
                        "ranks (sharding divides the model and optimizer state)");

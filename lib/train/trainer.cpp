@@ -10,6 +10,7 @@
 #include "comm/agreement.h"
 #include "comm/stop_signal.h"
 #include "config/derived.h"
+#include "core/units.h"
 #include "data/data_loader.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"

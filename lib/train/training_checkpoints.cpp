@@ -165,7 +165,7 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
       "[checkpoint] resumed from {} (step {}, saved by {} ranks, now {}): read {} in "
       "{:.2f} s; {}",
       loaded->step_dir, loaded->step, loaded->saved_world_size, comm_.size(),
-      format_bytes(static_cast<double>(loaded->bytes_read)), loaded->seconds,
+      format_bytes(loaded->bytes_read), loaded->seconds,
       k.load_optimizer ? "optimizer state restored"
                        : "model weights only (checkpoint.load_optimizer: false)");
   last_saved_step_ = loaded->step;

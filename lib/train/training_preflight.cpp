@@ -27,16 +27,6 @@ constexpr const char* kSyntheticId = "memory.synthetic_step";
 constexpr const char* kParametersId = "model.parameters";
 constexpr const char* kPrivacyId = "privacy.budget";
 
-std::string bytes(double value) {
-  return format_bytes(value);
-}
-
-std::string signed_percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", fraction * 100);
-  return text;
-}
-
 // Tensor bytes one rank may hold at micro-batch `micro`: the budget less what
 // the rank needs besides tensors (nullopt: no budget known, no cap).
 std::optional<std::int64_t> tensor_allowance(const preflight::PreflightContext& context,
@@ -136,8 +126,8 @@ std::unique_ptr<SyntheticTraining> build_synthetic(const preflight::PreflightCon
                                      context.packed_row_spans)
           .state_bytes;
   if (cap && state > static_cast<std::uint64_t>(*cap)) {
-    error = "the model and optimizer state alone (" + bytes(double(state)) + ") exceed the " +
-            bytes(double(*cap)) + " of tensors one rank can hold";
+    error = "the model and optimizer state alone (" + format_bytes(state) + ") exceed the " +
+            format_bytes(*cap) + " of tensors one rank can hold";
     return nullptr;
   }
   try {
@@ -176,8 +166,8 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
   if (cap && *cap <= training.state_bytes()) {
     findings.failure = "the synthetic step at micro_batch_size " + std::to_string(m) +
                        " ran out of memory: the model state alone (" +
-                       bytes(double(training.state_bytes())) + ") fills the " +
-                       bytes(double(*cap)) + " of tensors one rank can hold";
+                       format_bytes(training.state_bytes()) + ") fills the " + format_bytes(*cap) +
+                       " of tensors one rank can hold";
     return measurement;
   }
   SyntheticStepRequest request;
@@ -200,8 +190,8 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
     findings.failure = "the synthetic step at micro_batch_size " + std::to_string(m) +
                        " ran out of memory: the batch tensors of its " +
                        std::to_string(accumulation) + " micro-batches (" +
-                       bytes(double(unmeasured)) + ") and the model state fill the " +
-                       bytes(double(*cap)) + " of tensors one rank can hold";
+                       format_bytes(unmeasured) + ") and the model state fill the " +
+                       format_bytes(*cap) + " of tensors one rank can hold";
     return measurement;
   }
   request.steps = config.preflight.synthetic_steps;
@@ -217,16 +207,16 @@ preflight::MemoryMeasurement measure(const preflight::PreflightContext& context,
                                        context.packed_row_spans)
             .peak_bytes;
     findings.detail += (findings.detail.empty() ? "" : "; ") + std::string("micro_batch_size ") +
-                       std::to_string(m) + ": " + bytes(double(peak)) +
+                       std::to_string(m) + ": " + format_bytes(peak) +
                        " of tensors in the last of " + std::to_string(request.steps) + " steps (" +
                        std::to_string(request.micro_steps) +
                        (unmeasured > 0 || accumulation > request.micro_steps
                             ? " of " + std::to_string(accumulation) +
                                   " micro-steps each computed, the others' batch tensors (" +
-                                  bytes(double(unmeasured)) + ") from the memory model"
+                                  format_bytes(unmeasured) + ") from the memory model"
                             : std::string(" micro-steps each")) +
-                       "), predicted " + bytes(double(predicted)) + " (" +
-                       signed_percent(double(predicted) / double(peak) - 1) + ")";
+                       "), predicted " + format_bytes(predicted) + " (" +
+                       format_percent(double(predicted) / double(peak) - 1, 1, true) + ")";
   } catch (const ResourceError& e) {
     if (m == config.training.micro_batch_size || findings.failure.empty())
       findings.failure = e.message();
@@ -262,13 +252,14 @@ preflight::Check synthetic_step_check(const preflight::PreflightContext& context
   const double deviation = double(predicted) / double(*mine.tensor_peak_bytes) - 1;
   // The budget trusts the measurement; a model this far off misleads only
   // at the sizes it extrapolates to.
-  Check check = std::abs(deviation) <= kModelTolerance
-                    ? Check::pass(kSyntheticId, ExitCode::kResources, message)
-                    : Check::warn(kSyntheticId, ExitCode::kResources,
-                                  message + "; the memory model is " + signed_percent(deviation) +
-                                      " off the measurement here, which decides the budget",
-                                  "nothing to do for this run; please report the configuration "
-                                  "(preflight.json) so the memory model can learn it");
+  Check check =
+      std::abs(deviation) <= kModelTolerance
+          ? Check::pass(kSyntheticId, ExitCode::kResources, message)
+          : Check::warn(kSyntheticId, ExitCode::kResources,
+                        message + "; the memory model is " + format_percent(deviation, 1, true) +
+                            " off the measurement here, which decides the budget",
+                        "nothing to do for this run; please report the configuration "
+                        "(preflight.json) so the memory model can learn it");
   return check.with_numbers(double(predicted), double(*mine.tensor_peak_bytes), threshold, "bytes");
 }
 

@@ -91,6 +91,21 @@ TEST(Units, ParsesAndFormatsByteSizes) {
   EXPECT_THROW(parse_bytes("4 parsecs"), UsageError);
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(1536.0 * 1024 * 1024), "1.50 GiB");
+  EXPECT_EQ(format_bytes(std::uint64_t{3} << 30), "3.00 GiB");
+  EXPECT_EQ(format_bytes(std::int64_t{-2048}), "-2.00 KiB");
+}
+
+TEST(Units, FormatsSharesSecondsAndDurations) {
+  EXPECT_EQ(format_percent(0.125), "12.5%");
+  EXPECT_EQ(format_percent(0.125, 0), "12%");
+  EXPECT_EQ(format_percent(0.012, 1, true), "+1.2%");
+  EXPECT_EQ(format_percent(-0.036, 1, true), "-3.6%");
+  EXPECT_EQ(format_seconds(0.12345), "0.123 s");
+  EXPECT_EQ(format_seconds(42), "42 s");
+  EXPECT_EQ(format_seconds(60, 1), "60.0 s");
+  EXPECT_EQ(format_duration(185), "3m05s");
+  EXPECT_EQ(format_duration(7620), "2h07m");
+  EXPECT_EQ(format_duration(-5), "0m00s");
 }
 
 TEST(Fs, AtomicWriteReplacesWholeFile) {
