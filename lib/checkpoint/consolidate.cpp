@@ -62,7 +62,7 @@ void check_options(const ConsolidateOptions& options) {
 
 // Streams every tensor of `tensors` into `out` at the offsets given, converting
 // floating types, with read and conversion windows inside the budget.
-void stream_tensors(CheckpointReader& reader, const std::vector<OutputTensor>& tensors,
+void stream_tensors(CheckpointReader& reader, const std::vector<TensorSpec>& tensors,
                     const std::map<std::string, std::uint64_t>& offsets, std::uint64_t budget,
                     OutputFile& out) {
   // One read window plus one converted window (up to 4x larger for 16-bit to
@@ -91,7 +91,7 @@ void stream_tensors(CheckpointReader& reader, const std::vector<OutputTensor>& t
 
 // Every tensor, optimizer state included, into one HDF5 file; returns bytes written.
 std::uint64_t write_hdf5(CheckpointReader& reader, const ConsolidateOptions& options) {
-  std::vector<OutputTensor> tensors;
+  std::vector<TensorSpec> tensors;
   for (const auto& [name, record] : reader.index().tensors)
     tensors.push_back({name, record.shape,
                        hf::is_convertible_float(record.dtype) ? options.dtype : record.dtype});

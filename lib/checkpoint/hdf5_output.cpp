@@ -30,7 +30,7 @@ void write_int_attribute(hid_t object, const char* name, std::int64_t value,
 }
 
 std::map<std::string, std::uint64_t> lay_out(const std::string& path,
-                                             const std::vector<OutputTensor>& tensors,
+                                             const std::vector<TensorSpec>& tensors,
                                              std::int64_t step, const nlohmann::json& state,
                                              bool file_locking) {
   silence_h5_errors();
@@ -79,7 +79,7 @@ std::map<std::string, std::uint64_t> lay_out(const std::string& path,
 }  // namespace
 
 std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
-                                                        const std::vector<OutputTensor>& tensors,
+                                                        const std::vector<TensorSpec>& tensors,
                                                         std::int64_t step,
                                                         const nlohmann::json& state,
                                                         bool file_locking) {

@@ -12,23 +12,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/layout.h"
 #include "core/dtype.h"
 
 namespace nss::checkpoint {
-
-/// A tensor as it appears in an output file.
-struct OutputTensor {
-  std::string name;
-  std::vector<std::int64_t> shape;
-  DType dtype = DType::kFloat32;
-};
 
 /// Lays out the HDF5 file at `path` (an empty file: OutputFile's temporary
 /// one) with every tensor's dataset and returns each tensor's byte offset in
 /// the file (tensors without elements are absent). Any failure is an
 /// output_location_error (exit 2) with HDF5's reason: this writes only the output.
 std::map<std::string, std::uint64_t> layout_hdf5_output(const std::string& path,
-                                                        const std::vector<OutputTensor>& tensors,
+                                                        const std::vector<TensorSpec>& tensors,
                                                         std::int64_t step,
                                                         const nlohmann::json& state,
                                                         bool file_locking);
