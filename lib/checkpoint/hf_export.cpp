@@ -15,12 +15,12 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/output_location.h"
-#include "fsdp/sharded_state_layout.h"
 #include "hf/element_convert.h"
 #include "hf/hf_config.h"
 #include "hf/hf_weights_writer.h"
 #include "hf/tokenizer_files.h"
 #include "hf/weight_files.h"
+#include "layout/sharded_state_layout.h"
 #include "model/param_spec.h"
 #include "privacy/privacy_report.h"
 
@@ -227,11 +227,11 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
 
   std::vector<std::string> names;
   for (const auto& [name, record] : reader.index().tensors)
-    if (!fsdp::is_optimizer_state(name) && (!model.lora || is_lora_tensor(name)))
+    if (!layout::is_optimizer_state(name) && (!model.lora || is_lora_tensor(name)))
       names.push_back(name);
   if (model.lora) {
     for (const auto& [name, record] : reader.index().tensors)
-      if (!fsdp::is_optimizer_state(name) && !is_lora_tensor(name))
+      if (!layout::is_optimizer_state(name) && !is_lora_tensor(name))
         spdlog::warn(
             "[consolidate] {} is not an adapter weight and is not in the adapter output; "
             "use --merge-lora to include it",

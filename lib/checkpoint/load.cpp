@@ -15,7 +15,7 @@
 #include "comm/agreement.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 
 namespace fs = std::filesystem;
 
@@ -57,14 +57,14 @@ std::optional<Refusal> target_mismatch(const CheckpointIndex& index,
                                        const std::string& step_dir, bool load_optimizer) {
   const char* start_fresh = "start fresh in another checkpoint.dir (or move its steps away)";
   for (const auto& t : tensors) {
-    if (fsdp::is_optimizer_state(t.name) && !load_optimizer) continue;
+    if (layout::is_optimizer_state(t.name) && !load_optimizer) continue;
     const auto it = index.tensors.find(t.name);
     if (it == index.tensors.end())
       return Refusal{
           step_dir + " has no tensor " + t.name +
               ": it was written for another model "
               "or configuration",
-          fsdp::is_optimizer_state(t.name)
+          layout::is_optimizer_state(t.name)
               ? std::string("set checkpoint.load_optimizer: false to load the model only")
               : std::string("resume with the configuration it was saved with "
                             "(metadata.json state.config), or ") +
@@ -116,7 +116,7 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
     for (const auto& buffer : buffers) {
       char* base = static_cast<char*>(buffer.data);
       for (const auto& piece : buffer.pieces) {
-        if (fsdp::is_optimizer_state(piece.tensor) && !options.load_optimizer) continue;
+        if (layout::is_optimizer_state(piece.tensor) && !options.load_optimizer) continue;
         reader.read(piece.tensor, piece.tensor_offset, piece.length,
                     base + piece.buffer_offset * dtype_size(buffer.dtype));
       }

@@ -9,10 +9,10 @@
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "core/units.h"
-#include "fsdp/sharded_state_layout.h"
 #include "hf/element_convert.h"
 #include "hf/pretrained_directory.h"
 #include "hf/weight_files.h"
+#include "layout/sharded_state_layout.h"
 #include "quant/nf4_storage.h"
 
 namespace nss::checkpoint {
@@ -45,7 +45,7 @@ LoraMerger::LoraMerger(CheckpointReader& reader, const std::string& base_dir, do
   }
   std::uint64_t largest_a = 0;
   for (const auto& [name, record] : reader.index().tensors) {
-    if (fsdp::is_optimizer_state(name) || !is_lora_tensor(name) ||
+    if (layout::is_optimizer_state(name) || !is_lora_tensor(name) ||
         name.compare(name.size() - std::string(kLoraASuffix).size(), std::string::npos,
                      kLoraASuffix) != 0)
       continue;

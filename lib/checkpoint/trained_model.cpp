@@ -3,7 +3,7 @@
 #include "checkpoint/layout.h"
 #include "config/load.h"
 #include "core/error.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 
 namespace nss::checkpoint {
 namespace {
@@ -22,7 +22,7 @@ bool is_lora_tensor(const std::string& name) {
 TrainedModel trained_model(const CheckpointIndex& index, const std::string& origin) {
   TrainedModel model;
   for (const auto& [name, tensor] : index.tensors)
-    if (!fsdp::is_optimizer_state(name) && is_lora_tensor(name)) model.lora = true;
+    if (!layout::is_optimizer_state(name) && is_lora_tensor(name)) model.lora = true;
   const auto& state = index.state;
   if (state.contains("config")) {
     if (!state["config"].is_string())

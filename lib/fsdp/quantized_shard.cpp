@@ -48,7 +48,7 @@ torch::Tensor dynamic_map_tensor() {
 
 }  // namespace
 
-QuantizedShard::QuantizedShard(const FlatLayout& layout, int rank, bool double_quant,
+QuantizedShard::QuantizedShard(const layout::FlatLayout& layout, int rank, bool double_quant,
                                torch::Device device)
     : pieces_(layout.quantized_pieces(rank)),
       shard_(layout.quantized_shard_size()),

@@ -1,4 +1,4 @@
-// This rank's shard of a unit's NF4 base (FlatLayout's quantised buffer,
+// This rank's shard of a unit's NF4 base (layout::FlatLayout's quantised buffer,
 // QLoRA): the packed 4-bit codes and the block scales of the elements it
 // owns, on the compute device. It is filled once from fp32 slices
 // (quantize), gathered as those bytes (start_gather: about 4.5 bits per
@@ -18,7 +18,7 @@
 #include <torch/types.h>
 
 #include "comm/communicator.h"
-#include "fsdp/flat_layout.h"
+#include "layout/flat_layout.h"
 
 namespace nss::fsdp {
 
@@ -33,7 +33,8 @@ struct InFlightGather {
 class QuantizedShard {
  public:
   /// Rank `rank`'s shard of `layout`'s quantised buffer, zero until quantize().
-  QuantizedShard(const FlatLayout& layout, int rank, bool double_quant, torch::Device device);
+  QuantizedShard(const layout::FlatLayout& layout, int rank, bool double_quant,
+                 torch::Device device);
 
   /// Quantises this rank's shard, locally (DataError on NaN or Inf): `host`
   /// holds quantized_shard_size() fp32 values at their shard offsets
@@ -67,7 +68,7 @@ class QuantizedShard {
   torch::Tensor dequantize_with_torch(const InFlightGather& gathered, torch::Dtype dtype) const;
 
   std::vector<Tensor> tensors_;
-  std::vector<ShardPiece> pieces_;
+  std::vector<layout::ShardPiece> pieces_;
   std::int64_t shard_ = 0, padded_ = 0;
   bool double_quant_;
   torch::Device device_;

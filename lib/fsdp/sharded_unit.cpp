@@ -35,7 +35,7 @@ torch::Tensor gradient_anchor(std::int64_t shard, const torch::Device& device) {
 
 }  // namespace
 
-ShardedUnit::ShardedUnit(std::string label, FlatLayout layout, ShardComms comms,
+ShardedUnit::ShardedUnit(std::string label, layout::FlatLayout layout, ShardComms comms,
                          ShardOptions options)
     : label_(std::move(label)),
       layout_(std::move(layout)),
@@ -230,8 +230,8 @@ std::vector<torch::Tensor> ShardedUnit::views(const torch::Tensor& trainable_ful
   std::vector<torch::Tensor> views;
   views.reserve(layout_.params().size());
   for (std::size_t i = 0; i < layout_.params().size(); ++i) {
-    const FlatSlot& slot = layout_.slot(i);
-    const FlatParam& param = layout_.params()[i];
+    const layout::FlatSlot& slot = layout_.slot(i);
+    const layout::FlatParam& param = layout_.params()[i];
     const torch::Tensor& buffer = slot.quantized   ? quantized_full
                                   : slot.trainable ? trainable_full
                                                    : frozen_full;

@@ -27,10 +27,10 @@
 
 #include "comm/communicator.h"
 #include "config/choices.h"
-#include "fsdp/flat_layout.h"
 #include "fsdp/kept_segments.h"
 #include "fsdp/per_example_gradients.h"
 #include "fsdp/quantized_shard.h"
+#include "layout/flat_layout.h"
 
 namespace nss::fsdp {
 
@@ -86,7 +86,7 @@ inline constexpr FlatBuffer kFlatBuffers[] = {FlatBuffer::kTrainable, FlatBuffer
                                               FlatBuffer::kQuantized};
 
 /// The unit's forward on gathered parameters: `params` are views in
-/// FlatLayout::params() order, followed by the tied unit's parameters when
+/// layout::FlatLayout::params() order, followed by the tied unit's parameters when
 /// there is one. Must be deterministic: backward recomputes it. `kept` is
 /// non-null in the forward and the recompute of a selective recompute: the
 /// compute runs the segments it wants kept through fsdp::run_segment.
@@ -95,13 +95,13 @@ using UnitCompute = std::function<torch::Tensor(
 
 /// Writes elements [offset, offset + count) of a parameter's row-major
 /// flattening as fp32 (deterministic init, or slices of pretrained files).
-using ParamFiller = std::function<void(const FlatParam& param, std::int64_t offset,
+using ParamFiller = std::function<void(const layout::FlatParam& param, std::int64_t offset,
                                        std::int64_t count, float* out)>;
 
 class ShardedUnit {
  public:
   /// `layout` is for the shard group's size.
-  ShardedUnit(std::string label, FlatLayout layout, ShardComms comms, ShardOptions options);
+  ShardedUnit(std::string label, layout::FlatLayout layout, ShardComms comms, ShardOptions options);
 
   /// Fills this rank's shards from `filler`, reading only the ranges it owns:
   /// fill() (local; it may fail on one rank, e.g. a damaged slice), then
@@ -116,7 +116,7 @@ class ShardedUnit {
                       ShardedUnit* tied = nullptr);
 
   const std::string& label() const { return label_; }
-  const FlatLayout& layout() const { return layout_; }
+  const layout::FlatLayout& layout() const { return layout_; }
   const ShardOptions& options() const { return options_; }
   /// The shard group's communicator (this rank's shard is comm().rank()).
   comm::Communicator& comm() { return comm_; }
@@ -184,7 +184,7 @@ class ShardedUnit {
   void wait(const InFlightGather& gather);
 
   std::string label_;
-  FlatLayout layout_;
+  layout::FlatLayout layout_;
   ShardComms comms_;
   comm::Communicator& comm_;  // *comms_.shard
   ShardOptions options_;

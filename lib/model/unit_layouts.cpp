@@ -18,17 +18,17 @@ bool weight_decayed(ParamRole role, bool decay_embeddings) {
   return false;
 }
 
-fsdp::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
-                             bool decay_embeddings, int unit, int world_size) {
-  std::vector<fsdp::FlatParam> params;
+layout::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
+                               bool decay_embeddings, int unit, int world_size) {
+  std::vector<layout::FlatParam> params;
   for (const auto& spec : unit_parameters(model, lora, unit))
     params.push_back({spec.name, spec.shape, spec.trainable,
                       weight_decayed(spec.role, decay_embeddings), spec.quantized});
-  return fsdp::FlatLayout(std::move(params), world_size);
+  return layout::FlatLayout(std::move(params), world_size);
 }
 
-std::vector<fsdp::FlatLayout> unit_layouts(const config::Config& config, int world_size) {
-  std::vector<fsdp::FlatLayout> layouts;
+std::vector<layout::FlatLayout> unit_layouts(const config::Config& config, int world_size) {
+  std::vector<layout::FlatLayout> layouts;
   const int shard_ranks = config::shard_group_ranks(config.parallel, world_size);
   for (int u = 0; u < num_units(config.model); ++u)
     layouts.push_back(unit_layout(config.model, config.training.lora,

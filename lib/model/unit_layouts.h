@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "fsdp/flat_layout.h"
+#include "layout/flat_layout.h"
 #include "model/param_spec.h"
 
 namespace nss::model {
@@ -18,13 +18,13 @@ namespace nss::model {
 bool weight_decayed(ParamRole role, bool decay_embeddings);
 
 /// Unit `unit`'s flat layout at `world_size` ranks (unit_parameters order).
-fsdp::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
-                             bool decay_embeddings, int unit, int world_size);
+layout::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
+                               bool decay_embeddings, int unit, int world_size);
 
 /// Every unit's layout for the configured model in a job of `world_size`
 /// ranks: sharded over its shard group (parallel.shard_group_size ranks under
 /// hybrid sharding, else all of them).
-std::vector<fsdp::FlatLayout> unit_layouts(const config::Config& config, int world_size);
+std::vector<layout::FlatLayout> unit_layouts(const config::Config& config, int world_size);
 
 /// "unit 0 (embedding)", "unit 3 (block 2)", "unit 5 (head)".
 std::string unit_label(int unit, int units);

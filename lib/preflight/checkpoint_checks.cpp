@@ -9,7 +9,7 @@
 #include "checkpoint/verify.h"
 #include "config/derived.h"
 #include "core/units.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 
 namespace nss::preflight {
@@ -42,7 +42,7 @@ std::uint64_t predicted_checkpoint_bytes(const config::Config& config, int world
   // Every shard has the same (padded) size and is written once: by its rank,
   // or under hybrid sharding 1/R of it by each of its R replicas.
   const auto per_shard = static_cast<std::uint64_t>(
-      fsdp::ShardedStateLayout(model::unit_layouts(config, world_size), 0).saved_bytes());
+      layout::ShardedStateLayout(model::unit_layouts(config, world_size), 0).saved_bytes());
   const auto shards =
       static_cast<std::uint64_t>(config::shard_group_ranks(config.parallel, world_size));
   return shards * per_shard + static_cast<std::uint64_t>(world_size) * kRankFileOverheadBytes;

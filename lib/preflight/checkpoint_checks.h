@@ -12,7 +12,7 @@
 namespace nss::preflight {
 
 /// Bytes of one checkpoint of the whole job: every rank's fp32 masters and
-/// AdamW moments (fsdp::ShardedStateLayout::saved_bytes) plus each rank
+/// AdamW moments (layout::ShardedStateLayout::saved_bytes) plus each rank
 /// file's HDF5 overhead.
 std::uint64_t predicted_checkpoint_bytes(const config::Config& config, int world_size);
 

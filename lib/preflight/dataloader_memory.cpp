@@ -6,7 +6,7 @@
 
 #include "core/units.h"
 #include "data/loader_memory.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 
 namespace nss::preflight {
@@ -109,7 +109,7 @@ std::uint64_t dataloader_bytes_per_rank(const config::Config& config) {
 std::uint64_t checkpoint_host_copy_bytes(const PreflightContext& context) {
   if (context.device != DeviceKind::kCuda) return 0;
   return static_cast<std::uint64_t>(
-      fsdp::ShardedStateLayout(model::unit_layouts(context.config, context.world_size), 0)
+      layout::ShardedStateLayout(model::unit_layouts(context.config, context.world_size), 0)
           .saved_bytes());
 }
 

@@ -19,11 +19,11 @@ std::string id(const char* what, int unit) {
 
 }  // namespace
 
-GatherReplay::GatherReplay(MemoryTimeline& timeline, const fsdp::ShardedStateLayout& state,
+GatherReplay::GatherReplay(MemoryTimeline& timeline, const layout::ShardedStateLayout& state,
                            Options options)
     : t_(timeline), state_(state), o_(options), last_(static_cast<int>(state.units().size()) - 1) {}
 
-const fsdp::FlatLayout& GatherReplay::layout(int unit) const {
+const layout::FlatLayout& GatherReplay::layout(int unit) const {
   return state_.units()[static_cast<std::size_t>(unit)];
 }
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "preflight/memory_timeline.h"
 
 namespace nss::preflight {
@@ -23,7 +23,7 @@ class GatherReplay {
     bool tied = false;                // the head gathers the embedding too
   };
 
-  GatherReplay(MemoryTimeline& timeline, const fsdp::ShardedStateLayout& state, Options options);
+  GatherReplay(MemoryTimeline& timeline, const layout::ShardedStateLayout& state, Options options);
 
   /// `unit`'s gathered buffers under `prefix` + "params" (the head's tied
   /// embedding under `prefix` + "tied"): taken from a prefetch when one
@@ -35,7 +35,7 @@ class GatherReplay {
   void release(const std::string& prefix);
 
  private:
-  const fsdp::FlatLayout& layout(int unit) const;
+  const layout::FlatLayout& layout(int unit) const;
   bool quantized(int unit) const;
   std::uint64_t gathered_elements(int unit) const;
   std::uint64_t gathered_nf4_bytes(int unit) const;
@@ -44,7 +44,7 @@ class GatherReplay {
   void dequantize(int unit, const std::string& name);
 
   MemoryTimeline& t_;
-  const fsdp::ShardedStateLayout& state_;
+  const layout::ShardedStateLayout& state_;
   Options o_;
   int last_;
 };

@@ -7,7 +7,7 @@
 #include "config/derived.h"
 #include "core/units.h"
 #include "data/loader_memory.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/memory_model.h"
 #include "preflight/pinned_memory.h"
@@ -158,7 +158,8 @@ std::vector<MemoryComponent> memory_extras(const PreflightContext& context,
     const int replicas =
         context.world_size / config::shard_group_ranks(config.parallel, context.world_size);
     staging = static_cast<std::uint64_t>(
-        fsdp::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0).saved_bytes() /
+        layout::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0)
+            .saved_bytes() /
         replicas);
   }
   extras.push_back({"async_checkpoint_staging", staging});
@@ -367,8 +368,8 @@ std::optional<Check> check_pinned_host_memory(const PreflightContext& context) {
     return std::nullopt;
   PinnedMemoryInput input;
   input.shard_elements = static_cast<std::uint64_t>(
-      fsdp::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0)
-          .bytes(fsdp::StateTensor::kMaster) /
+      layout::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0)
+          .bytes(layout::StateTensor::kMaster) /
       4);
   input.warn_fraction = config.preflight.host_memory_warn_fraction;
   input.fail_fraction = config.preflight.host_memory_fail_fraction;

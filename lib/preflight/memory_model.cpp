@@ -4,7 +4,7 @@
 
 #include "config/derived.h"
 #include "config/size_checks.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "optim/offload_plan.h"
 #include "preflight/gather_replay.h"
@@ -18,11 +18,11 @@ namespace {
 using Part = MemoryPart;
 
 // The sharded state's fp32 master is counted apart from the optimizer's tensors.
-Part part_of(fsdp::StateTensor kind) {
-  return kind == fsdp::StateTensor::kMaster ? Part::kMasters : Part::kOptimizerState;
+Part part_of(layout::StateTensor kind) {
+  return kind == layout::StateTensor::kMaster ? Part::kMasters : Part::kOptimizerState;
 }
 
-std::string state_id(fsdp::StateTensor kind, int unit) {
+std::string state_id(layout::StateTensor kind, int unit) {
   return "state" + std::to_string(static_cast<int>(kind)) + "." + std::to_string(unit);
 }
 
@@ -109,7 +109,7 @@ class StepReplay {
 
  private:
   std::string id(const char* what, int unit) const { return what + std::to_string(unit); }
-  const fsdp::FlatLayout& layout(int unit) const {
+  const layout::FlatLayout& layout(int unit) const {
     return state_.units()[static_cast<std::size_t>(unit)];
   }
   bool trainable(int unit) const { return layout(unit).numel(true) > 0; }
@@ -151,7 +151,7 @@ class StepReplay {
     t_.set_phase("model and optimizer state");
     for (int u = 0; u <= last_; ++u) {
       const auto unit = static_cast<std::size_t>(u);
-      for (const fsdp::StateTensor kind : fsdp::kStateTensors) {
+      for (const layout::StateTensor kind : layout::kStateTensors) {
         if (offloaded_) {  // in pinned host memory
           pinned_host_bytes_ += u64(state_.bytes(unit, kind));
           continue;
@@ -360,7 +360,7 @@ class StepReplay {
 
   const config::Config& config_;
   UnitShapes s_;
-  fsdp::ShardedStateLayout state_;
+  layout::ShardedStateLayout state_;
   std::uint64_t world_, c_;
   int last_;
   bool tied_;

@@ -2,7 +2,7 @@
 // world size, the device kind and the micro-batch size, without libtorch. It
 // replays one optimizer step of one rank (rank 0's shards) on a
 // MemoryTimeline at the granularity of FSDP units — the sharded state
-// (fsdp::ShardedStateLayout), each unit's gather, prefetch, forward,
+// (layout::ShardedStateLayout), each unit's gather, prefetch, forward,
 // recompute, backward and gradient reduction, and the AdamW update (with
 // parallel.offload_optimizer on a GPU: host state, device staging); a
 // private run's DP-SGD step with its per-example gradients and clipped sums

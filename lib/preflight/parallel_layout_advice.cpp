@@ -64,7 +64,7 @@ double dtype_bytes(const config::Config& config, DeviceKind device) {
 
 // Forward FLOPs per token of a unit's weights: 2 per element of its matrices
 // (the embedding lookup costs nothing).
-double matrix_flops(const fsdp::FlatLayout& layout) {
+double matrix_flops(const layout::FlatLayout& layout) {
   double elements = 0;
   for (const auto& p : layout.params())
     if (p.shape.size() == 2) elements += static_cast<double>(p.numel());
@@ -151,18 +151,18 @@ std::vector<UnitCost> unit_costs(const config::Config& config, DeviceKind device
   const double compute_bytes = dtype_bytes(config, device);
   const bool double_quant = config.training.lora.double_quant;
   const auto& m = config.model;
-  std::vector<fsdp::FlatLayout> layouts;
+  std::vector<layout::FlatLayout> layouts;
   for (int u = 0; u < model::num_units(m); ++u)
     layouts.push_back(model::unit_layout(m, config.training.lora,
                                          config.training.weight_decay_embeddings, u, shard_group));
-  const auto gathered = [&](const fsdp::FlatLayout& l) {
+  const auto gathered = [&](const layout::FlatLayout& l) {
     return static_cast<double>(l.padded(true) + l.padded(false)) * compute_bytes +
            static_cast<double>(quant::nf4_storage(l.quantized_padded(), double_quant).total());
   };
   const double attention = attention_flops_weight(config);
   std::vector<UnitCost> units;
   for (std::size_t u = 0; u < layouts.size(); ++u) {
-    const fsdp::FlatLayout& l = layouts[u];
+    const layout::FlatLayout& l = layouts[u];
     UnitCost cost;
     cost.gathered_bytes = gathered(l);
     cost.reduced_bytes = static_cast<double>(l.padded(true)) * kReduceBytes;
@@ -177,7 +177,7 @@ std::vector<UnitCost> unit_costs(const config::Config& config, DeviceKind device
       if (m.tie_word_embeddings) {
         // The head gathers the embedding again and reduces its gradient
         // there; its optimizer state stays with the embedding unit.
-        const fsdp::FlatLayout& embedding = layouts.front();
+        const layout::FlatLayout& embedding = layouts.front();
         cost.gathered_bytes += gathered(embedding);
         cost.reduced_bytes += static_cast<double>(embedding.padded(true)) * kReduceBytes;
         cost.replica_reduced_bytes +=

@@ -22,7 +22,7 @@ std::string clipped_sum_id(int unit) {
 // A parameter at a time: converted to fp32 (bf16 runs), then its squared
 // norms in fp64. Autograd hands each gradient as a transposed view, so
 // flattening it copies: the copy, its fp64 cast and square live together.
-void hold_per_example(MemoryTimeline& t, const fsdp::FlatLayout& layout, int unit,
+void hold_per_example(MemoryTimeline& t, const layout::FlatLayout& layout, int unit,
                       const std::string& grads_prefix, std::int64_t rows,
                       std::int64_t compute_bytes) {
   t.free_matching(grads_prefix);
@@ -46,11 +46,11 @@ void hold_per_example(MemoryTimeline& t, const fsdp::FlatLayout& layout, int uni
 // Each parameter's clipped gradient (its per-example gradients copied
 // contiguous for the product) is added to its sum, the new sum beside the
 // old; then its per-example gradients go.
-void clip_per_example(MemoryTimeline& t, const std::vector<fsdp::FlatLayout>& units,
+void clip_per_example(MemoryTimeline& t, const std::vector<layout::FlatLayout>& units,
                       std::int64_t rows) {
   t.set_phase("per-example clipping");
   for (int u = static_cast<int>(units.size()) - 1; u >= 0; --u) {  // in the backward's order
-    const fsdp::FlatLayout& layout = units[static_cast<std::size_t>(u)];
+    const layout::FlatLayout& layout = units[static_cast<std::size_t>(u)];
     const auto& params = layout.params();
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (!t.live(per_example_id(u, i))) continue;

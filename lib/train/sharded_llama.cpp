@@ -69,7 +69,7 @@ void ShardedLlama::initialize(const model::InitialWeights& weights) {
   std::vector<std::vector<model::ParamSpec>> specs;
   for (int u = 0; u < units; ++u) specs.push_back(model::unit_parameters(model_, lora_, u));
   initialize(
-      [&](const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
+      [&](const layout::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
         for (const auto& unit_specs : specs)
           for (const auto& spec : unit_specs)
             if (spec.name == param.name) return weights.fill(spec, offset, count, out);

@@ -10,8 +10,8 @@
 namespace nss::train {
 namespace {
 
-std::vector<fsdp::FlatLayout> unit_layouts(ShardedLlama& model) {
-  std::vector<fsdp::FlatLayout> layouts;
+std::vector<layout::FlatLayout> unit_layouts(ShardedLlama& model) {
+  std::vector<layout::FlatLayout> layouts;
   for (const auto& unit : model.units()) layouts.push_back(unit->layout());
   return layouts;
 }
@@ -54,19 +54,19 @@ ShardedState::ShardedState(ShardedLlama& model)
 
 ShardedState::~ShardedState() = default;
 
-torch::Tensor& ShardedState::tensor(std::size_t unit, fsdp::StateTensor kind) {
+torch::Tensor& ShardedState::tensor(std::size_t unit, layout::StateTensor kind) {
   switch (kind) {
-    case fsdp::StateTensor::kMaster:
+    case layout::StateTensor::kMaster:
       return model_.units().at(unit)->master();
-    case fsdp::StateTensor::kExpAvg:
+    case layout::StateTensor::kExpAvg:
       return exp_avg_.at(unit);
-    case fsdp::StateTensor::kExpAvgSq:
+    case layout::StateTensor::kExpAvgSq:
       return exp_avg_sq_.at(unit);
   }
   throw InternalError("train", "unknown state tensor kind");
 }
 
-std::vector<torch::Tensor> ShardedState::tensors(fsdp::StateTensor kind) {
+std::vector<torch::Tensor> ShardedState::tensors(layout::StateTensor kind) {
   std::vector<torch::Tensor> out;
   for (std::size_t u = 0; u < model_.units().size(); ++u) out.push_back(tensor(u, kind));
   return out;
@@ -109,7 +109,7 @@ void ShardedState::update(const optim::AdamW& adamw, double lr) {
 
 const std::vector<checkpoint::ShardBuffer>& ShardedState::checkpoint_buffers() {
   if (mirror_) return buffers_;
-  const std::vector<fsdp::StateBuffer> layout = layout_.buffers();
+  const std::vector<layout::StateBuffer> layout = layout_.buffers();
   std::vector<torch::Tensor> saved;
   for (const auto& buffer : layout) saved.push_back(tensor(buffer.unit, buffer.kind));
   mirror_ = std::make_unique<HostMirror>(saved);
@@ -127,10 +127,10 @@ const std::vector<checkpoint::ShardBuffer>& ShardedState::saved_buffers() {
 }
 
 std::vector<checkpoint::ShardBuffer> ShardedState::host_buffers(
-    const std::vector<fsdp::StateBuffer>& layout) const {
+    const std::vector<layout::StateBuffer>& layout) const {
   std::vector<checkpoint::ShardBuffer> buffers;
   for (std::size_t i = 0; i < layout.size(); ++i) {
-    const fsdp::StateBuffer& b = layout[i];
+    const layout::StateBuffer& b = layout[i];
     checkpoint::ShardBuffer buffer{b.dataset,
                                    DType::kFloat32,
                                    mirror_->host(i).data_ptr(),
@@ -163,10 +163,10 @@ void ShardedState::copy_from_host() {
 
 ShardedState::Bytes ShardedState::bytes() const {
   Bytes bytes;
-  bytes.masters = layout_.bytes(fsdp::StateTensor::kMaster);
+  bytes.masters = layout_.bytes(layout::StateTensor::kMaster);
   bytes.gradients = bytes.masters;
   bytes.moments =
-      layout_.bytes(fsdp::StateTensor::kExpAvg) + layout_.bytes(fsdp::StateTensor::kExpAvgSq);
+      layout_.bytes(layout::StateTensor::kExpAvg) + layout_.bytes(layout::StateTensor::kExpAvgSq);
   if (offloaded_) {
     bytes.offloaded_host = bytes.masters + bytes.moments;
     bytes.compute_shards =

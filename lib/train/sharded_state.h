@@ -1,6 +1,6 @@
 // This rank's sharded training state, held in one place: for every FSDP unit
 // the fp32 master shard (kept by fsdp::ShardedUnit) and AdamW's two moments,
-// laid out and named by fsdp::ShardedStateLayout; the count of applied
+// laid out and named by layout::ShardedStateLayout; the count of applied
 // updates; the optimizer update itself (AdamW on the device, or with
 // parallel.offload_optimizer optim::OffloadedAdamW streaming the host-resident
 // masters and moments through the device); the same state as the checkpoint
@@ -17,7 +17,7 @@
 #include <torch/types.h>
 
 #include "checkpoint/layout.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "optim/adamw.h"
 #include "optim/offloaded_adamw.h"
 #include "train/sharded_llama.h"
@@ -36,12 +36,12 @@ class ShardedState {
   ShardedState(const ShardedState&) = delete;
   ShardedState& operator=(const ShardedState&) = delete;
 
-  const fsdp::ShardedStateLayout& layout() const { return layout_; }
+  const layout::ShardedStateLayout& layout() const { return layout_; }
 
   /// Unit `unit`'s tensor of `kind` (numel 0 for a unit that does not train).
-  torch::Tensor& tensor(std::size_t unit, fsdp::StateTensor kind);
+  torch::Tensor& tensor(std::size_t unit, layout::StateTensor kind);
   /// Every unit's tensor of `kind`, in unit order.
-  std::vector<torch::Tensor> tensors(fsdp::StateTensor kind);
+  std::vector<torch::Tensor> tensors(layout::StateTensor kind);
   /// Every unit's fp32 master (numel 0 ones included, for a fixed order).
   std::vector<torch::Tensor*> masters();
   /// Every unit's gradient leaf, in the same order: where the backward
@@ -109,11 +109,11 @@ class ShardedState {
  private:
   /// Checkpoint buffers over the host mirror's memory, one per layout buffer.
   std::vector<checkpoint::ShardBuffer> host_buffers(
-      const std::vector<fsdp::StateBuffer>& layout) const;
+      const std::vector<layout::StateBuffer>& layout) const;
 
   ShardedLlama& model_;
   bool offloaded_;
-  fsdp::ShardedStateLayout layout_;
+  layout::ShardedStateLayout layout_;
   std::vector<torch::Tensor> exp_avg_, exp_avg_sq_;
   std::vector<optim::AdamWShard> adamw_shards_;
   std::unique_ptr<optim::OffloadedAdamW> offloaded_adamw_;  // built by the first update()

@@ -34,7 +34,7 @@ constexpr double kSyntheticNoiseMultiplier = 1.0;
 // Weights only have to be finite: memory does not depend on their values. A
 // cheap pattern instead of the real initialisation (or reading pretrained
 // files) keeps the preflight fast for large models.
-void fill_synthetic(const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count,
+void fill_synthetic(const layout::FlatParam& param, std::int64_t offset, std::int64_t count,
                     float* out) {
   const bool norm = param.shape.size() == 1;
   for (std::int64_t i = 0; i < count; ++i) {

@@ -23,7 +23,7 @@
 #include "comm/local_communicator.h"
 #include "core/fs.h"
 #include "core/half.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "support/test_paths.h"
 #include "synthetic_state.h"
 #include "test_helpers.h"
@@ -256,7 +256,7 @@ TEST(CheckpointIo, LoadOptimizerFalseLeavesOptimizerPiecesAlone) {
   EXPECT_EQ(testing::count_mismatches(state, 4, /*optimizer=*/false), 0u);
   for (const auto& buffer : state.buffers)
     for (const auto& piece : buffer.pieces) {
-      if (fsdp::is_optimizer_state(piece.tensor)) {
+      if (layout::is_optimizer_state(piece.tensor)) {
         EXPECT_EQ(static_cast<const float*>(buffer.data)[piece.buffer_offset], 0.5f);
       }
     }

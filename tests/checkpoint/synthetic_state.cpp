@@ -5,7 +5,7 @@
 #include <limits>
 #include <map>
 
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 
 namespace nss::testing {
 namespace {
@@ -163,7 +163,7 @@ std::uint64_t count_mismatches(const RankState& state, std::int64_t step, bool o
     std::vector<bool> covered(buffer.count, false);
     for (const auto& piece : buffer.pieces) {
       for (std::uint64_t i = 0; i < piece.length; ++i) covered[piece.buffer_offset + i] = true;
-      if (!optimizer && fsdp::is_optimizer_state(piece.tensor)) continue;
+      if (!optimizer && layout::is_optimizer_state(piece.tensor)) continue;
       const std::uint64_t code = fnv1a32(piece.tensor) % 4096;
       for (std::uint64_t i = 0; i < piece.length; ++i) {
         const float want = value_of(code, piece.tensor_offset + i, step);
@@ -180,7 +180,7 @@ void set_pieces(RankState& state, float value, bool optimizer) {
   for (auto& buffer : state.buffers) {
     float* data = static_cast<float*>(buffer.data);
     for (const auto& piece : buffer.pieces) {
-      if (!optimizer && fsdp::is_optimizer_state(piece.tensor)) continue;
+      if (!optimizer && layout::is_optimizer_state(piece.tensor)) continue;
       for (std::uint64_t i = 0; i < piece.length; ++i) data[piece.buffer_offset + i] = value;
     }
   }

@@ -22,7 +22,7 @@ namespace {
 
 // Lengths that end mid-block, mid-group and exactly on a group, an odd one,
 // and an unquantised frozen parameter between them.
-std::vector<FlatParam> params() {
+std::vector<layout::FlatParam> params() {
   return {{"q", {130, 257}, false, false, true},  {"norm", {9}, false, false, false},
           {"k", {64, 256}, false, false, true},   {"v", {3, 11}, false, false, true},
           {"adapter", {4, 5}, true, true, false}, {"down", {301, 129}, false, false, true}};
@@ -36,14 +36,14 @@ float weight(const std::string& name, std::int64_t i) {
                             std::exp(std::cos(0.013 * static_cast<double>(i))));
 }
 
-torch::Tensor expected_round_trip(const FlatParam& p, bool double_quant) {
+torch::Tensor expected_round_trip(const layout::FlatParam& p, bool double_quant) {
   std::vector<float> in(static_cast<std::size_t>(p.numel())), out(in.size());
   for (std::int64_t i = 0; i < p.numel(); ++i) in[static_cast<std::size_t>(i)] = weight(p.name, i);
   quant::nf4_round_trip(in.data(), p.numel(), double_quant, out.data());
   return torch::from_blob(out.data(), {p.numel()}, torch::kFloat32).clone();
 }
 
-std::vector<float> host_shard(const FlatLayout& layout, int rank) {
+std::vector<float> host_shard(const layout::FlatLayout& layout, int rank) {
   std::vector<float> host(static_cast<std::size_t>(layout.quantized_shard_size()), 0.0f);
   for (const auto& piece : layout.quantized_pieces(rank))
     for (std::int64_t i = 0; i < piece.length; ++i)
@@ -58,7 +58,7 @@ class QuantizedShardTest : public ::testing::Test {
 };
 
 TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
-  const FlatLayout layout(params(), comm_->size());
+  const layout::FlatLayout layout(params(), comm_->size());
   for (const bool double_quant : {false, true}) {
     QuantizedShard shard(layout, comm_->rank(), double_quant, torch::kCPU);
     const auto host = host_shard(layout, comm_->rank());
@@ -72,7 +72,7 @@ TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
           shard.dequantize(gathered, dtype, QuantizedShard::Dequantizer::kTorch);
       ASSERT_EQ(host_path.numel(), layout.quantized_padded());
       for (std::size_t i = 0; i < layout.params().size(); ++i) {
-        const FlatParam& p = layout.params()[i];
+        const layout::FlatParam& p = layout.params()[i];
         if (!p.quantized) continue;
         const torch::Tensor expected = expected_round_trip(p, double_quant).to(dtype);
         const auto at = layout.slot(i).offset;
@@ -87,9 +87,9 @@ TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
 }
 
 TEST_F(QuantizedShardTest, HoldsAndGathersTheDocumentedBytes) {
-  const FlatLayout layout(params(), comm_->size());
+  const layout::FlatLayout layout(params(), comm_->size());
   const std::int64_t shard = layout.quantized_shard_size();
-  ASSERT_EQ(shard % FlatLayout::kQuantizedGroup, 0);
+  ASSERT_EQ(shard % layout::FlatLayout::kQuantizedGroup, 0);
   for (const bool double_quant : {false, true}) {
     QuantizedShard quantized(layout, comm_->rank(), double_quant, torch::kCPU);
     const auto sizes = quant::nf4_storage(shard, double_quant);
@@ -111,17 +111,18 @@ TEST_F(QuantizedShardTest, AUnitComputesOnTheRoundTrip) {
     ShardOptions options;
     options.double_quant = true;
     options.prefetch = prefetch;
-    ShardedUnit unit("unit", FlatLayout(params(), comm_->size()), *comm_, options);
-    unit.materialize([](const FlatParam& p, std::int64_t offset, std::int64_t count, float* out) {
-      for (std::int64_t i = 0; i < count; ++i) out[i] = weight(p.name, offset + i);
-    });
+    ShardedUnit unit("unit", layout::FlatLayout(params(), comm_->size()), *comm_, options);
+    unit.materialize(
+        [](const layout::FlatParam& p, std::int64_t offset, std::int64_t count, float* out) {
+          for (std::int64_t i = 0; i < count; ++i) out[i] = weight(p.name, offset + i);
+        });
     ASSERT_NE(unit.quantized(), nullptr);
     if (prefetch) unit.prefetch("forward");
     const auto views = unit.views(unit.gather(FlatBuffer::kTrainable, "forward"),
                                   unit.gather(FlatBuffer::kFrozen, "forward"),
                                   unit.gather(FlatBuffer::kQuantized, "forward"));
     for (std::size_t i = 0; i < views.size(); ++i) {
-      const FlatParam& p = unit.layout().params()[i];
+      const layout::FlatParam& p = unit.layout().params()[i];
       torch::Tensor expected;
       if (p.quantized) {
         expected = expected_round_trip(p, true);

@@ -18,16 +18,16 @@ namespace {
 
 constexpr int kDim = 7;
 
-std::vector<FlatParam> first_params() {
+std::vector<layout::FlatParam> first_params() {
   return {{"w0", {kDim, kDim}, true, true}, {"b0", {kDim}, true, false}};
 }
-std::vector<FlatParam> middle_params() {
+std::vector<layout::FlatParam> middle_params() {
   return {{"w1", {kDim, kDim}, true, true},
           {"frozen", {kDim, 3}, false, false},
           {"adapter", {3, kDim}, true, true},
           {"scale", {3}, true, false}};
 }
-std::vector<FlatParam> head_params() {
+std::vector<layout::FlatParam> head_params() {
   return {{"w2", {5, kDim}, true, true}};
 }
 
@@ -62,7 +62,7 @@ float value_of(const std::string& name, std::int64_t i) {
   return static_cast<float>(std::sin(0.37 * static_cast<double>(i) + static_cast<double>(h)) * 0.5);
 }
 
-torch::Tensor full_param(const FlatParam& p) {
+torch::Tensor full_param(const layout::FlatParam& p) {
   auto t = torch::empty({p.numel()});
   for (std::int64_t i = 0; i < p.numel(); ++i) t[i] = value_of(p.name, i);
   return t.view(p.shape);
@@ -78,17 +78,17 @@ torch::Tensor batch_for(int rank, int micro) {
 
 struct Fixture {
   Fixture(comm::Communicator& comm, config::Recompute recompute, bool prefetch = false)
-      : first("first", FlatLayout(first_params(), comm.size()), comm,
+      : first("first", layout::FlatLayout(first_params(), comm.size()), comm,
               {torch::kFloat32, torch::kCPU, recompute, prefetch}),
-        middle("middle", FlatLayout(middle_params(), comm.size()), comm,
+        middle("middle", layout::FlatLayout(middle_params(), comm.size()), comm,
                {torch::kFloat32, torch::kCPU, recompute, prefetch}),
-        head("head", FlatLayout(head_params(), comm.size()), comm,
+        head("head", layout::FlatLayout(head_params(), comm.size()), comm,
              {torch::kFloat32, torch::kCPU, recompute, prefetch}) {
     first.set_prefetch_targets(&middle, nullptr);
     middle.set_prefetch_targets(&head, &first);
     head.set_prefetch_targets(nullptr, &middle);
-    const ParamFiller filler = [](const FlatParam& p, std::int64_t offset, std::int64_t count,
-                                  float* out) {
+    const ParamFiller filler = [](const layout::FlatParam& p, std::int64_t offset,
+                                  std::int64_t count, float* out) {
       for (std::int64_t i = 0; i < count; ++i) out[i] = value_of(p.name, offset + i);
     };
     first.materialize(filler);

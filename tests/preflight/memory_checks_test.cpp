@@ -12,7 +12,7 @@
 #include "config/derived.h"
 #include "core/units.h"
 #include "data/token_file_writer.h"
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "preflight/gpu_inventory.h"
 #include "preflight/memory_model.h"
@@ -329,8 +329,8 @@ TEST_F(MemoryChecksTest, OffloadMovesMastersAndMomentsToPinnedHostMemory) {
   config.model.num_hidden_layers = 4;
   config.model.head_dim = 64;
   const auto shard_elements =
-      static_cast<std::uint64_t>(fsdp::ShardedStateLayout(model::unit_layouts(config, 2), 0)
-                                     .bytes(fsdp::StateTensor::kMaster) /
+      static_cast<std::uint64_t>(layout::ShardedStateLayout(model::unit_layouts(config, 2), 0)
+                                     .bytes(layout::StateTensor::kMaster) /
                                  4);
   const StepMemory on_device = predict_step_memory(config, 2, DeviceKind::kCuda, 4);
   const StepMemory cpu = predict_step_memory(config, 2, DeviceKind::kCpu, 4);

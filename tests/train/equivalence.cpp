@@ -85,7 +85,7 @@ Result train_unsharded(const config::Config& config, bool masked, bool packed) {
       if (!spec.trainable) continue;
       const bool decay =
           spec.role != model::ParamRole::kNorm && spec.role != model::ParamRole::kEmbedding;
-      fsdp::ElementRanges ranges;
+      layout::ElementRanges ranges;
       if (decay) ranges.emplace_back(0, params[k].numel());
       shards.push_back({&params[k], &moments_1[k], &moments_2[k], ranges});
       ++k;

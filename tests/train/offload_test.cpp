@@ -139,9 +139,9 @@ class TinyTraining {
     Snapshot s;
     s.losses = losses_;
     for (std::size_t u = 0; u < model_.units().size(); ++u) {
-      s.masters.push_back(state_->tensor(u, fsdp::StateTensor::kMaster).detach().clone());
-      s.exp_avg.push_back(state_->tensor(u, fsdp::StateTensor::kExpAvg).clone());
-      s.exp_avg_sq.push_back(state_->tensor(u, fsdp::StateTensor::kExpAvgSq).clone());
+      s.masters.push_back(state_->tensor(u, layout::StateTensor::kMaster).detach().clone());
+      s.exp_avg.push_back(state_->tensor(u, layout::StateTensor::kExpAvg).clone());
+      s.exp_avg_sq.push_back(state_->tensor(u, layout::StateTensor::kExpAvgSq).clone());
       // What the next forward computes with: the gathered compute-dtype parameters.
       s.gathered.push_back(model_.units()[u]->gather(fsdp::FlatBuffer::kTrainable, "test").clone());
     }
@@ -256,7 +256,7 @@ TEST(OptimizerOffload, StateLivesOnTheHostAndCheckpointsPointAtIt) {
   // Every checkpoint buffer is the host state itself, not a copy.
   std::vector<const void*> state_memory;
   for (const auto kind :
-       {fsdp::StateTensor::kMaster, fsdp::StateTensor::kExpAvg, fsdp::StateTensor::kExpAvgSq})
+       {layout::StateTensor::kMaster, layout::StateTensor::kExpAvg, layout::StateTensor::kExpAvgSq})
     for (const auto& t : state.tensors(kind)) state_memory.push_back(t.data_ptr());
   for (const auto& buffer : buffers)
     EXPECT_NE(std::find(state_memory.begin(), state_memory.end(), buffer.data), state_memory.end())
@@ -264,8 +264,8 @@ TEST(OptimizerOffload, StateLivesOnTheHostAndCheckpointsPointAtIt) {
   const ShardedState::Bytes bytes = state.bytes();
   EXPECT_EQ(bytes.masters, 0);
   EXPECT_EQ(bytes.moments, 0);
-  EXPECT_EQ(bytes.offloaded_host, 3 * state.layout().bytes(fsdp::StateTensor::kMaster));
-  EXPECT_EQ(bytes.compute_shards, state.layout().bytes(fsdp::StateTensor::kMaster));
+  EXPECT_EQ(bytes.offloaded_host, 3 * state.layout().bytes(layout::StateTensor::kMaster));
+  EXPECT_EQ(bytes.compute_shards, state.layout().bytes(layout::StateTensor::kMaster));
 }
 
 std::string shared_directory(comm::Communicator& comm) {

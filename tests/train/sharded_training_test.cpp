@@ -180,7 +180,7 @@ fsdp::ParamFiller round_tripped_base(const config::Config& config, bool double_q
   quantized.quantize_base = config::QuantizeBase::kNf4;
   auto specs = std::make_shared<std::vector<model::ParamSpec>>(
       model::all_parameters(config.model, quantized));
-  return [=](const fsdp::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
+  return [=](const layout::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
     for (const auto& spec : *specs) {
       if (spec.name != param.name) continue;
       if (!spec.quantized) return weights->fill(spec, offset, count, out);
@@ -253,7 +253,7 @@ SkippedStep one_step(std::int64_t micro_steps,
   for (std::size_t i = 0; i < masters.size(); ++i) {
     result.masters_unchanged =
         result.masters_unchanged && torch::equal(masters[i]->detach(), before[i]) &&
-        state.tensor(i, fsdp::StateTensor::kExpAvg).abs().sum().item<float>() == 0;
+        state.tensor(i, layout::StateTensor::kExpAvg).abs().sum().item<float>() == 0;
     result.gradients_dropped = result.gradients_dropped && !masters[i]->grad().defined();
   }
   return result;

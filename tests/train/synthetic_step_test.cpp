@@ -84,8 +84,8 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
     masters.push_back(m->clone());
     grads.push_back(m->grad().defined() ? m->grad().clone() : torch::Tensor());
   }
-  const auto exp_avg = copies(state.tensors(fsdp::StateTensor::kExpAvg)),
-             exp_avg_sq = copies(state.tensors(fsdp::StateTensor::kExpAvgSq));
+  const auto exp_avg = copies(state.tensors(layout::StateTensor::kExpAvg)),
+             exp_avg_sq = copies(state.tensors(layout::StateTensor::kExpAvgSq));
   const std::int64_t updates = state.applied_updates;
   const data::LoaderPosition cursor = loader.resume_position();
   const torch::Tensor rng = torch::globalContext().defaultGenerator(torch::kCPU).get_state();
@@ -106,8 +106,8 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
     }
     ++i;
   }
-  expect_bitwise(state.tensors(fsdp::StateTensor::kExpAvg), exp_avg);
-  expect_bitwise(state.tensors(fsdp::StateTensor::kExpAvgSq), exp_avg_sq);
+  expect_bitwise(state.tensors(layout::StateTensor::kExpAvg), exp_avg);
+  expect_bitwise(state.tensors(layout::StateTensor::kExpAvgSq), exp_avg_sq);
   EXPECT_EQ(state.applied_updates, updates);
   EXPECT_EQ(loader.resume_position(), cursor);
   EXPECT_TRUE(torch::equal(torch::globalContext().defaultGenerator(torch::kCPU).get_state(), rng));

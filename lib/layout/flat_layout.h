@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-namespace nss::fsdp {
+namespace nss::layout {
 
 struct FlatParam {
   std::string name;  // Hugging Face name
@@ -92,4 +92,4 @@ class FlatLayout {
   std::int64_t quantized_parameters_ = 0;
 };
 
-}  // namespace nss::fsdp
+}  // namespace nss::layout

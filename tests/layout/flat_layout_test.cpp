@@ -1,10 +1,10 @@
-#include "fsdp/flat_layout.h"
+#include "layout/flat_layout.h"
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 
-namespace nss::fsdp {
+namespace nss::layout {
 namespace {
 
 std::vector<FlatParam> params() {
@@ -100,4 +100,4 @@ TEST(FlatLayout, QuantizedParametersStartAtGroupsAndShardsAreWholeGroups) {
 }
 
 }  // namespace
-}  // namespace nss::fsdp
+}  // namespace nss::layout

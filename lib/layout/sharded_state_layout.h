@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "fsdp/flat_layout.h"
+#include "layout/flat_layout.h"
 
-namespace nss::fsdp {
+namespace nss::layout {
 
 /// The tensors of a unit's trainable state, each one fp32 flat shard.
 enum class StateTensor { kMaster, kExpAvg, kExpAvgSq };
@@ -93,4 +93,4 @@ class ShardedStateLayout {
   int rank_;
 };
 
-}  // namespace nss::fsdp
+}  // namespace nss::layout

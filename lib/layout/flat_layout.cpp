@@ -1,10 +1,10 @@
-#include "fsdp/flat_layout.h"
+#include "layout/flat_layout.h"
 
 #include <algorithm>
 
 #include "core/error.h"
 
-namespace nss::fsdp {
+namespace nss::layout {
 namespace {
 
 std::int64_t round_up(std::int64_t n, std::int64_t multiple) {
@@ -81,4 +81,4 @@ ElementRanges FlatLayout::decay_ranges(int rank) const {
   return ranges;
 }
 
-}  // namespace nss::fsdp
+}  // namespace nss::layout

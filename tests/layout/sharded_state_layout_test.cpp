@@ -2,13 +2,13 @@
 // rank's buffers hold (every element of every state tensor exactly once over
 // the ranks, and over hybrid sharding's replicas), and the bytes the memory
 // model counts.
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 
 #include <map>
 
 #include <gtest/gtest.h>
 
-namespace nss::fsdp {
+namespace nss::layout {
 namespace {
 
 std::vector<FlatLayout> units(int world) {
@@ -129,4 +129,4 @@ TEST(ShardedStateLayout, BytesAreShardsOfFp32AndFrozenInTheComputeDtype) {
 }
 
 }  // namespace
-}  // namespace nss::fsdp
+}  // namespace nss::layout

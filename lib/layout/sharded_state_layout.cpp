@@ -1,4 +1,4 @@
-#include "fsdp/sharded_state_layout.h"
+#include "layout/sharded_state_layout.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "quant/nf4_storage.h"
 
-namespace nss::fsdp {
+namespace nss::layout {
 namespace {
 
 // What a checkpoint calls each kind: the prefix of its tensor names and the
@@ -134,4 +134,4 @@ std::int64_t ShardedStateLayout::quantized_bytes(bool double_quant) const {
   return total;
 }
 
-}  // namespace nss::fsdp
+}  // namespace nss::layout
