@@ -80,13 +80,14 @@ select_openblas_openmp() {
 # scripts/convert_gguf_llama.py reads GGUF files with `gguf`, the
 # SentencePiece parity test trains and reads models with `sentencepiece`, and
 # the privacy accountants are checked against Opacus's RDP accountant and
-# dp-accounting's PLD accountant (tests/privacy/test_accountants_reference.py).
+# dp-accounting's PLD accountant (tests/privacy/test_accountants_reference.py);
+# lizard measures function lengths (tests/e2e/test_function_length.py).
 # Created once; repaired when incomplete.
 PYTHON_VENV=${PYTHON_VENV:-$BUILD_DIR/venv}
 # Releases that run on Debian's torch 1.13 (accelerate is peft's dependency).
 # opt-einsum is opacus's one dependency beyond numpy, scipy and torch.
 VENV_PIP_PACKAGES=(tokenizers transformers==4.46.3 accelerate==0.34.2 gguf==0.19.0 sentencepiece==0.2.3
-                   protobuf==7.36.2 dp-accounting==0.6.0 opt-einsum==3.4.0)
+                   protobuf==7.36.2 dp-accounting==0.6.0 opt-einsum==3.4.0 lizard==1.24.3)
 # Without dependencies: peft and opacus ask for torch>=1.13 (or newer), which
 # Debian's 1.13.0a0 does not satisfy by version number, so pip would install a
 # PyPI torch 2. Opacus 1.4.0 is the last release that imports with torch 1.13
@@ -95,10 +96,11 @@ VENV_PIP_NO_DEPS_PACKAGES=(peft==0.13.2 opacus==1.4.0)
 create_python_venv() {
   local python="$PYTHON_VENV/bin/python" versions
   if [ -x "$python" ] && versions=$("$python" -c 'import h5py, numpy, tokenizers, transformers, peft, gguf, sentencepiece
-import opacus.accountants.analysis.rdp, dp_accounting.pld
+import opacus.accountants.analysis.rdp, dp_accounting.pld, lizard
 from importlib.metadata import version
 print("tokenizers", tokenizers.__version__, "transformers", transformers.__version__, "peft", peft.__version__,
-      "gguf", version("gguf"), "opacus", version("opacus"), "dp-accounting", version("dp-accounting"))' 2>/dev/null); then
+      "gguf", version("gguf"), "opacus", version("opacus"), "dp-accounting", version("dp-accounting"),
+      "lizard", version("lizard"))' 2>/dev/null); then
     say "Python venv: $PYTHON_VENV ($versions)"
     return
   fi

@@ -106,81 +106,65 @@ std::string shard_group_setting(int n, int g) {
          (g == n ? std::string("0 (full sharding)") : std::to_string(g));
 }
 
-// The advice on several nodes: the chosen group's predicted step against the
-// best candidate's and, when its groups span nodes, against a group within one node.
-Check advise_multi_node(const PreflightContext& context, PreflightReport& report,
-                        ParallelSummary& summary, const ShardGroupPlacement& placement) {
-  const auto& config = context.config;
-  const int n = context.world_size;
-  const int g = summary.shard_group_size;
-  const int m = summary.ranks_per_node;
-  const int in_node = std::gcd(n, m);
-  const bool spans = g != n && placement.most_nodes > 1;
-  const bool straddles = spans && !placement.whole_nodes;
-  const StepTimeModel model(config, context.device, configured_workload(config, n),
-                            configured_links(config.preflight, m));
-  const std::string links = "links " + fixed(summary.intra_node_bandwidth_gbs, 0) +
-                            " GB/s within a node, " + fixed(summary.inter_node_bandwidth_gbps, 0) +
-                            " Gb/s per rank between nodes";
-  const std::string where =
-      layout_name(n, g) + " on " + std::to_string(summary.nodes) + " nodes of " +
-      std::to_string(m) + " ranks" +
-      (summary.replica_groups > 1
-           ? " (" + std::to_string(summary.replica_groups) + " replica groups)"
-           : std::string());
-  const std::string straddle_finding = "shard groups straddle nodes (" + placement.example +
-                                       "): their all-gathers and reduce-scatters leave the node";
-  const std::string straddle_fix =
-      g % m == 0 || m % g == 0 ? "start consecutive ranks on the same node (block placement: srun "
-                                 "--distribution=block, mpirun --map-by slot)"
-                               : "set parallel.shard_group_size=" + std::to_string(in_node) +
-                                     " (the ranks per node) or a divisor or multiple of it";
-  const std::string measure_links =
-      "the prediction rests on the link bandwidths: measure them with nccl-tests and set "
-      "preflight.intra_node_bandwidth_gbs and preflight.inter_node_bandwidth_gbps";
+// What the advice on several nodes says of the layout before predicting it.
+struct NodeLayout {
+  int n = 0, g = 0, m = 0, in_node = 0;
+  bool spans = false, straddles = false;
+  std::string where, links, straddle_finding, straddle_fix;
+};
 
-  const std::optional<double> measured = measured_compute_s(context, report, model);
-  double compute_s = 0;
-  try {
-    compute_s = measured ? *measured : model.calibrate_on_torchtitan();
-  } catch (const UsageError& e) {
-    const std::string finding = where + ": no step prediction (" + e.message() + "; " + links + ")";
-    if (straddles)
-      return Check::warn(kParallel, ExitCode::kUsage, finding + "; " + straddle_finding,
-                         straddle_fix);
-    return Check::pass(kParallel, ExitCode::kUsage, finding);
-  }
-  summary.compute_s = compute_s;
-  summary.compute_source = measured ? "synthetic_step" : "torchtitan_rate";
+NodeLayout describe_node_layout(const PreflightContext& context, const ParallelSummary& summary,
+                                const ShardGroupPlacement& placement) {
+  NodeLayout l;
+  l.n = context.world_size;
+  l.g = summary.shard_group_size;
+  l.m = summary.ranks_per_node;
+  l.in_node = std::gcd(l.n, l.m);
+  l.spans = l.g != l.n && placement.most_nodes > 1;
+  l.straddles = l.spans && !placement.whole_nodes;
+  l.links = "links " + fixed(summary.intra_node_bandwidth_gbs, 0) + " GB/s within a node, " +
+            fixed(summary.inter_node_bandwidth_gbps, 0) + " Gb/s per rank between nodes";
+  l.where = layout_name(l.n, l.g) + " on " + std::to_string(summary.nodes) + " nodes of " +
+            std::to_string(l.m) + " ranks" +
+            (summary.replica_groups > 1
+                 ? " (" + std::to_string(summary.replica_groups) + " replica groups)"
+                 : std::string());
+  l.straddle_finding = "shard groups straddle nodes (" + placement.example +
+                       "): their all-gathers and reduce-scatters leave the node";
+  l.straddle_fix = l.g % l.m == 0 || l.m % l.g == 0
+                       ? "start consecutive ranks on the same node (block placement: srun "
+                         "--distribution=block, mpirun --map-by slot)"
+                       : "set parallel.shard_group_size=" + std::to_string(l.in_node) +
+                             " (the ranks per node) or a divisor or multiple of it";
+  return l;
+}
 
-  const auto fits = fits_memory(context, g);
-  const LayoutAdvice advice = advise_layout(model, n, g, compute_s, advice_groups(m), fits);
-  const LayoutPrediction& mine = advice.mine;
-  const LayoutPrediction& best = advice.best;
-  const LayoutPrediction within = model.predict(n, in_node, compute_s);
-  const bool within_fits = !fits || fits(in_node);
-  const bool needless_span = spans && !straddles && within_fits && within.step_s <= mine.step_s;
-
-  summary.step_s = mine.step_s;
-  summary.efficiency = mine.efficiency;
-  summary.exposed_comm_s = mine.exposed_comm_s;
-  summary.best_shard_group_size = best.shard_group;
-  summary.best_step_s = best.step_s;
-  summary.best_efficiency = best.efficiency;
+void record_prediction(ParallelSummary& summary, const LayoutAdvice& advice) {
+  summary.step_s = advice.mine.step_s;
+  summary.efficiency = advice.mine.efficiency;
+  summary.exposed_comm_s = advice.mine.exposed_comm_s;
+  summary.best_shard_group_size = advice.best.shard_group;
+  summary.best_step_s = advice.best.step_s;
+  summary.best_efficiency = advice.best.efficiency;
   summary.slower = advice.slower;
   for (const auto& p : advice.candidates)
     summary.layouts.push_back({p.shard_group, p.step_s, p.efficiency, p.exposed_comm_s,
                                p.state_bytes_per_rank,
                                std::find(advice.left_out.begin(), advice.left_out.end(),
                                          p.shard_group) == advice.left_out.end()});
+}
 
-  std::string finding = where + ": predicted step " + fixed(mine.step_s, 3) + " s, efficiency " +
+// The chosen layout against the best candidate; `fixes` gains the better group.
+std::string compare_with_best(const NodeLayout& l, const LayoutAdvice& advice,
+                              std::vector<std::string>& fixes) {
+  const LayoutPrediction& mine = advice.mine;
+  const LayoutPrediction& best = advice.best;
+  std::string finding = l.where + ": predicted step " + fixed(mine.step_s, 3) + " s, efficiency " +
                         fixed(mine.efficiency, 2) + " against one node";
-  std::vector<std::string> fixes;
   if (advice.far) {
     finding += ", " + fixed(100 * advice.slower, 0) + "% slower than " +
-               layout_name(n, best.shard_group) + " (" + fixed(best.step_s, 3) + " s, efficiency " +
-               fixed(best.efficiency, 2) + ")";
+               layout_name(l.n, best.shard_group) + " (" + fixed(best.step_s, 3) +
+               " s, efficiency " + fixed(best.efficiency, 2) + ")";
     if (mine.exposed_comm_s > best.exposed_comm_s)
       finding += ": " + fixed(mine.exposed_comm_s, 3) +
                  " s of communication not hidden behind compute against " +
@@ -188,54 +172,105 @@ Check advise_multi_node(const PreflightContext& context, PreflightReport& report
     if (mine.shard_span.nodes > 1)
       finding += (mine.exposed_comm_s > best.exposed_comm_s ? "; " : ": ") +
                  std::string("its all-gathers and reduce-scatters span ") +
-                 std::to_string(mine.shard_span.nodes) + " nodes (" + std::to_string(g - 1) +
+                 std::to_string(mine.shard_span.nodes) + " nodes (" + std::to_string(l.g - 1) +
                  " ring steps each)";
-    fixes.push_back("set " + shard_group_setting(n, best.shard_group) + ": predicted " +
+    fixes.push_back("set " + shard_group_setting(l.n, best.shard_group) + ": predicted " +
                     fixed(best.step_s, 3) + " s per step, model state " +
                     format_bytes(best.state_bytes_per_rank) + " per rank against " +
                     format_bytes(mine.state_bytes_per_rank));
-  } else if (best.shard_group != g && advice.slower > 0) {
+  } else if (best.shard_group != l.g && advice.slower > 0) {
     finding += ", within " + fixed(100 * advice.slower, advice.slower < 0.1 ? 1 : 0) +
-               "% of the best, " + layout_name(n, best.shard_group) + " at " +
+               "% of the best, " + layout_name(l.n, best.shard_group) + " at " +
                fixed(best.step_s, 3) + " s";
   } else {
     finding += ", the best predicted layout";
   }
-  if (straddles) {
-    finding += "; " + straddle_finding;
-    fixes.push_back(straddle_fix);
-  } else if (needless_span) {
-    finding += "; each shard group spans " + std::to_string(placement.most_nodes) +
-               " nodes, so its all-gathers leave the node, and " + layout_name(n, in_node) +
-               " within a node is predicted no slower (" + fixed(within.step_s, 3) + " s)";
+  return finding;
+}
+
+// Where the shard groups sit: straddling nodes, spanning them needlessly, or
+// spanning them for speed; `fixes` gains the placement's fix.
+std::string placement_finding(const NodeLayout& l, const ShardGroupPlacement& placement,
+                              const LayoutAdvice& advice, const LayoutPrediction& within,
+                              bool within_fits, bool needless_span,
+                              std::vector<std::string>& fixes) {
+  const LayoutPrediction& best = advice.best;
+  if (l.straddles) {
+    fixes.push_back(l.straddle_fix);
+    return "; " + l.straddle_finding;
+  }
+  if (needless_span) {
     if (!advice.far)
-      fixes.push_back("set parallel.shard_group_size=" + std::to_string(in_node) +
+      fixes.push_back("set parallel.shard_group_size=" + std::to_string(l.in_node) +
                       " (the ranks per node)" +
-                      (best.shard_group != in_node && best.step_s < within.step_s
-                           ? ", or " + shard_group_setting(n, best.shard_group) +
+                      (best.shard_group != l.in_node && best.step_s < within.step_s
+                           ? ", or " + shard_group_setting(l.n, best.shard_group) +
                                  ", the best predicted layout at " + fixed(best.step_s, 3) + " s"
                            : std::string()));
-  } else if (spans) {
-    finding += "; each shard group spans " + std::to_string(placement.most_nodes) + " nodes (" +
-               (within_fits ? "predicted faster than " + layout_name(n, in_node) + "'s " +
-                                  fixed(within.step_s, 3) + " s"
-                            : layout_name(n, in_node) + " would not fit the memory budget") +
-               ")";
+    return "; each shard group spans " + std::to_string(placement.most_nodes) +
+           " nodes, so its all-gathers leave the node, and " + layout_name(l.n, l.in_node) +
+           " within a node is predicted no slower (" + fixed(within.step_s, 3) + " s)";
   }
+  if (!l.spans) return "";
+  return "; each shard group spans " + std::to_string(placement.most_nodes) + " nodes (" +
+         (within_fits ? "predicted faster than " + layout_name(l.n, l.in_node) + "'s " +
+                            fixed(within.step_s, 3) + " s"
+                      : layout_name(l.n, l.in_node) + " would not fit the memory budget") +
+         ")";
+}
+
+// The advice on several nodes: the chosen group's predicted step against the
+// best candidate's and, when its groups span nodes, against a group within one node.
+Check advise_multi_node(const PreflightContext& context, PreflightReport& report,
+                        ParallelSummary& summary, const ShardGroupPlacement& placement) {
+  const auto& config = context.config;
+  const NodeLayout l = describe_node_layout(context, summary, placement);
+  const StepTimeModel model(config, context.device, configured_workload(config, l.n),
+                            configured_links(config.preflight, l.m));
+  const std::optional<double> measured = measured_compute_s(context, report, model);
+  double compute_s = 0;
+  try {
+    compute_s = measured ? *measured : model.calibrate_on_torchtitan();
+  } catch (const UsageError& e) {
+    const std::string finding =
+        l.where + ": no step prediction (" + e.message() + "; " + l.links + ")";
+    if (l.straddles)
+      return Check::warn(kParallel, ExitCode::kUsage, finding + "; " + l.straddle_finding,
+                         l.straddle_fix);
+    return Check::pass(kParallel, ExitCode::kUsage, finding);
+  }
+  summary.compute_s = compute_s;
+  summary.compute_source = measured ? "synthetic_step" : "torchtitan_rate";
+
+  const auto fits = fits_memory(context, l.g);
+  const LayoutAdvice advice = advise_layout(model, l.n, l.g, compute_s, advice_groups(l.m), fits);
+  const LayoutPrediction within = model.predict(l.n, l.in_node, compute_s);
+  const bool within_fits = !fits || fits(l.in_node);
+  const bool needless_span =
+      l.spans && !l.straddles && within_fits && within.step_s <= advice.mine.step_s;
+  record_prediction(summary, advice);
+
+  std::vector<std::string> fixes;  // the comparison's fix first, then the placement's
+  std::string finding = compare_with_best(l, advice, fixes);
+  finding += placement_finding(l, placement, advice, within, within_fits, needless_span, fixes);
   finding += "; compute " + fixed(compute_s, 4) + " s per step (" +
              (measured ? std::string("the synthetic step")
                        : std::string("torchtitan's 5,762 tokens/s/GPU: no synthetic step "
                                      "measured at this micro-batch")) +
-             "), " + links;
+             "), " + l.links;
   Check check = Check::pass(kParallel, ExitCode::kUsage, finding);
   if (!fixes.empty()) {
     std::string remediation;
     for (const auto& fix : fixes) remediation += (remediation.empty() ? "" : "; ") + fix;
     // A placement fix stands on its own; a predicted one on the links.
-    if (advice.far || needless_span) remediation += "; " + measure_links;
+    if (advice.far || needless_span)
+      remediation +=
+          "; the prediction rests on the link bandwidths: measure them with nccl-tests and set "
+          "preflight.intra_node_bandwidth_gbs and preflight.inter_node_bandwidth_gbps";
     check = Check::warn(kParallel, ExitCode::kUsage, finding, remediation);
   }
-  return check.with_numbers(mine.step_s, measured, (1 + kFarFromBest) * best.step_s, "s");
+  return check.with_numbers(advice.mine.step_s, measured, (1 + kFarFromBest) * advice.best.step_s,
+                            "s");
 }
 
 }  // namespace

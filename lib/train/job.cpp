@@ -55,6 +55,117 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
   return config::parse_config_text(resolved, "resolved configuration from rank 0");
 }
 
+// Rank 0 owns the run directory and the checkpoint directory for the job's
+// life (locks, run id, resolved configuration); every rank logs there.
+struct RunDirectory {
+  std::optional<log::DirectoryLock> run_lock, checkpoint_lock;
+  std::string run_id;
+};
+
+void claim_run_directory(comm::Communicator& world, const config::Config& config,
+                         RunDirectory& claimed) {
+  const std::string& run_dir = config.run.output_dir;
+  comm::run_on_root(world, 0, [&] {
+    claimed.run_lock.emplace(run_dir, log::kRunDirectory);
+    if (!same_directory(config.checkpoint.dir, run_dir))
+      claimed.checkpoint_lock.emplace(config.checkpoint.dir, log::kCheckpointDirectory);
+    claimed.run_id = run_identity(run_dir);
+    create_directories(run_dir + "/logs", "run");
+    write_file_atomic(run_dir + "/config.resolved.yaml", config::to_yaml(config, true));
+  });
+  comm::broadcast_text(world, claimed.run_id, 0);
+  comm::run_on_all(world, [&] { log::attach_rank_file(run_dir + "/logs", world.rank()); });
+}
+
+// Where each rank computes, recorded with the job's environment.
+ComputeDevice choose_device(comm::Communicator& world, const config::Config& config,
+                            const comm::ProcessLayout& layout, const JobOptions& options) {
+  ComputeDevice device;
+  comm::run_on_all(world, [&] { device = choose_compute_device(config.parallel, MPI_COMM_WORLD); });
+  const auto entries = comm::all_gather_text(world, describe_rank(layout, device.device.str()));
+  comm::run_on_root(world, 0, [&] {
+    write_file_atomic(config.run.output_dir + "/environment.json",
+                      describe_environment(entries, options.command_line));
+  });
+  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank, device {}{}", config.run.name,
+               config.run.output_dir, world.size(), layout.threads_per_rank, device.device.str(),
+               device.ranks_on_device > 1
+                   ? " shared by " + std::to_string(device.ranks_on_device) + " ranks"
+                   : std::string());
+  return device;
+}
+
+void run_training_preflight(comm::Communicator& world, const config::Config& config,
+                            const comm::ProcessLayout& layout, const ComputeDevice& device,
+                            const JobHooks& hooks) {
+  if (!config.preflight.enabled) {
+    spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
+    return;
+  }
+  preflight::PreflightPlan plan = training_preflight_plan(config, device.device);
+  plan.before_verdict = hooks.before_preflight_verdict;
+  // Resident memory before any model exists: the CPU fixed overhead.
+  const auto baseline = static_cast<std::uint64_t>(memory::resident_bytes());
+  preflight::run_preflight(
+      world, MPI_COMM_WORLD,
+      {config, layout,
+       device.device.is_cuda() ? preflight::DeviceKind::kCuda : preflight::DeviceKind::kCpu,
+       config.run.output_dir, baseline},
+      plan);
+}
+
+// The units' communicators. Hybrid sharding: their collectives run within
+// shard groups and across replica groups, split from the world and watched
+// like it. On GPUs they run over NCCL on device memory, with a watchdog of
+// their own; host-side collectives stay on MPI.
+class UnitCommunicators {
+ public:
+  UnitCommunicators(comm::Communicator& world, const config::Config& config,
+                    const ComputeDevice& device) {
+    const comm::ShardGroupShape shape =
+        comm::shard_group_shape(world.size(), static_cast<int>(config.parallel.shard_group_size));
+    if (shape.replicas() > 1) {
+      groups_ = comm::split_shard_groups(MPI_COMM_WORLD, shape);
+      groups_watchdog_.emplace(
+          std::vector<comm::Communicator*>{groups_.shard.get(), groups_.replicate.get()},
+          MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+      spdlog::info("nss_hpc: hybrid sharding: {}, {}", groups_.shard->group(),
+                   groups_.replicate->group());
+    }
+    if (device.device.is_cuda()) open_nccl(world, config, device);
+  }
+
+  /// The units' communicators in `context`.
+  void lend_to(TrainerContext& context) const {
+    context.shard_comm = nccl_shard_ ? nccl_shard_.get() : groups_.shard.get();
+    context.replicate_comm = nccl_shard_ ? nccl_replicate_.get() : groups_.replicate.get();
+    context.host_shard_comm = groups_.shard.get();
+  }
+
+ private:
+  void open_nccl(comm::Communicator& world, const config::Config& config,
+                 const ComputeDevice& device) {
+    comm::run_on_all(world, [&] {
+      const auto over = [&](const comm::MpiCommunicator* group) {
+        auto nccl = comm::make_nccl_communicator(group ? group->handle() : MPI_COMM_WORLD,
+                                                 device.device.index(), nullptr);
+        if (group) nccl->set_group(group->group());
+        return nccl;
+      };
+      nccl_shard_ = over(groups_.shard.get());
+      if (groups_.replicate) nccl_replicate_ = over(groups_.replicate.get());
+    });
+    std::vector<comm::Communicator*> watched{nccl_shard_.get()};
+    if (nccl_replicate_) watched.push_back(nccl_replicate_.get());
+    nccl_watchdog_.emplace(watched, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+  }
+
+  comm::MpiShardGroups groups_;
+  std::optional<comm::Watchdog> groups_watchdog_;
+  std::unique_ptr<comm::Communicator> nccl_shard_, nccl_replicate_;
+  std::optional<comm::Watchdog> nccl_watchdog_;
+};
+
 }  // namespace
 
 ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
@@ -77,98 +188,24 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
     spdlog::debug("[train] glibc keeps freed blocks up to 32 MiB for the next step");
   comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 
-  // Run directory and checkpoint directory: rank 0 owns both for the job's
-  // life (locks, run id, resolved config); every rank logs there.
-  const std::string run_dir = config.run.output_dir;
-  std::optional<log::DirectoryLock> run_lock, checkpoint_lock;
-  std::string run_id;
-  comm::run_on_root(*world, 0, [&] {
-    run_lock.emplace(run_dir, log::kRunDirectory);
-    if (!same_directory(config.checkpoint.dir, run_dir))
-      checkpoint_lock.emplace(config.checkpoint.dir, log::kCheckpointDirectory);
-    run_id = run_identity(run_dir);
-    create_directories(run_dir + "/logs", "run");
-    write_file_atomic(run_dir + "/config.resolved.yaml", config::to_yaml(config, true));
-  });
-  comm::broadcast_text(*world, run_id, 0);
-  comm::run_on_all(*world, [&] { log::attach_rank_file(run_dir + "/logs", world->rank()); });
-
-  ComputeDevice device;
-  comm::run_on_all(*world,
-                   [&] { device = choose_compute_device(config.parallel, MPI_COMM_WORLD); });
-  const auto entries = comm::all_gather_text(*world, describe_rank(layout, device.device.str()));
-  comm::run_on_root(*world, 0, [&] {
-    write_file_atomic(run_dir + "/environment.json",
-                      describe_environment(entries, options.command_line));
-  });
-  spdlog::info("nss_hpc: run {} in {}, {} ranks, {} threads per rank, device {}{}", config.run.name,
-               run_dir, world->size(), layout.threads_per_rank, device.device.str(),
-               device.ranks_on_device > 1
-                   ? " shared by " + std::to_string(device.ranks_on_device) + " ranks"
-                   : std::string());
-
+  RunDirectory run_directory;
+  claim_run_directory(*world, config, run_directory);
+  const ComputeDevice device = choose_device(*world, config, layout, options);
   // Before the preflight, so that its synthetic step computes (and allocates
   // its per-thread scratch) with the threads training will use.
   at::set_num_threads(layout.threads_per_rank);
-  if (config.preflight.enabled) {
-    preflight::PreflightPlan plan = training_preflight_plan(config, device.device);
-    plan.before_verdict = hooks.before_preflight_verdict;
-    // Resident memory before any model exists: the CPU fixed overhead.
-    const auto baseline = static_cast<std::uint64_t>(memory::resident_bytes());
-    preflight::run_preflight(
-        *world, MPI_COMM_WORLD,
-        {config, layout,
-         device.device.is_cuda() ? preflight::DeviceKind::kCuda : preflight::DeviceKind::kCpu,
-         run_dir, baseline},
-        plan);
-  } else {
-    spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
-  }
+  run_training_preflight(*world, config, layout, device, hooks);
   if (options.preflight_only) {
     spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
     return ExitCode::kOk;
   }
-  // Hybrid sharding: the units' collectives run within shard groups and
-  // across replica groups, split from the world and watched like it.
-  const comm::ShardGroupShape shape =
-      comm::shard_group_shape(world->size(), static_cast<int>(config.parallel.shard_group_size));
-  comm::MpiShardGroups groups;
-  std::optional<comm::Watchdog> groups_watchdog;
-  if (shape.replicas() > 1) {
-    groups = comm::split_shard_groups(MPI_COMM_WORLD, shape);
-    groups_watchdog.emplace(
-        std::vector<comm::Communicator*>{groups.shard.get(), groups.replicate.get()},
-        MPI_COMM_WORLD, config.parallel.collective_timeout_s);
-    spdlog::info("nss_hpc: hybrid sharding: {}, {}", groups.shard->group(),
-                 groups.replicate->group());
-  }
-  // On GPUs the units' collectives run over NCCL on device memory, with a
-  // watchdog of their own; host-side collectives stay on MPI.
-  std::unique_ptr<comm::Communicator> nccl_shard, nccl_replicate;
-  std::optional<comm::Watchdog> nccl_watchdog;
-  if (device.device.is_cuda()) {
-    comm::run_on_all(*world, [&] {
-      const auto over = [&](const comm::MpiCommunicator* group) {
-        auto nccl = comm::make_nccl_communicator(group ? group->handle() : MPI_COMM_WORLD,
-                                                 device.device.index(), nullptr);
-        if (group) nccl->set_group(group->group());
-        return nccl;
-      };
-      nccl_shard = over(groups.shard.get());
-      if (groups.replicate) nccl_replicate = over(groups.replicate.get());
-    });
-    std::vector<comm::Communicator*> watched{nccl_shard.get()};
-    if (nccl_replicate) watched.push_back(nccl_replicate.get());
-    nccl_watchdog.emplace(watched, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
-  }
+  const UnitCommunicators units(*world, config, device);
   TrainerContext context;
-  context.run_dir = run_dir;
-  context.run_id = run_id;
+  context.run_dir = config.run.output_dir;
+  context.run_id = run_directory.run_id;
   context.threads = layout.threads_per_rank;
   context.device = device.device;
-  context.shard_comm = nccl_shard ? nccl_shard.get() : groups.shard.get();
-  context.replicate_comm = nccl_shard ? nccl_replicate.get() : groups.replicate.get();
-  context.host_shard_comm = groups.shard.get();
+  units.lend_to(context);
   if (config.checkpoint.async)
     context.checkpoint_writer_comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   return train(config, *world, std::move(context));
