@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 using nss::ExitCode;
 
 // A committed step directory itself, or every committed step of a checkpoint
-// directory; a step that is not committed (step_N.tmp, step_N.old) is exit 5.
+// directory; a step that is not committed (in progress or pruned) is exit 5.
 std::vector<std::string> steps_to_verify(const std::string& path) {
   if (!fs::exists(path))
     throw nss::UsageError("nss_ckpt", path + " does not exist",
@@ -48,7 +48,7 @@ ExitCode verify(const std::string& path, bool file_locking) {
       std::printf("OK %s: %llu tensors, %llu chunks, %s verified\n", step_dir.c_str(),
                   static_cast<unsigned long long>(report.tensors),
                   static_cast<unsigned long long>(report.chunks),
-                  nss::format_bytes(static_cast<double>(report.bytes_checked)).c_str());
+                  nss::format_bytes(report.bytes_checked).c_str());
       continue;
     }
     all_ok = false;

@@ -58,8 +58,7 @@ int main(int argc, char** argv) {
     const auto report = nss::checkpoint::consolidate(options);
     std::printf("wrote %s: %llu tensors, %s in %.2f s\n", report.output.c_str(),
                 static_cast<unsigned long long>(report.tensors),
-                nss::format_bytes(static_cast<double>(report.bytes_written)).c_str(),
-                report.seconds);
+                nss::format_bytes(report.bytes_written).c_str(), report.seconds);
     return nss::ExitCode::kOk;
   });
 }

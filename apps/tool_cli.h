@@ -21,7 +21,8 @@ E tool_choice(const std::string& flag, const std::string& value) {
   const auto last = choices.rfind(", ");
   if (last != std::string::npos) choices.replace(last, 2, " or ");
   throw UsageError("cli", "unknown " + flag + " '" + value + "': " + flag + " must be " + choices,
-                   "use one of: " + config::choice_list<E>());
+                   "use " + flag + " " + choices + " (use one of: " + config::choice_list<E>() +
+                       ", in any case)");
 }
 
 /// Option `flag` of `cli` taking one of E's names into `value` (its default

@@ -1,16 +1,16 @@
 // The tools that read a step (nss_ckpt verify, nss_consolidate, nss_eval) read
 // committed steps only: a directory named step_N (digits, no suffix) holding
-// metadata.json. step_N.tmp is a save in progress or one a crash interrupted,
-// step_N.old a step being pruned: their files may be incomplete or half gone.
+// metadata.json. A save in progress (or one a crash interrupted) and a step
+// being pruned have other names (step_directory.h): their files may be
+// incomplete or half gone.
 #pragma once
 
 #include <string>
 
 namespace nss::checkpoint {
 
-/// True for a directory meant as a step, committed or not: named step_N or
-/// step_N.<suffix> (step_N.tmp, step_N.old, step_N.corrupt-<time>), or
-/// holding metadata.json.
+/// True for a directory meant as a step, committed or not: a name
+/// classify_step_dir_name knows, or one holding metadata.json.
 bool names_a_step(const std::string& path);
 
 /// Throws CheckpointError (exit 5) unless `path` is a committed step directory;

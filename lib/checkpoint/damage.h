@@ -1,7 +1,7 @@
 // Damage, as opposed to a failure to read: a step's files contradict their
 // own record (a checksum, a recorded size, metadata.json's structure or step
 // number). Reading again cannot change the answer, so a resume that every
-// rank agrees found damage may set the step aside (step_N.corrupt-<time>);
+// rank agrees found damage may set the step aside (step_corrupt_path);
 // an I/O error may be transient and never does.
 #pragma once
 

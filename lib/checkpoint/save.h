@@ -1,11 +1,13 @@
-// Saving a step from every rank with the atomic commit protocol:
+// Saving a step from every rank with the atomic commit protocol (the
+// directory names and states are step_directory.h's):
 //   1. rank 0 refuses a step that is already committed, clears leftovers of
-//      interrupted saves and creates step_X.tmp/;
+//      interrupted saves and creates the step's in-progress directory;
 //   2. every rank writes rank_NNNNN.h5 into it (checksums computed while
 //      writing, non-finite values refused) and fsyncs it;
 //   3. success is agreed by all ranks (a failure anywhere fails everywhere);
 //   4. rank 0 checks that the chunks tile every tensor, writes metadata.json
-//      (tmp + rename), renames step_X.tmp/ to step_X/, fsyncs the parent,
+//      (tmp + rename), renames the in-progress directory to the step's
+//      committed name, fsyncs the parent,
 //      replaces `latest`, and prunes steps beyond keep_last (never the newest).
 // A directory becomes a committed step only by that rename.
 #pragma once

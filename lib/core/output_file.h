@@ -1,6 +1,6 @@
 // One output file written durably and atomically at a target the output
-// owner checked (core/output_location.h): bytes go to "<path>.tmp.<pid>" with
-// pwrite at known offsets, then fsync, then publish_output puts it at the
+// owner checked (core/output_location.h): bytes go to temporary_path_for(path)
+// with pwrite at known offsets, then fsync, then publish_output puts it at the
 // path (never over anything but what the target allows) and fsyncs the
 // directory. Destroyed before commit() (an error), it removes the temporary
 // file, so a failed run leaves nothing. Every failure is an

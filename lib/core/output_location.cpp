@@ -54,8 +54,17 @@ UsageError output_location_error(const std::string& component, const std::string
 void check_output_path(const OutputTarget& target) {
   struct stat info {};
   if (::stat(target.path.c_str(), &info) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return;  // new; the parent shows when it is created
-    throw output_location_error(target.component, "look at " + target.option, target.path, errno);
+    const int missing = errno;
+    if (missing != ENOENT && missing != ENOTDIR)
+      throw output_location_error(target.component, "look at " + target.option, target.path,
+                                  missing);
+    // A link to nothing is neither new nor a regular file.
+    if (::lstat(target.path.c_str(), &info) == 0 && S_ISLNK(info.st_mode))
+      throw UsageError(
+          target.component,
+          target.option + " " + target.path + " is a symbolic link to a path that does not exist",
+          "remove the link or choose another " + target.option);
+    return;  // new; the parent shows when the temporary file is created beside it
   }
   const std::string named = target.option + " " + target.path;
   const bool regular = S_ISREG(info.st_mode);

@@ -52,7 +52,7 @@ class TrainingCheckpoints {
   /// checkpoint.resume: loads a committed step into the shards (and moments,
   /// unless checkpoint.load_optimizer is false) and returns its progress, or
   /// nullopt for a fresh start. Newer steps of checkpoint.dir that every rank
-  /// found damaged are set aside (step_N.corrupt-<time>) and `latest` names
+  /// found damaged are set aside (checkpoint::step_corrupt_path) and `latest` names
   /// the step loaded. Exit 5 (an AgreedError) when checkpoints exist but none
   /// loads, when one belongs to another configuration, or, under
   /// checkpoint.resume: auto, to another run; and when a fresh start

@@ -68,6 +68,20 @@ class OutputLocationTest(ScratchDirTest):
         records = [binary("nss_generate"), "--model", STEP, "--records", 2, "--output", node]
         self.expect_refused(records, node, "is a character device, not a directory")
 
+    def test_links_are_judged_by_what_they_name(self):
+        node = self.device_node("null")
+        to_node = self.path("to_null")
+        os.symlink(node, to_node)
+        dangling = self.path("dangling")
+        os.symlink(self.path("nowhere"), dangling)
+        for tool, args in writers(to_node).items():
+            with self.subTest(tool=tool, link="device"):
+                self.expect_refused(args, node, "--output %s is a character device" % to_node)
+        for tool, args in writers(dangling).items():
+            with self.subTest(tool=tool, link="dangling"):
+                self.expect_refused(args, dangling, "is a symbolic link to a path that does not exist")
+                self.assertFalse(os.path.exists(self.path("nowhere")))
+
     def test_a_fifo_is_refused_at_once(self):
         fifo = self.path("fifo")
         os.mkfifo(fifo)
