@@ -4,6 +4,8 @@
 //              [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0]
 //              [--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]
 //              [--invalid-fraction-threshold 0.8] [--patience 1]
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 
 #include "comm/agreement.h"
@@ -16,6 +18,9 @@
 int main(int argc, char** argv) {
   return nss::comm::run_mpi_app(argc, argv, [&](int rank) {
     nss::log::init(rank);  // stderr: stdout carries only the samples
+    // A file-size limit (ulimit -f) fails an output's write (exit 2) instead
+    // of killing the rank.
+    std::signal(SIGXFSZ, SIG_IGN);
     const auto world = nss::comm::MpiCommunicator::create(MPI_COMM_WORLD);
     nss::generate::GenerationJob job;
     CLI::App cli{"nss_generate: write text, or synthetic records, with a model"};

@@ -2,6 +2,7 @@
 //     [--format text|jsonl|csv|sft|records] [--max-tokens N]
 //     [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]]
 //     [--tokenizer DIR_OR_tokenizer.json [--bos-token TOKEN|none] [--eos-token TOKEN]]
+#include <csignal>
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -9,10 +10,16 @@
 #include "config/config.h"
 #include "core/app_main.h"
 #include "data/prepare_dataset.h"
+#include "h5/errors.h"
 #include "tool_cli.h"
 
 int main(int argc, char** argv) {
   return nss::run_app("nss_prepare_data", [&] {
+    // An output on a full disk stays half-closed; HDF5's exit handler would crash on it.
+    nss::h5::leave_open_files_to_the_kernel_at_exit();
+    // A file-size limit (ulimit -f) then fails a write with EFBIG, which
+    // removes the partial output, instead of killing the tool beside it.
+    std::signal(SIGXFSZ, SIG_IGN);
     nss::data::PrepareOptions options;
     std::string format;
     std::int64_t max_tokens = 0;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/units.h"
 #include "h5/types.h"
 
 namespace nss::data {
@@ -64,6 +65,29 @@ void write_range(hid_t dataset, hid_t memory_type, std::int64_t first, std::int6
       context);
 }
 
+// Every HDF5 call of the writer writes its new output file: a failure there
+// is the location's (a full or read-only file system, the file-size limit),
+// exit 2 like any other tool output, never "bad data".
+template <class Work>
+void writing_output(Work work) {
+  try {
+    work();
+  } catch (const DataError& e) {
+    throw output_location_error("data", e.message());
+  }
+}
+
+// Allocates `bytes` for `fd` so that a location without room fails now, with
+// the system's reason, before HDF5 writes (a failed HDF5 write leaves a file
+// it cannot close). File systems that cannot allocate ahead skip the check.
+void reserve_room(int fd, std::uint64_t bytes, const std::string& path) {
+  int rc;
+  do rc = ::fallocate(fd, 0, 0, static_cast<off_t>(bytes));
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno != EOPNOTSUPP)
+    throw output_location_error("data", "reserve " + format_bytes(bytes) + " for", path, errno);
+}
+
 }  // namespace
 
 OutputTarget token_file_target(const std::string& path) {
@@ -86,19 +110,32 @@ TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num
   // system's reason (exit 2) rather than HDF5's; HDF5 then truncates it.
   const int fd = ::open(temporary_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) throw output_location_error("data", "create", temporary_path_, errno);
-  ::close(fd);
+  const FileDescriptor created(fd);
+  const auto bytes =
+      static_cast<std::uint64_t>(num_tokens) * (dtype_size(dtype) + (with_loss_mask ? 1 : 0));
+  try {  // no destructor runs for a constructor that throws
+    reserve_room(fd, bytes, temporary_path_);
+    writing_output([&] { open_datasets(with_loss_mask); });
+  } catch (...) {
+    mask_dataset_.reset();
+    dataset_.reset();
+    file_.reset();
+    ::unlink(temporary_path_.c_str());
+    throw;
+  }
   buffer_.reserve(kBufferTokens);
+  if (with_loss_mask) mask_buffer_.reserve(kBufferTokens);
+}
 
+void TokenFileWriter::open_datasets(bool with_loss_mask) {
   file_ = h5::Id(
       NSS_H5_CHECK(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    temporary_path_));
-  dataset_ = h5::Id(create_contiguous(file_.get(), kTokensDataset, h5::file_type(dtype), num_tokens,
-                                      temporary_path_));
-  if (with_loss_mask) {
+  dataset_ = h5::Id(create_contiguous(file_.get(), kTokensDataset, h5::file_type(dtype_),
+                                      num_tokens_, temporary_path_));
+  if (with_loss_mask)
     mask_dataset_ = h5::Id(create_contiguous(file_.get(), kLossMaskDataset, H5T_STD_U8LE,
-                                             num_tokens, temporary_path_));
-    mask_buffer_.reserve(kBufferTokens);
-  }
+                                             num_tokens_, temporary_path_));
 }
 
 TokenFileWriter::~TokenFileWriter() {
@@ -150,13 +187,14 @@ void TokenFileWriter::flush_buffer() {
       break;
   }
   const auto count = static_cast<std::int64_t>(buffer_.size());
-  write_range(dataset_.get(), h5::memory_type(dtype_), written_, count, bytes.data(),
-              temporary_path_);
-  if (mask_dataset_.valid()) {
-    write_range(mask_dataset_.get(), H5T_NATIVE_UINT8, written_, count, mask_buffer_.data(),
+  writing_output([&] {
+    write_range(dataset_.get(), h5::memory_type(dtype_), written_, count, bytes.data(),
                 temporary_path_);
-    mask_buffer_.clear();
-  }
+    if (mask_dataset_.valid())
+      write_range(mask_dataset_.get(), H5T_NATIVE_UINT8, written_, count, mask_buffer_.data(),
+                  temporary_path_);
+  });
+  mask_buffer_.clear();
   written_ += count;
   buffer_.clear();
 }
@@ -174,10 +212,12 @@ void TokenFileWriter::write_document_offsets() {
     throw InternalError("data", "the last document of " + path_ + " ends at token " +
                                     std::to_string(document_offsets_.back()) + " of " +
                                     std::to_string(num_tokens_));
-  h5::Id offsets(create_contiguous(file_.get(), kDocumentOffsetsDataset, H5T_STD_I64LE, entries,
-                                   temporary_path_));
-  write_range(offsets.get(), H5T_NATIVE_INT64, 0, entries, document_offsets_.data(),
-              temporary_path_);
+  writing_output([&] {
+    h5::Id offsets(create_contiguous(file_.get(), kDocumentOffsetsDataset, H5T_STD_I64LE, entries,
+                                     temporary_path_));
+    write_range(offsets.get(), H5T_NATIVE_INT64, 0, entries, document_offsets_.data(),
+                temporary_path_);
+  });
 }
 
 void TokenFileWriter::commit(TokenFileMetadata metadata) {
@@ -190,18 +230,24 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
     write_document_offsets();
     metadata.documents = static_cast<std::int64_t>(document_offsets_.size()) - 1;
   }
-  const hid_t root = file_.get();
-  visit_attributes(metadata, [&](const char* name, const auto& value) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
-      if (!value.empty()) write_string_attribute(root, name, value, temporary_path_);
-    } else if (value) {
-      write_int_attribute(root, name, *value, temporary_path_);
-    }
+  writing_output([&] {
+    const hid_t root = file_.get();
+    visit_attributes(metadata, [&](const char* name, const auto& value) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+        if (!value.empty()) write_string_attribute(root, name, value, temporary_path_);
+      } else if (value) {
+        write_int_attribute(root, name, *value, temporary_path_);
+      }
+    });
+    if (mask_dataset_.valid()) NSS_H5_CHECK(mask_dataset_.close(), temporary_path_);
+    NSS_H5_CHECK(dataset_.close(), temporary_path_);
+    NSS_H5_CHECK(file_.close(), temporary_path_);
   });
-  if (mask_dataset_.valid()) NSS_H5_CHECK(mask_dataset_.close(), temporary_path_);
-  NSS_H5_CHECK(dataset_.close(), temporary_path_);
-  NSS_H5_CHECK(file_.close(), temporary_path_);
-  fsync_file(temporary_path_);
+  try {
+    fsync_file(temporary_path_);
+  } catch (const InternalError& e) {
+    throw output_location_error("data", e.message());
+  }
   publish_output(temporary_path_, target_);
   committed_ = true;
 }

@@ -52,6 +52,7 @@ class TokenFileWriter {
   std::int64_t max_token_id() const { return max_token_id_; }
 
  private:
+  void open_datasets(bool with_loss_mask);
   void flush_buffer();
   void write_document_offsets();
 

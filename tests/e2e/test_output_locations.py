@@ -110,6 +110,29 @@ class OutputLocationTest(ScratchDirTest):
                 self.assertIn("choose another --output", proc.stderr)
                 self.assertFalse(os.path.exists(self.path("missing")))
 
+    def test_a_token_file_on_a_full_disk_or_past_the_size_limit_is_exit_2_and_leaves_nothing(self):
+        import resource
+        limited = self.path("limited")
+        os.mkdir(limited)
+        proc = subprocess.run([binary("nss_prepare_data"), "--input", TEXT, "--output",
+                               os.path.join(limited, "t.h5")], capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384)))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("File too large", proc.stderr)
+        self.assertEqual(os.listdir(limited), [])
+        full = self.path("full")
+        os.mkdir(full)
+        if os.geteuid() != 0:
+            self.skipTest("mounting a small tmpfs needs root")
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24k", "tmpfs", full], capture_output=True).returncode:
+            self.skipTest("this machine does not allow mounting a tmpfs")
+        self.addCleanup(subprocess.run, ["umount", full])
+        proc = run(binary("nss_prepare_data"), "--input", TEXT, "--output", os.path.join(full, "t.h5"))
+        self.assertEqual(proc.returncode, 2, proc.stderr)  # was exit 4, then a crash in HDF5's exit handler
+        self.assertIn("No space left on device", proc.stderr)
+        self.assertIn("choose another --output", proc.stderr)
+        self.assertEqual(os.listdir(full), [])
+
     def test_an_existing_result_is_never_overwritten_but_a_token_file_is_replaced(self):
         for tool, args in writers(self.path("existing")).items():
             with self.subTest(tool=tool):
