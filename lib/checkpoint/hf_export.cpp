@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/output_location.h"
+#include "core/temporary_files.h"
 #include "hf/element_convert.h"
 #include "hf/hf_config.h"
 #include "hf/hf_weights_writer.h"
@@ -72,11 +73,13 @@ class StagingDirectory {
     fsync_directory(tmp_);
     publish_output(tmp_, final_);
     committed_ = true;
+    claim_.release();
   }
 
  private:
   OutputTarget final_;
   std::string tmp_;
+  TemporaryClaim claim_{tmp_, TemporaryClaim::Kind::kFlatDirectory};
   bool committed_ = false;
 };
 

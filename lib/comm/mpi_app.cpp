@@ -11,6 +11,7 @@
 #include "comm/mpi_runtime.h"
 #include "core/deadline.h"
 #include "core/failure.h"
+#include "core/temporary_files.h"
 #include "log/logger.h"
 
 namespace nss::comm {
@@ -60,6 +61,9 @@ int run_mpi_app(int& argc, char**& argv, const std::function<ExitCode(int rank)>
     print_error(e.what());
     return static_cast<int>(e.code());
   }
+  // Until a job installs its stop handlers (comm/stop_signal.h), a terminating
+  // signal removes the outputs not yet published and ends the rank.
+  remove_temporaries_on_termination();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   log::init(rank);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/failure.h"
+#include "core/temporary_files.h"
 
 namespace nss {
 namespace {
@@ -17,6 +18,7 @@ int report(const std::string& name, ExitCode code, const std::string& text) {
 }  // namespace
 
 int run_app(const std::string& name, const std::function<ExitCode()>& body) {
+  remove_temporaries_on_termination();
   try {
     const ExitCode code = body();
     std::fflush(stdout);

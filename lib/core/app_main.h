@@ -11,7 +11,9 @@
 namespace nss {
 
 /// Runs `body()` and returns its exit code; an exception becomes the exit
-/// code `classify` (core/failure.h) gives it, its text printed to stderr.
+/// code `classify` (core/failure.h) gives it, its text printed to stderr. A
+/// terminating signal removes the tool's unpublished temporary files first
+/// (core/temporary_files.h).
 int run_app(const std::string& name, const std::function<ExitCode()>& body);
 
 }  // namespace nss

@@ -13,6 +13,7 @@ OutputDirectory::OutputDirectory(OutputTarget target, std::string what,
     : target_(std::move(target)), what_(std::move(what)), names_(std::move(names)) {
   if (::mkdir(target_.path.c_str(), 0755) == 0) {
     created_ = true;
+    claim_.emplace(path(), TemporaryClaim::Kind::kFlatDirectory);
     return;
   }
   if (errno != EEXIST)

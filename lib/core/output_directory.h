@@ -4,13 +4,16 @@
 // that holds none of the files — or, where the target allows replacing
 // files, regular files of those names; anything else at the path is refused
 // (exit 2). A directory this tool created is removed again when the tool ends
-// before keep(), so a refused or failed run leaves nothing behind.
+// before keep() (also by a terminating signal, core/temporary_files.h), so a
+// refused or failed run leaves nothing behind.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/output_location.h"
+#include "core/temporary_files.h"
 
 namespace nss {
 
@@ -27,7 +30,10 @@ class OutputDirectory {
   /// The target of file `name` (one of the names claimed) inside the directory.
   OutputTarget file(const std::string& name) const;
   /// The directory stays whatever happens next (its files are being written).
-  void keep() { kept_ = true; }
+  void keep() {
+    kept_ = true;
+    claim_.reset();
+  }
 
  private:
   OutputTarget target_;
@@ -35,6 +41,7 @@ class OutputDirectory {
   std::vector<std::string> names_;
   bool created_ = false;
   bool kept_ = false;
+  std::optional<TemporaryClaim> claim_;  // only a directory this tool created
 };
 
 }  // namespace nss

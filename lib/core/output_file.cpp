@@ -53,6 +53,7 @@ void OutputFile::commit() {
   if (closed != 0) throw output_location_error(target_.component, "close", tmp_path_, errno);
   publish_output(tmp_path_, target_);
   committed_ = true;
+  claim_.release();
 }
 
 }  // namespace nss

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/output_location.h"
+#include "core/temporary_files.h"
 
 namespace nss {
 
@@ -43,6 +44,7 @@ class OutputFile {
  private:
   OutputTarget target_;
   std::string tmp_path_;
+  TemporaryClaim claim_{tmp_path_};
   int fd_ = -1;
   bool committed_ = false;
   std::uint64_t bytes_written_ = 0;

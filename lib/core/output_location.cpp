@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "core/temporary_files.h"
 
 namespace nss {
 namespace {
@@ -104,6 +105,7 @@ void publish_output(const std::string& temporary, const OutputTarget& target) {
 void write_output_file(const OutputTarget& target, const std::string& content) {
   check_output_path(target);
   const std::string temporary = temporary_path_for(target.path);
+  const TemporaryClaim claim(temporary);
   try {
     write_synced_file(temporary, content);
   } catch (const InternalError& e) {

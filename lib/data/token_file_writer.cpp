@@ -250,6 +250,7 @@ void TokenFileWriter::commit(TokenFileMetadata metadata) {
   }
   publish_output(temporary_path_, target_);
   committed_ = true;
+  claim_.release();
 }
 
 }  // namespace nss::data

@@ -11,6 +11,7 @@
 
 #include "core/dtype.h"
 #include "core/output_location.h"
+#include "core/temporary_files.h"
 #include "data/h5_check.h"
 #include "data/token_file_format.h"
 
@@ -59,6 +60,7 @@ class TokenFileWriter {
   OutputTarget target_;
   std::string path_;
   std::string temporary_path_;
+  TemporaryClaim claim_{temporary_path_};
   DType dtype_;
   std::int64_t num_tokens_;
   std::int64_t written_ = 0;

@@ -4,7 +4,8 @@ path is exit 2 with the same message from every tool and is left exactly as
 it was; a missing parent directory is exit 2 (never created); an existing
 output of nss_generate and nss_consolidate is never overwritten, while
 nss_prepare_data replaces a regular file (a token file is derived from its
-inputs); a refused nss_generate --records run leaves no directory behind.
+inputs); a refused nss_generate --records run leaves no directory behind,
+and a tool ended by a signal while it writes leaves no temporary file.
 Device nodes are made with mknod in the test's scratch directory, never the
 system's /dev/null."""
 import glob
@@ -132,6 +133,26 @@ class OutputLocationTest(ScratchDirTest):
         self.assertIn("No space left on device", proc.stderr)
         self.assertIn("choose another --output", proc.stderr)
         self.assertEqual(os.listdir(full), [])
+
+    def test_a_signal_while_writing_leaves_no_temporary_file(self):
+        import signal
+        import time
+        text = self.path("big.txt")
+        with open(text, "w") as f:
+            f.write("alpha beta gamma delta, row and column\n" * 600000)  # 23 MB: about a second of writing
+        out_dir = self.path("signalled")
+        os.mkdir(out_dir)
+        proc = subprocess.Popen([binary("nss_prepare_data"), "--input", text, "--output",
+                                 os.path.join(out_dir, "t.h5")], stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not os.listdir(out_dir) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self.assertIsNone(proc.poll(), "the token file was written before the test saw its temporary file")
+        self.assertIn(".tmp.", os.listdir(out_dir)[0])
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, -signal.SIGTERM)  # ended by the signal, as before
+        self.assertEqual(os.listdir(out_dir), [])  # was: t.h5.tmp.<pid> left behind
 
     def test_an_existing_result_is_never_overwritten_but_a_token_file_is_replaced(self):
         for tool, args in writers(self.path("existing")).items():
