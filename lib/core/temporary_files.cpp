@@ -79,8 +79,14 @@ void TemporaryClaim::release() {
 }
 
 void remove_temporaries_on_termination() {
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP})
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) {
+    // A signal the tool was started ignoring (nohup, a background job's
+    // SIGINT) stays ignored: it would not have ended the tool before either.
+    struct sigaction current {};
+    if (::sigaction(signal_number, nullptr, &current) == 0 && current.sa_handler == SIG_IGN)
+      continue;
     std::signal(signal_number, remove_claimed_and_end);
+  }
 }
 
 }  // namespace nss

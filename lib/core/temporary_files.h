@@ -32,7 +32,7 @@ class TemporaryClaim {
 
 /// Installs the SIGINT, SIGTERM and SIGHUP handlers that remove the claimed
 /// paths (files before directories) and then end the process with the
-/// signal's default action.
+/// signal's default action. A signal already ignored (nohup) stays ignored.
 void remove_temporaries_on_termination();
 
 }  // namespace nss

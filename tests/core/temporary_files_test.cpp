@@ -74,6 +74,22 @@ TEST_F(TemporaryFilesTest, AClaimEndsWithItsScope) {
   EXPECT_TRUE(fs::exists(dir_ / "claimed.tmp"));
 }
 
+TEST_F(TemporaryFilesTest, ASignalTheToolWasStartedIgnoringStaysIgnored) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    std::signal(SIGHUP, SIG_IGN);  // as nohup starts it
+    remove_temporaries_on_termination();
+    TemporaryClaim file((dir_ / "claimed.tmp").string());
+    ::raise(SIGHUP);
+    ::_exit(3);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_TRUE(fs::exists(dir_ / "claimed.tmp"));
+}
+
 // An output directory is the signal's to remove only when this tool made it.
 TEST_F(TemporaryFilesTest, AnOutputDirectoryGoesOnlyIfThisToolCreatedIt) {
   const auto signalled_with = [&](const fs::path& path) {
