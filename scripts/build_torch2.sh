@@ -8,7 +8,9 @@
 #   scripts/build_torch2.sh --test [ARGS]   # ... then ctest ARGS there (the CPU suite)
 #
 # Environment: BUILD_DIR (default build-torch2), NSS_TORCH_VERSION (default
-# below), NSS_CMAKE_ARGS (more cmake arguments, e.g. -DNSS_WITH_CUDA=ON).
+# below), NSS_TORCH_VENV (default $BUILD_DIR/torch-venv), NSS_CMAKE_ARGS (more
+# cmake arguments, e.g. -DNSS_WITH_CUDA=ON), CMAKE_BUILD_TYPE and
+# NSS_BUILD_TARGETS (scripts/setup.sh).
 #
 # Why this torch: 2.11.0's PyPI wheel is built against CUDA 13.0, the CUDA of
 # the toolkit in /usr/local/cuda (13.0) and of the PyTorch on the GPU machines
@@ -23,7 +25,8 @@ export BUILD_DIR=${BUILD_DIR:-$NSS_ROOT/build-torch2}
 TORCH_PIN=${NSS_TORCH_VERSION:-2.11.0}
 # Not $BUILD_DIR/venv: that is the tokenizers venv that scripts/setup.sh makes
 # for the test suite (Debian's numpy/h5py visible, which this one must not see).
-TORCH_VENV=$BUILD_DIR/torch-venv
+# NSS_TORCH_VENV: another build's torch venv, shared (4.6 GB each).
+TORCH_VENV=${NSS_TORCH_VENV:-$BUILD_DIR/torch-venv}
 
 log() { printf '\033[1m[torch2]\033[0m %s\n' "$*"; }
 fail() { printf '\033[1;31m[torch2] error:\033[0m %s\n' "$*" >&2; exit 1; }

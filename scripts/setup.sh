@@ -151,7 +151,9 @@ build() {
   say "configuring and building in $BUILD_DIR"
   cmake -S "$NSS_ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" \
     ${NSS_CMAKE_ARGS:-} >/dev/null
-  cmake --build "$BUILD_DIR" -j "$(nproc)"
+  # NSS_BUILD_TARGETS: only these targets (scripts/bench/gpu_package.sh builds what the GPU backlog runs).
+  # shellcheck disable=SC2086  # a list of target names
+  cmake --build "$BUILD_DIR" -j "$(nproc)" ${NSS_BUILD_TARGETS:+--target $NSS_BUILD_TARGETS}
 }
 
 install_missing "${PACKAGES[@]}"

@@ -7,9 +7,17 @@ no padding on either side). Prints the median tokens/s of several runs and
 the ratio. Run with the venv's Python (transformers):
 
     OMP_NUM_THREADS=1 build/venv/bin/python scripts/bench/generate_speed.py [--model DIR] [--new 64] [--repeats 3]
+        [--bin DIR] [--device cpu|cuda] [--dtype fp32|bf16] [--batches 1,16] [--tokenizer F] [--random-1b]
 
 nss_generate's figure is its own log line (decoding and prefill, without
 loading the model); transformers' is the time of generate() alone.
+
+On a GPU (scripts/bench/gpu_backlog.sh's generate part): --device cuda
+--dtype bf16 --batches 1,16,64, and --random-1b DIR first writes a randomly
+initialised model of the Llama-3.2-1B shape (SmolLM2's 49,152-token
+vocabulary, so that --tokenizer's tokenizer.json decodes every id) to DIR
+with transformers on the device; no model travels. Where transformers is
+missing, its column says so.
 """
 import argparse
 import json
@@ -25,14 +33,18 @@ SOURCE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PROMPT = "Once upon a time, in a small village near the sea, there lived"
 
 
-def ours(model, batch, new, repeats):
+def ours(args, batch):
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         f.write((json.dumps({"prompt": PROMPT}) + "\n") * batch)
+    env = dict(os.environ, OMP_NUM_THREADS="1") if args.device == "cpu" else os.environ
     rates = []
-    for _ in range(repeats):
-        proc = subprocess.run([os.path.join(SOURCE, "build", "bin", "nss_generate"), "--model", model, "--prompts",
-                               f.name, "--temperature", "0", "--max-new-tokens", str(new), "--batch-size",
-                               str(batch)], capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    for _ in range(args.repeats):
+        command = [os.path.join(args.bin, "nss_generate"), "--model", args.model, "--prompts", f.name,
+                   "--temperature", "0", "--max-new-tokens", str(args.new), "--batch-size", str(batch),
+                   "--dtype", args.dtype]
+        if args.tokenizer:
+            command += ["--tokenizer", args.tokenizer]
+        proc = subprocess.run(command, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             sys.exit(proc.stderr)
         match = re.search(r"(\d+) new tokens in ([0-9.]+) s", proc.stderr)
@@ -41,24 +53,51 @@ def ours(model, batch, new, repeats):
     return statistics.median(rates)
 
 
-def theirs(model, batch, new, repeats):
+def theirs(args, batch):
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    torch.set_num_threads(1)
-    tokenizer = AutoTokenizer.from_pretrained(model)
-    network = AutoModelForCausalLM.from_pretrained(model, torch_dtype=torch.float32).eval()
-    inputs = tokenizer([PROMPT] * batch, return_tensors="pt", return_token_type_ids=False)
-    ids = inputs["input_ids"]
+    from transformers import AutoModelForCausalLM
+    from tokenizers import Tokenizer
+    if args.device == "cpu":
+        torch.set_num_threads(1)
+    tokenizer = Tokenizer.from_file(args.tokenizer or os.path.join(args.model, "tokenizer.json"))
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    network = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=dtype).to(args.device).eval()
+    ids = torch.tensor([tokenizer.encode(PROMPT).ids] * batch, device=args.device)
     rates = []
-    for _ in range(repeats):
+    for repeat in range(args.repeats + (args.device != "cpu")):  # a GPU's first call is a warm-up
         start = time.perf_counter()
         with torch.no_grad():
             # synced_gpus=None probes for FSDP, which Debian's torch 1.13 cannot.
-            out = network.generate(**inputs, max_new_tokens=new, do_sample=False, synced_gpus=False,
-                                   pad_token_id=tokenizer.eos_token_id)
+            out = network.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=args.new,
+                                   min_new_tokens=args.new, do_sample=False, synced_gpus=False,
+                                   pad_token_id=0)
+        if args.device != "cpu":
+            torch.cuda.synchronize()
         seconds = time.perf_counter() - start
-        rates.append((out.shape[1] - ids.shape[1]) * batch / seconds)
+        if repeat >= (args.device != "cpu"):
+            rates.append((out.shape[1] - ids.shape[1]) * batch / seconds)
     return statistics.median(rates)
+
+
+def write_random_1b(directory, tokenizer, layers):
+    """The Llama-3.2-1B shape, random weights in bf16, written where nss_generate reads it."""
+    import shutil
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(vocab_size=49152, hidden_size=2048, intermediate_size=8192, num_hidden_layers=layers,
+                         num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=4096,
+                         rope_theta=500000.0, tie_word_embeddings=True, bos_token_id=1, eos_token_id=2)
+    torch.manual_seed(0)
+    # Initialised where it will run, in bf16 (torch 1.13 has neither default; it builds on the CPU).
+    if hasattr(torch, "set_default_device"):
+        torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.set_default_dtype(torch.bfloat16)
+    model = LlamaForCausalLM(config)
+    torch.set_default_dtype(torch.float32)
+    if hasattr(torch, "set_default_device"):
+        torch.set_default_device("cpu")
+    model.save_pretrained(directory, safe_serialization=True)
+    shutil.copy(tokenizer, os.path.join(directory, "tokenizer.json"))
 
 
 def main():
@@ -66,12 +105,28 @@ def main():
     parser.add_argument("--model", default=os.path.join(SOURCE, "build", "models", "smollm2-135m-instruct"))
     parser.add_argument("--new", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--bin", default=os.path.join(SOURCE, "build", "bin"))
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--batches", default="1,16", help="comma-separated batch sizes")
+    parser.add_argument("--tokenizer", help="tokenizer.json (default: the model directory's)")
+    parser.add_argument("--random-1b", action="store_true",
+                        help="first write a random Llama-3.2-1B-shaped model to --model (needs --tokenizer)")
+    parser.add_argument("--layers", type=int, default=16, help="--random-1b's decoder blocks (a rehearsal: 1)")
     args = parser.parse_args()
+    if args.random_1b:
+        if not args.tokenizer:
+            sys.exit("--random-1b needs --tokenizer")
+        write_random_1b(args.model, args.tokenizer, args.layers)
     print("| batch | nss_generate tokens/s | transformers tokens/s | ratio |")
     print("|---|---|---|---|")
-    for batch in (1, 16):
-        a = ours(args.model, batch, args.new, args.repeats)
-        b = theirs(args.model, batch, args.new, args.repeats)
+    for batch in (int(b) for b in args.batches.split(",")):
+        a = ours(args, batch)
+        try:
+            b = theirs(args, batch)
+        except ImportError as e:
+            print("| %d | %.1f | — (%s) | — |" % (batch, a, e), flush=True)
+            continue
         print("| %d | %.1f | %.1f | %.2fx |" % (batch, a, b, a / b), flush=True)
 
 

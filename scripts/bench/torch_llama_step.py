@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Plain-PyTorch baseline for scripts/bench/train_throughput.sh (CPU, fp32) and
-scripts/bench/gpu_validation.sh (CUDA, --bf16 --sdpa: bf16 autocast over fp32
+scripts/bench/gpu_backlog.sh (CUDA, --bf16 --sdpa: bf16 autocast over fp32
 weights, flash attention): the same Llama shape as nss_hpc (RMSNorm, GQA, RoPE,
 SwiGLU), per-block activation checkpointing, AdamW, random tokens. Prints one
 JSON line with tokens/s (median of the timed steps)."""

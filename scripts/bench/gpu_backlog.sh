@@ -1,0 +1,424 @@
+#!/usr/bin/env bash
+# The GPU backlog (docs/gpu.md, "The GPU backlog") as one run on a bare GPU
+# machine that has PyTorch and nothing else: the binaries, libraries and data
+# come from the package scripts/bench/gpu_package.sh made. Parts run in the
+# order of the decisions they make, each under its own time cap, and each
+# appends its verdict line and figures to OUT/summary.md as it finishes, so a
+# run cut short still says what it learned; OUT/logs.tar.gz holds every log.
+#
+#   scripts/bench/gpu_backlog.sh [--dry-run|--rehearse] [--package DIR] [--bin DIR] OUT [PART...]
+#   scripts/bench/gpu_backlog.sh --list-binaries
+#   scripts/bench/gpu_backlog.sh --list-parts
+#
+# PART: smoke tests async throughput adapters generate (default: all, in this
+# order; smoke always runs first when it is not named, because every other
+# part needs its answer). --dry-run checks the arguments, prints each part's
+# cap and commands to OUT/plan.md and writes the summary's lines without
+# running anything: it needs no GPU, no build and no package. --rehearse runs
+# the parts here, on the CPU build (--bin build/bin) at the tiny shape with
+# the GPU checks left out, so a command line or a report that is wrong shows
+# before a device minute is spent; its figures mean nothing.
+# Environment: NSS_BACKLOG_BUDGET_S (540: the whole run, 9 minutes),
+# NSS_BACKLOG_CAPS (part=seconds,...: other caps for a retry of a part),
+# NSS_BACKLOG_1B_STEPS (8), NSS_GPU_PEAK_TFLOPS (989, H100 SXM dense bf16).
+set -euo pipefail
+
+NSS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+REPORT="$NSS_ROOT/scripts/bench/gpu_backlog_report.py"
+ALL_PARTS=(smoke tests async throughput adapters generate)
+# Seconds per part; together the 540 s of the default budget.
+declare -A CAP=([smoke]=60 [tests]=140 [async]=50 [throughput]=170 [adapters]=65 [generate]=55)
+declare -A DECIDES=(
+  [smoke]="whether anything else can run: the binaries start, CUDA and NCCL answer, one tiny step trains on the GPU"
+  [tests]="which switches may go on: the NF4 CUDA dequantiser (nf4_cuda_test), the fused kernels (fused_kernels_test), variable-length attention (packed tests with NSS_VARLEN_ATTENTION=1), the private step and optimizer offload on CUDA, greedy decoding equal to the CPU's"
+  [async]="whether checkpoint.async's in-place snapshot is right on a GPU: the async step verifies and resumes on the GPU and on the CPU to the same losses"
+  [throughput]="the default recompute and NSS_FUSED_KERNELS by tokens/s and MFU against the goals (>= 45% without recompute, >= 35% with full), and the memory model's error per row"
+  [adapters]="QLoRA and DP-SGD against LoRA at the 1B shape: step time (DP-SGD goal <= 2x LoRA) and peak against the preflight"
+  [generate]="nss_generate's bf16 tokens/s on the GPU at batch 1, 16 and 64, against transformers' generate"
+)
+# What the parts run, and so what the package carries: one list.
+TOOLS=(nss_hpc nss_ckpt nss_generate)
+UNIT_TESTS=(cuda_memory_test memory_meter_test host_mirror_test synthetic_step_test optim_test
+  sharded_unit_test nf4_cuda_test fused_kernels_test model_test offloaded_adamw_test decoder_test)
+MPI_TESTS=(nccl_communicator_test device_selection_test compute_device_test sharded_training_test
+  private_step_test offload_test)
+
+usage() {
+  sed -n '9,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+dry_run=0 rehearse=0 package="" bin=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dry-run) dry_run=1 ;;
+    --rehearse) rehearse=1 ;;
+    --package) package=${2:?--package needs a directory}; shift ;;
+    --bin) bin=${2:?--bin needs a directory}; shift ;;
+    --list-binaries) printf '%s\n' "${TOOLS[@]}" "${UNIT_TESTS[@]}" "${MPI_TESTS[@]}"; exit 0 ;;
+    --list-parts) printf '%s\n' "${ALL_PARTS[@]}"; exit 0 ;;
+    -h | --help) usage ;;
+    -*) echo "gpu_backlog: unknown option $1 (use --dry-run, --rehearse, --package DIR, --bin DIR)" >&2; exit 2 ;;
+    *) break ;;
+  esac
+  shift
+done
+[ $# -ge 1 ] || usage
+[ "$dry_run$rehearse" != 11 ] || { echo "gpu_backlog: --dry-run and --rehearse exclude each other" >&2; exit 2; }
+if [ "$rehearse" = 1 ] && [ -z "$bin" ]; then
+  echo "gpu_backlog: --rehearse runs this machine's build: give --bin DIR (build/bin)" >&2
+  exit 2
+fi
+PYTHON=${NSS_BACKLOG_PYTHON:-python3}  # the image's python3 holds its PyTorch
+out=$1
+shift
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=("${ALL_PARTS[@]}")
+for part in "${parts[@]}"; do
+  [ -n "${CAP[$part]:-}" ] ||
+    { echo "gpu_backlog: unknown part '$part' (use one of: ${ALL_PARTS[*]})" >&2; exit 2; }
+done
+[[ " ${parts[*]} " == *" smoke "* ]] || parts=(smoke "${parts[@]}")
+caps=${NSS_BACKLOG_CAPS:-}
+for setting in ${caps//,/ }; do  # part=seconds,...: a retry's own caps
+  name=${setting%%=*} seconds=${setting#*=}
+  [ -n "${CAP[$name]:-}" ] && [[ $seconds =~ ^[1-9][0-9]*$ ]] ||
+    { echo "gpu_backlog: NSS_BACKLOG_CAPS takes part=seconds,... with parts ${ALL_PARTS[*]}, not '$setting'" >&2; exit 2; }
+  CAP[$name]=$seconds
+done
+budget=${NSS_BACKLOG_BUDGET_S:-540}
+steps_1b=${NSS_BACKLOG_1B_STEPS:-8}
+peak_tflops=${NSS_GPU_PEAK_TFLOPS:-989}
+for value in "$budget" "$steps_1b"; do
+  [[ $value =~ ^[1-9][0-9]*$ ]] ||
+    { echo "gpu_backlog: NSS_BACKLOG_BUDGET_S and NSS_BACKLOG_1B_STEPS take a positive whole number, not '$value'" >&2; exit 2; }
+done
+if [ -e "$out" ] && [ ! -d "$out" ]; then
+  echo "gpu_backlog: OUT $out is not a directory: give a new or an existing directory" >&2
+  exit 2
+fi
+mkdir -p "$out/logs"
+out=$(cd "$out" && pwd)
+summary=$out/summary.md
+plan=$out/plan.md
+started=$(date +%s)
+
+# --- running under a cap ------------------------------------------------------
+
+remaining() { echo $((budget - ($(date +%s) - started))); }
+
+# step LOG CAP COMMAND...: runs COMMAND with its output in logs/LOG, killed
+# after CAP seconds (its own process group: mpirun's ranks go with it).
+# The cap is cut to what is left of the part's own cap.
+step() {
+  local log=$1 cap=$2
+  shift 2
+  printf -- '- `%s` (cap %d s, log %s)\n' "$*" "$cap" "$log" >>"$plan"
+  [ "$dry_run" = 0 ] || return 0
+  local left=$((part_deadline - $(date +%s)))
+  if [ "$left" -lt 3 ]; then
+    echo "[gpu_backlog] not run: the part's cap of $part_cap s was reached" >"$out/logs/$log"
+    return 124
+  fi
+  [ "$cap" -le "$left" ] || cap=$left
+  # A session of its own, ended whole at the cap: Open MPI gives each rank a
+  # process group of its own, so only the session reaches them all. bash -c:
+  # COMMAND may be one of the functions below (exported).
+  setsid bash -c '"$@"' step "$@" >"$out/logs/$log" 2>&1 &
+  local session=$! tenths=0 rc=0
+  while kill -0 "$session" 2>/dev/null && [ "$tenths" -lt $((cap * 10)) ]; do
+    sleep 0.1
+    tenths=$((tenths + 1))
+  done
+  if kill -0 "$session" 2>/dev/null; then
+    pkill -TERM -s "$session" || true
+    sleep 3
+    pkill -KILL -s "$session" || true
+    wait "$session" 2>/dev/null || true
+    echo "[gpu_backlog] killed after its cap of $cap s" >>"$out/logs/$log"
+    return 124
+  fi
+  wait "$session" || rc=$?
+  return "$rc"
+}
+
+# The figure lines of a part go to the summary as they come.
+say() { printf '%s\n' "$*" >>"$summary"; }
+report() {
+  [ "$dry_run" = 0 ] || return 0
+  "$PYTHON" "$REPORT" "$@" | tee -a "$summary"
+  return "${PIPESTATUS[0]}"
+}
+verdict() {  # PART PASS|FAIL|SKIPPED TEXT; returns 0 for PASS only
+  local seconds=$(($(date +%s) - part_started)) result=$2 text=$3
+  if [ "$dry_run" = 1 ] && [ "$result" = PASS ]; then
+    result=DRY-RUN
+    text="$(($(grep -c '^- `' "$plan") - plan_mark)) commands planned (OUT/plan.md), none run"
+  fi
+  say ""
+  say "**$1: $result** ($seconds s of a $part_cap s cap) — $text"
+  say ""
+  [ "$dry_run" = 1 ] || tar -C "$out" -czf "$out/logs.tar.gz" logs 2>/dev/null || true
+  [ "$result" = PASS ] || [ "$result" = DRY-RUN ]
+}
+
+mpirun_1() { mpirun -n 1 --bind-to none --allow-run-as-root "$@"; }
+export -f mpirun_1
+
+# --- the package --------------------------------------------------------------
+
+# Unpacks the payload (once) and puts its libraries and Open MPI first; the
+# machine's own torch provides libtorch and the CUDA libraries.
+use_package() {
+  local root=${package:-$NSS_ROOT/gpu-package}
+  if [ -z "$bin" ]; then
+    [ -f "$root/payload.tar.xz" ] || { echo "no package at $root: run scripts/bench/gpu_package.sh"; return 1; }
+    local unpacked=${TMPDIR:-/tmp}/nss-gpu
+    if [ ! -f "$unpacked/.complete" ] || [ "$root/payload.tar.xz" -nt "$unpacked/.complete" ]; then
+      rm -rf "$unpacked" && mkdir -p "$unpacked"
+      tar -C "$unpacked" -xJf "$root/payload.tar.xz" || { echo "cannot unpack $root/payload.tar.xz"; return 1; }
+      touch "$unpacked/.complete"
+    fi
+    # shellcheck source=/dev/null
+    source "$unpacked/env.sh" || return 1
+    bin=$unpacked/bin
+    DATA_DIR=$unpacked/data
+    TOKENIZER=$unpacked/models/tokenizer.json
+  fi
+  bin=$(cd "$bin" && pwd)
+  # With --bin: NSS_BACKLOG_DATA or this checkout's default data, and the setup's converted SmolLM2.
+  DATA_DIR=${DATA_DIR:-${NSS_BACKLOG_DATA:-$NSS_ROOT/data/default}}
+  TOKENIZER=${TOKENIZER:-$NSS_ROOT/build/models/smollm2-135m-instruct/tokenizer.json}
+  export bin DATA_DIR NSS_ROOT NSS_SOURCE_DIR=$NSS_ROOT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-4}
+}
+
+tiny_job() {  # RUN_DIR [--set ...]: the default tiny job, on the package's data
+  local run=$1
+  shift
+  mpirun_1 "$bin/nss_hpc" "$NSS_ROOT/configs/run.yaml" --set run.output_dir="$run" \
+    --set data.path="$DATA_DIR/train.h5" --set eval.path="$DATA_DIR/val.h5" "$@"
+}
+export -f tiny_job
+
+# --- the parts ----------------------------------------------------------------
+
+part_smoke() {
+  if [ "$dry_run" = 0 ]; then
+    local why
+    if ! why=$(use_package 2>&1); then verdict smoke FAIL "$why"; return 1; fi
+    use_package >/dev/null
+    if [ "$rehearse" = 1 ]; then
+      say "- rehearsal on $(hostname): the device checks are left out"
+    else
+      command -v nvidia-smi >/dev/null || { verdict smoke FAIL "nvidia-smi not found: this machine has no NVIDIA driver"; return 1; }
+      say "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
+      say "- torch: $("$PYTHON" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -1)"
+    fi
+    local missing
+    missing=$(for b in "$bin"/*; do ldd "$b" 2>&1 | sed -n "s|^\s*\(\S*\) => not found|$(basename "$b"): \1|p"; done | sort -u)
+    if [ -n "$missing" ]; then verdict smoke FAIL "libraries not found: $(echo "$missing" | tr '\n' ' ')"; return 1; fi
+  fi
+  if ! step smoke_tiny.log 45 tiny_job "$out/smoke" --set training.max_steps=2 --set checkpoint.interval_steps=0 \
+    --set eval.interval_steps=0 --set logging.interval_steps=1; then
+    verdict smoke FAIL "the tiny job did not finish: $(tail -3 "$out/logs/smoke_tiny.log" | tr '\n' ' ')"
+    return 1
+  fi
+  if [ "$dry_run$rehearse" = 00 ] && ! grep -q "cuda" "$out/logs/smoke_tiny.log"; then
+    verdict smoke FAIL "the tiny job ran, but not on a CUDA device (see logs/smoke_tiny.log)"
+    return 1
+  fi
+  rm -rf "$out/smoke"
+  verdict smoke PASS "binaries start, every library resolves, two tiny steps trained on the GPU"
+}
+
+part_tests() {
+  local failed=0 name
+  for name in "${UNIT_TESTS[@]}"; do
+    case $name in
+      model_test) step "$name.log" 40 env NSS_VARLEN_ATTENTION=1 "$bin/$name" || true ;;
+      fused_kernels_test) step "$name.log" 40 env NSS_FUSED_KERNELS=1 "$bin/$name" || true ;;
+      *) step "$name.log" 40 "$bin/$name" || true ;;
+    esac
+    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" || failed=$((failed + 1))
+  done
+  # Their CPU cases ran in CI; on the device only the CUDA ones.
+  for name in "${MPI_TESTS[@]}"; do
+    case $name in
+      sharded_training_test | private_step_test | offload_test)
+        step "$name.log" 60 mpirun_1 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
+      *) step "$name.log" 60 mpirun_1 "$bin/$name" || true ;;
+    esac
+    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" || failed=$((failed + 1))
+  done
+  step sharded_training_varlen.log 60 mpirun_1 -x NSS_VARLEN_ATTENTION=1 "$bin/sharded_training_test" \
+    --gtest_filter='*Packed*' || true
+  report gtest "sharded_training_test (varlen)" "$out/logs/sharded_training_varlen.log" 0 || failed=$((failed + 1))
+  local fixture step_name
+  fixture=$(find "$NSS_ROOT/tests/fixtures" -maxdepth 1 -name 'formats_*' | sort | tail -1)
+  for step_name in full qlora_private; do
+    local step_dir
+    step_dir=$(find "$fixture/runs/$step_name/checkpoints" -maxdepth 1 -name 'step_*' | sort | tail -1)
+    step "greedy_$step_name.log" 30 mpirun_1 "$bin/nss_generate" --model "$step_dir" --prompt "Row of" \
+      --max-new-tokens 12 --temperature 0 --dtype fp32 --output "$out/logs/greedy_$step_name.jsonl" || true
+    report greedy "$out/logs/greedy_$step_name.jsonl" "$fixture/expected.json" "$step_name" --label "fp32 on the GPU" ||
+      failed=$((failed + 1))
+  done
+  if [ "$failed" = 0 ]; then verdict tests PASS "every CUDA test passed on the device, none skipped"
+  else verdict tests FAIL "$failed of them failed or skipped on the device: see the lines above and logs/"; fi
+}
+
+must_run() {  # tests whose device cases must not skip on a GPU
+  case $1 in
+    nf4_cuda_test | fused_kernels_test | cuda_memory_test | memory_meter_test | nccl_communicator_test | \
+      sharded_training_test) echo 1 ;;
+    *) echo 0 ;;
+  esac
+}
+
+part_async() {
+  local run=$out/async
+  rm -rf "$run" "$run-cpu"
+  local common=(--set checkpoint.interval_steps=20 --set eval.interval_steps=0 --set logging.interval_steps=1)
+  local ok=1
+  step async_train.log 20 tiny_job "$run" --set training.max_steps=40 --set checkpoint.async=true "${common[@]}" || ok=0
+  step async_verify.log 8 "$bin/nss_ckpt" verify "$run/checkpoints" || ok=0
+  [ "$dry_run" = 1 ] || cp -r "$run" "$run-cpu" 2>/dev/null || ok=0
+  step async_resume_gpu.log 10 tiny_job "$run" --set training.max_steps=50 "${common[@]}" || ok=0
+  step async_resume_cpu.log 10 tiny_job "$run-cpu" --set training.max_steps=50 --set parallel.backend=mpi \
+    "${common[@]}" || ok=0
+  report losses "$run" "$run-cpu" --after 40 --tolerance 1e-3 --label "resumed on the GPU vs on the CPU" || ok=0
+  if [ "$ok" = 1 ]; then verdict async PASS "the in-place async snapshot verified and resumed on the GPU and on the CPU"
+  else verdict async FAIL "see logs/async_*.log"; fi
+  [ "$dry_run" = 1 ] || rm -rf "$run" "$run-cpu"
+}
+
+one_b() {  # RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape in bf16, seq 2048
+  local run=$1 log=$2 cap=$3 fused=$4
+  shift 4
+  local scratch=/dev/shm
+  [ -d "$scratch" ] && [ -w "$scratch" ] || scratch=$out
+  rm -rf "$run" "$scratch/nss_backlog_ckpt"
+  local smi="" rc=0
+  if [ "$dry_run" = 0 ]; then
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$run.smi" &
+    smi=$!
+  fi
+  # The final save (15 GB of fp32 state) goes to memory and is dropped.
+  local shape=(--set model.preset=llama-3.2-1b --set data.seq_len=2048 --set training.dtype=bf16)
+  [ "$rehearse" = 0 ] || shape=(--set model.preset=tiny --set data.seq_len=128)
+  step "$log" "$cap" mpirun_1 -x NSS_FUSED_KERNELS="$fused" "$bin/nss_hpc" "$NSS_ROOT/configs/run.yaml" \
+    "${shape[@]}" --set data.path="$DATA_DIR/train.h5" --set eval.interval_steps=0 \
+    --set training.micro_batch_size=4 --set training.global_batch_size=8 \
+    --set training.max_steps="$steps_1b" --set training.warmup_steps=2 --set logging.interval_steps=1 \
+    --set checkpoint.interval_steps=0 --set checkpoint.dir="$scratch/nss_backlog_ckpt" \
+    --set run.output_dir="$run" "$@" || rc=$?
+  [ -z "$smi" ] || kill "$smi" 2>/dev/null || true
+  rm -rf "$scratch/nss_backlog_ckpt"
+  return "$rc"
+}
+
+part_throughput() {
+  local recompute fused failed=0
+  [ "$dry_run" = 1 ] || "$PYTHON" "$REPORT" train-header >>"$summary"
+  for recompute in none selective full; do
+    for fused in 0 1; do
+      local name=1b_${recompute}_fused$fused
+      one_b "$out/$name" "$name.log" 22 "$fused" --set training.activation_checkpointing=$recompute ||
+        failed=$((failed + 1))
+      report train "$out/$name" --smi "$out/$name.smi" --peak-tflops "$peak_tflops" \
+        --label "recompute $recompute, fused kernels $([ "$fused" = 1 ] && echo on || echo off)" || true
+      [ "$dry_run" = 1 ] || rm -rf "${out:?}/$name"
+    done
+  done
+  local torch_rows=""
+  [ "$rehearse" = 0 ] || say "- the PyTorch reference needs CUDA: not rehearsed"
+  for recompute in $([ "$rehearse" = 1 ] || echo none full); do
+    local keep=()
+    [ "$recompute" = full ] || keep=(--no-recompute)
+    step "torch_1b_$recompute.log" 19 "$PYTHON" "$NSS_ROOT/scripts/bench/torch_llama_step.py" --device cuda --bf16 \
+      --sdpa --tied --vocab 128256 --hidden 2048 --intermediate 8192 --layers 16 --heads 32 --kv-heads 8 \
+      --seq 2048 --batch 4 --accum 2 --steps 6 --warmup 2 "${keep[@]}" || true
+    [ "$dry_run" = 1 ] || torch_rows+="$recompute: $(tail -1 "$out/logs/torch_1b_$recompute.log") "
+  done
+  [ -z "$torch_rows" ] || say "- PyTorch $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null) eager, same shape: $torch_rows"
+  if [ "$failed" = 0 ]; then verdict throughput PASS "six rows measured; compare MFU with the goals and the fused rows with the plain ones"
+  else verdict throughput FAIL "$failed of six rows did not finish: see logs/1b_*.log"; fi
+}
+
+part_adapters() {
+  local lora=(--set training.lora.enabled=true --set training.lora.rank=16
+    --set "training.lora.targets=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj]")
+  local failed=0 name
+  [ "$dry_run" = 1 ] || "$PYTHON" "$REPORT" train-header >>"$summary"
+  for name in lora qlora dpsgd; do
+    local extra=()
+    case $name in
+      qlora) extra=(--set training.lora.quantize_base=nf4) ;;
+      dpsgd) extra=(--set privacy.enabled=true --set data.packing=none) ;;
+    esac
+    one_b "$out/1b_$name" "1b_$name.log" 20 0 "${lora[@]}" "${extra[@]}" || failed=$((failed + 1))
+    report train "$out/1b_$name" --smi "$out/1b_$name.smi" --peak-tflops 0 --label "$name, rank 16, all seven projections" || true
+    [ "$dry_run" = 1 ] || rm -rf "$out/1b_$name"
+  done
+  if [ "$failed" = 0 ]; then verdict adapters PASS "LoRA, QLoRA and DP-SGD trained at the 1B shape: compare their step times and peaks"
+  else verdict adapters FAIL "$failed of three runs did not finish: see logs/1b_{lora,qlora,dpsgd}.log"; fi
+}
+
+part_generate() {
+  local rc=0
+  local how=(--device cuda --dtype bf16 --batches "1,16,64" --new 32)
+  [ "$rehearse" = 0 ] || how=(--device cpu --dtype fp32 --batches 1 --new 2 --layers 1)
+  step generate_1b.log 55 "$PYTHON" "$NSS_ROOT/scripts/bench/generate_speed.py" --random-1b --model "$out/random_1b" \
+    --tokenizer "$TOKENIZER" --bin "$bin" --repeats 1 "${how[@]}" || rc=$?
+  [ "$dry_run" = 1 ] || grep '^|' "$out/logs/generate_1b.log" >>"$summary" || true
+  [ "$dry_run" = 1 ] || rm -rf "$out/random_1b"
+  if [ "$rc" = 0 ]; then verdict generate PASS "nss_generate in bf16 on the GPU at batch 1, 16 and 64, beside transformers"
+  else verdict generate FAIL "exit $rc: $(tail -2 "$out/logs/generate_1b.log" 2>/dev/null | tr '\n' ' ')"; fi
+}
+
+# --- the run ------------------------------------------------------------------
+
+{
+  echo "# GPU backlog$([ "$dry_run" = 1 ] && echo " (dry run)")$([ "$rehearse" = 1 ] && echo " (CPU rehearsal: the figures mean nothing)")"
+  echo ""
+  echo "$(date -u '+%Y-%m-%d %H:%M UTC'), revision $(git -C "$NSS_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), budget $budget s, parts: ${parts[*]}"
+  echo ""
+} >"$summary"
+echo "# Commands of the GPU backlog$([ "$dry_run" = 1 ] && echo " (dry run: none ran)")" >"$plan"
+[ "$dry_run" = 0 ] || { bin=${bin:-'<package>/bin'}; DATA_DIR='<package>/data'; TOKENIZER='<package>/models/tokenizer.json'; }
+
+status=0 smoke_failed=0
+for part in "${parts[@]}"; do
+  part_started=$(date +%s)
+  plan_mark=$(grep -c '^- `' "$plan" || true)
+  left=$(remaining)
+  part_cap=$((CAP[$part] < left ? CAP[$part] : left))
+  printf '\n## %s (cap %d s)\n\nDecides %s.\n\n' "$part" "$part_cap" "${DECIDES[$part]}" >>"$plan"
+  say "### $part"
+  say ""
+  say "Decides ${DECIDES[$part]}."
+  say ""
+  if [ "$smoke_failed" = 1 ]; then
+    verdict "$part" SKIPPED "the smoke part did not pass: nothing else can run" || true
+    status=1
+    continue
+  fi
+  if [ "$part_cap" -lt 20 ]; then
+    verdict "$part" SKIPPED "only $left s of the $budget s budget left (NSS_BACKLOG_BUDGET_S)" || true
+    status=1
+    [ "$part" != smoke ] || smoke_failed=1
+    continue
+  fi
+  # Every step of the part is cut to what is left of its cap (step above).
+  part_deadline=$((part_started + part_cap))
+  rc=0
+  "part_$part" || rc=$?
+  if [ "$rc" != 0 ]; then
+    status=1
+    [ "$part" = smoke ] && smoke_failed=1
+  fi
+done
+say "Whole run: $(($(date +%s) - started)) s of a $budget s budget."
+cat "$summary"
+exit "$status"
