@@ -236,7 +236,7 @@ part_tests() {
   local failed=0 name
   for name in "${UNIT_TESTS[@]}"; do
     case $name in
-      model_test) step "$name.log" 40 env NSS_VARLEN_ATTENTION=1 "$bin/$name" || true ;;
+      model_test) step "$name.log" 40 env NSS_VARLEN_ATTENTION=1 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       fused_kernels_test) step "$name.log" 40 env NSS_FUSED_KERNELS=1 "$bin/$name" || true ;;
       *) step "$name.log" 40 "$bin/$name" || true ;;
     esac
@@ -252,8 +252,8 @@ part_tests() {
     report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" || failed=$((failed + 1))
   done
   step sharded_training_varlen.log 60 mpirun_1 -x NSS_VARLEN_ATTENTION=1 "$bin/sharded_training_test" \
-    --gtest_filter='*Packed*' || true
-  report gtest "sharded_training_test (varlen)" "$out/logs/sharded_training_varlen.log" 0 || failed=$((failed + 1))
+    --gtest_filter='*CudaPacked*' || true
+  report gtest "sharded_training_test (varlen)" "$out/logs/sharded_training_varlen.log" 1 || failed=$((failed + 1))
   local fixture step_name
   fixture=$(find "$NSS_ROOT/tests/fixtures" -maxdepth 1 -name 'formats_*' | sort | tail -1)
   for step_name in full qlora_private; do
@@ -271,7 +271,7 @@ part_tests() {
 must_run() {  # tests whose device cases must not skip on a GPU
   case $1 in
     nf4_cuda_test | fused_kernels_test | cuda_memory_test | memory_meter_test | nccl_communicator_test | \
-      sharded_training_test) echo 1 ;;
+      sharded_training_test | model_test | private_step_test | offload_test) echo 1 ;;
     *) echo 0 ;;
   esac
 }

@@ -26,7 +26,8 @@ def gtest(args):
     """PASS only when the binary ran tests and none failed; a test that must
     run on the device (MUST_RUN=1) and skipped is a failure, not a pass."""
     try:
-        text = open(args.log, errors="replace").read()
+        # Under mpirun a rank's output goes through a terminal: gtest colours it.
+        text = re.sub(r"\x1b\[[0-9;]*m", "", open(args.log, errors="replace").read())
     except OSError as e:
         print("- `%s`: FAIL — no log (%s)" % (args.name, e.strerror))
         return 1

@@ -2,6 +2,8 @@
 // closed forms, equivalences (GQA vs MHA, tied vs untied, LoRA with B = 0),
 // causality, LoRA dropout replay and batch-split independence, unit slices.
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include "model/llama_model.h"
 #include "model/param_spec.h"
 #include "model/rotary_embedding.h"
+#include "model/varlen_attention.h"
 
 namespace nss::model {
 namespace {
@@ -246,6 +249,51 @@ TEST(LlamaModel, PackedDocumentsSeeOnlyThemselves) {
   EXPECT_EQ(varlen.longest_span, 7);
   EXPECT_LT(max_difference(model.logits(row_of(a, b), &varlen).narrow(1, 5, 7), model.logits(b)),
             1e-5);
+}
+
+// On a GPU in bf16 with NSS_VARLEN_ATTENTION=1 (scripts/bench/gpu_backlog.sh):
+// the variable-length flash kernel gives each packed document the logits it
+// has alone, within bf16 rounding, and the block-diagonal mask's; the
+// second document never sees the first.
+TEST(LlamaModel, CudaVarlenAttentionKeepsDocumentsApart) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const char* requested = std::getenv("NSS_VARLEN_ATTENTION");
+  if (requested == nullptr || std::string(requested) != "1")
+    GTEST_SKIP() << "set NSS_VARLEN_ATTENTION=1 to run the variable-length kernel";
+  ASSERT_TRUE(varlen_attention_enabled()) << "NSS_VARLEN_ATTENTION=1, but this build has no "
+                                             "variable-length kernel (libtorch 2.11 only)";
+  const auto m = preset("tiny");
+  const torch::TensorOptions on_gpu = torch::TensorOptions(torch::kBFloat16).device(torch::kCUDA);
+  LlamaModel model(m, lora_on(), on_gpu);
+  model.load(InitialWeights(m, lora_on(), 5));
+  const auto gpu = [](const torch::Tensor& t) { return t.to(torch::kCUDA); };
+  const torch::Tensor a = gpu(tokens_for(m, 1, 5, 1)), b = gpu(tokens_for(m, 1, 7, 2));
+  const auto row_of = [&](const torch::Tensor& first, const torch::Tensor& second) {
+    return torch::cat({first, second, gpu(torch::zeros({1, 4}, torch::kInt64))}, 1);
+  };
+  const torch::Tensor positions =
+      gpu(torch::cat({torch::arange(5), torch::arange(7), torch::arange(4)}).unsqueeze(0));
+  const torch::Tensor segments =
+      gpu(torch::cat({torch::zeros(5), torch::ones(7), torch::full({4}, -1)})
+              .to(torch::kInt64)
+              .unsqueeze(0));
+  const DocumentMask varlen = document_mask(positions, segments, DocumentAttention::kVarlen);
+  const DocumentMask masked = document_mask(positions, segments, DocumentAttention::kMask);
+  const torch::Tensor packed = model.logits(row_of(a, b), &varlen).to(torch::kFloat32);
+  const double scale = packed.abs().max().item<double>();
+  const auto alone = [&](const torch::Tensor& t) { return model.logits(t).to(torch::kFloat32); };
+  // bf16 keeps 8 bits: a few units of its last place of the largest logit.
+  EXPECT_LT(max_difference(packed.narrow(1, 0, 5), alone(a)), 3e-2 * scale);
+  EXPECT_LT(max_difference(packed.narrow(1, 5, 7), alone(b)), 3e-2 * scale);
+  EXPECT_LT(
+      max_difference(packed.narrow(1, 0, 12),
+                     model.logits(row_of(a, b), &masked).to(torch::kFloat32).narrow(1, 0, 12)),
+      3e-2 * scale);
+  const torch::Tensor other =
+      model.logits(row_of(gpu(tokens_for(m, 1, 5, 9)), b), &varlen).to(torch::kFloat32);
+  EXPECT_EQ(max_difference(other.narrow(1, 5, 7), packed.narrow(1, 5, 7)), 0.0)
+      << "the second document's scores never include the first's tokens";
+  EXPECT_GT(max_difference(other.narrow(1, 0, 5), packed.narrow(1, 0, 5)), 1e-3 * scale);
 }
 
 // w_t = mask_t / T: the weighted loss is the mean cross-entropy over the

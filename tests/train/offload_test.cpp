@@ -6,7 +6,9 @@
 // losses, masters and moments of the ordinary step at 1, 2 and 4 ranks, for
 // full fine-tuning in fp32 and bf16, tied embeddings, LoRA, QLoRA, a DP-SGD
 // private step and every hybrid sharding layout; checkpoints saved with
-// offload resume without it and the other way round, to the same values.
+// offload resume without it and the other way round, to the same values. On
+// a GPU (the `Cuda` case, run by scripts/bench/gpu_backlog.sh) the host's
+// AdamW against the device's, within fp32 rounding.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include "checkpoint/save.h"
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
+#include "comm/nccl_communicator.h"
 #include "comm/shard_groups.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
@@ -69,6 +72,7 @@ struct Mode {
   bool offload = false;
   bool private_step = false;  // DP-SGD: run_private_step with noise
   torch::Dtype dtype = torch::kFloat32;
+  torch::Device device = torch::kCPU;  // where the model computes
 };
 
 // This rank's state after some steps: copies of every unit's shards.
@@ -102,6 +106,7 @@ class TinyTraining {
     options.recompute = config.training.activation_checkpointing;
     options.compute_dtype = mode.dtype;
     options.offload_optimizer = mode.offload;
+    options.device = mode.device;
     return options;
   }
 
@@ -112,8 +117,9 @@ class TinyTraining {
     const std::int64_t per_rank = global / world.size();
     const auto next = [&](std::int64_t micro) {
       const std::int64_t id = (step - 1) * global + world.rank() * per_rank + micro;
-      return batch_of({id}, config_.model.vocab_size, step,
-                      static_cast<std::uint64_t>(config_.run.seed), mode_.private_step);
+      return on_device(batch_of({id}, config_.model.vocab_size, step,
+                                static_cast<std::uint64_t>(config_.run.seed), mode_.private_step),
+                       mode_.device);
     };
     StepOutcome outcome;
     if (mode_.private_step) {
@@ -139,11 +145,17 @@ class TinyTraining {
     Snapshot s;
     s.losses = losses_;
     for (std::size_t u = 0; u < model_.units().size(); ++u) {
-      s.masters.push_back(state_->tensor(u, layout::StateTensor::kMaster).detach().clone());
-      s.exp_avg.push_back(state_->tensor(u, layout::StateTensor::kExpAvg).clone());
-      s.exp_avg_sq.push_back(state_->tensor(u, layout::StateTensor::kExpAvgSq).clone());
+      // On the CPU, wherever they live (offloaded state is on the host).
+      s.masters.push_back(
+          state_->tensor(u, layout::StateTensor::kMaster).detach().to(torch::kCPU, false, true));
+      s.exp_avg.push_back(
+          state_->tensor(u, layout::StateTensor::kExpAvg).to(torch::kCPU, false, true));
+      s.exp_avg_sq.push_back(
+          state_->tensor(u, layout::StateTensor::kExpAvgSq).to(torch::kCPU, false, true));
       // What the next forward computes with: the gathered compute-dtype parameters.
-      s.gathered.push_back(model_.units()[u]->gather(fsdp::FlatBuffer::kTrainable, "test").clone());
+      s.gathered.push_back(model_.units()[u]
+                               ->gather(fsdp::FlatBuffer::kTrainable, "test")
+                               .to(torch::kCPU, false, true));
     }
     return s;
   }
@@ -232,6 +244,54 @@ TEST(OptimizerOffload, EveryHybridLayoutIsBitwiseTheOrdinaryStep) {
     SCOPED_TRACE("shard group size " + std::to_string(g));
     expect_offload_equal(make_config({8, 1, true, true, true}), g);
     expect_offload_equal(make_config({8, 1, false, true, true}), g, {false, true});
+  }
+}
+
+void expect_close(const std::vector<torch::Tensor>& actual,
+                  const std::vector<torch::Tensor>& expected, const std::string& what,
+                  double tolerance) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (std::size_t u = 0; u < actual.size(); ++u) {
+    if (expected[u].numel() == 0) continue;
+    const double scale = expected[u].abs().max().item<double>();
+    const double worst = (actual[u].to(torch::kFloat64) - expected[u].to(torch::kFloat64))
+                             .abs()
+                             .max()
+                             .item<double>();
+    EXPECT_LE(worst, tolerance * std::max(scale, 1e-30)) << what << " unit " << u;
+  }
+}
+
+// On a GPU the offloaded step's AdamW runs on the host (its three streams:
+// gradients down, the update, parameters up) and the ordinary one on the
+// device, with other rounding: the same training within fp32 rounding, in
+// bf16 compute, for full fine-tuning, LoRA and the private step.
+TEST(OptimizerOffload, CudaOffloadMatchesTheOrdinaryStep) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  if (mpi->local_size() > gpus)
+    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
+  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
+  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
+  const fsdp::ShardComms comms{*nccl, nullptr, *nccl};
+  const StepComms step_comms{*nccl, *nccl};
+  const auto run = [&](const config::Config& config, Mode mode) {
+    TinyTraining training(config, comms, step_comms, mode);
+    for (int step = 1; step <= kSteps; ++step) training.step(step);
+    return training.snapshot();
+  };
+  for (const bool private_step : {false, true}) {
+    const config::Config config = make_config({8, 1, false, private_step, true});
+    SCOPED_TRACE(private_step ? "LoRA, private step" : "full fine-tuning");
+    const Snapshot ordinary = run(config, {false, private_step, torch::kBFloat16, gpu});
+    const Snapshot offloaded = run(config, {true, private_step, torch::kBFloat16, gpu});
+    ASSERT_EQ(offloaded.losses.size(), ordinary.losses.size());
+    for (std::size_t s = 0; s < ordinary.losses.size(); ++s)
+      EXPECT_NEAR(offloaded.losses[s], ordinary.losses[s], 1e-4 * std::abs(ordinary.losses[s]));
+    expect_close(offloaded.masters, ordinary.masters, "master", 1e-5);
+    expect_close(offloaded.exp_avg, ordinary.exp_avg, "exp_avg", 1e-4);
+    expect_close(offloaded.exp_avg_sq, ordinary.exp_avg_sq, "exp_avg_sq", 1e-4);
   }
 }
 

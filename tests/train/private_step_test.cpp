@@ -5,7 +5,8 @@
 // and off, LoRA dropout, examples without targets, tied embeddings and an NF4
 // base (QLoRA; the reference on the same round-tripped base); with noise only (every
 // row padding) it is exactly the key's noise of each whole tensor, divided by
-// the expected batch, at any world size.
+// the expected batch, at any world size. On a GPU (the `Cuda` case, run by
+// scripts/bench/gpu_backlog.sh) the same sum in fp32 and bf16 compute.
 #include "train/private_step.h"
 
 #include <cmath>
@@ -14,8 +15,10 @@
 #include <torch/torch.h>
 
 #include "comm/mpi_communicator.h"
+#include "comm/nccl_communicator.h"
 #include "comm/shard_groups.h"
 #include "config/load.h"
+#include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
 #include "optim/grad_clip.h"
@@ -140,13 +143,17 @@ struct Sharded {
 // `padding_only`: every row is padding (an empty Poisson batch).
 // Units over `comms` and the step's reductions over `step_comms` (hybrid
 // sharding), else all over `comm`.
+// Computed on `placement`'s device in its dtype (the CPU in fp32 unless a
+// test says otherwise); the gradient comes back on the CPU.
 Sharded sharded_gradient(const config::Config& config, fsdp::ShardComms comms, StepComms step_comms,
                          std::int64_t micro_batch, PrivateStepSettings settings,
-                         bool padding_only = false) {
+                         bool padding_only = false, const testing::Placement& placement = {}) {
   const comm::Communicator& comm = step_comms.world;
   const auto& t = config.training;
   fsdp::ShardOptions options;
   options.recompute = t.activation_checkpointing;
+  options.device = placement.device;
+  options.compute_dtype = placement.dtype;
   ShardedLlama model(config.model, t.lora, false, comms, options, kSeqLen);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
@@ -168,21 +175,21 @@ Sharded sharded_gradient(const config::Config& config, fsdp::ShardComms comms, S
         }
         MicroBatchTensors batch = batch_of(ids, config.model.vocab_size, 1, kSeed, true);
         for (const std::int64_t row : padding) batch.target_mask[row].zero_();
-        return batch;
+        return on_device(std::move(batch), placement.device);
       },
       step_comms);
   // Units without trainable parameters have no gradient.
   out.gradient = testing::gather_trainable(model, [](fsdp::ShardedUnit& unit) {
     const torch::Tensor grad = unit.master().grad();
-    return grad.defined() ? grad : torch::zeros_like(unit.master());
+    return (grad.defined() ? grad : torch::zeros_like(unit.master())).to(torch::kCPU);
   });
   return out;
 }
 
 Sharded sharded_gradient(const config::Config& config, comm::Communicator& comm,
                          std::int64_t micro_batch, PrivateStepSettings settings,
-                         bool padding_only = false) {
-  return sharded_gradient(config, comm, comm, micro_batch, settings, padding_only);
+                         bool padding_only = false, const testing::Placement& placement = {}) {
+  return sharded_gradient(config, comm, comm, micro_batch, settings, padding_only, placement);
 }
 
 double max_relative_difference(const Gradients& actual, const Gradients& expected) {
@@ -194,8 +201,9 @@ double max_relative_difference(const Gradients& actual, const Gradients& expecte
   return worst / largest;
 }
 
-void expect_clipped_sum(const Case& c) {
-  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+// Over `comm`, computed on `placement`, within `tolerance` of the fp32 CPU reference.
+void expect_clipped_sum(const Case& c, comm::Communicator& comm,
+                        const testing::Placement& placement, double tolerance) {
   const config::Config config = make_config(c);
   // C at the median norm: some examples are clipped, some are not.
   std::vector<double> norms;
@@ -211,22 +219,28 @@ void expect_clipped_sum(const Case& c) {
   PrivateStepSettings settings;
   settings.max_grad_norm = max_norm;
   settings.expected_batch = expected_batch;
-  const Sharded sharded = sharded_gradient(config, *comm, c.micro_batch, settings);
+  const Sharded sharded = sharded_gradient(config, comm, c.micro_batch, settings, false, placement);
   ASSERT_EQ(sharded.gradient.size(), reference.size());
   const double difference = max_relative_difference(sharded.gradient, reference);
-  EXPECT_LE(difference, 1e-5);
+  EXPECT_LE(difference, tolerance);
   EXPECT_FALSE(sharded.outcome.skipped);
   // The norm reported is the (here noiseless) private gradient's.
   double squared = 0;
   for (const auto& [name, g] : reference)
     squared += g.to(torch::kFloat64).square().sum().item<double>();
-  EXPECT_NEAR(sharded.outcome.grad_norm, std::sqrt(squared), 1e-5 * std::sqrt(squared));
-  if (comm->rank() == 0)
+  EXPECT_NEAR(sharded.outcome.grad_norm, std::sqrt(squared), tolerance * std::sqrt(squared));
+  if (comm.rank() == 0)
     std::printf(
-        "[private] %d ranks, micro-batch %lld, recompute %d, tied %d, nf4 %d: C %.4g, "
+        "[private] %d ranks on %s in %s, micro-batch %lld, recompute %d, tied %d, nf4 %d: C %.4g, "
         "max|dg|/max|g| %.2e\n",
-        comm->size(), static_cast<long long>(c.micro_batch), c.checkpointing ? 1 : 0,
-        c.tied ? 1 : 0, c.nf4 ? 1 : 0, max_norm, difference);
+        comm.size(), placement.device.str().c_str(), c10::toString(placement.dtype),
+        static_cast<long long>(c.micro_batch), c.checkpointing ? 1 : 0, c.tied ? 1 : 0,
+        c.nf4 ? 1 : 0, max_norm, difference);
+}
+
+void expect_clipped_sum(const Case& c) {
+  auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  expect_clipped_sum(c, *comm, {}, 1e-5);
 }
 
 TEST(PrivateStep, ClippedSumEqualsPerExampleReference) {
@@ -247,6 +261,22 @@ TEST(PrivateStep, ClippedSumWithTiedEmbeddings) {
 
 TEST(PrivateStep, ClippedSumOnAnNf4Base) {
   expect_clipped_sum({true, 2, false, true});
+}
+
+// On GPUs (one rank per GPU, NCCL): fp32 compute within the CPU's tolerance
+// up to the order of sums; bf16 compute (fp32 masters and gradients, fp64
+// norms) within bf16 rounding of the fp32 CPU reference.
+TEST(PrivateStep, CudaClippedSumMatchesTheCpuReference) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  if (mpi->local_size() > gpus)
+    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
+  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
+  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
+  expect_clipped_sum({true, 2}, *nccl, {gpu, torch::kFloat32}, 1e-4);
+  expect_clipped_sum({true, 2}, *nccl, {gpu, torch::kBFloat16}, 3e-2);
+  expect_clipped_sum({true, 2, false, true}, *nccl, {gpu, torch::kBFloat16}, 3e-2);  // QLoRA
 }
 
 TEST(PrivateStep, EmptyBatchGetsTheKeysNoiseAtAnyWorldSize) {

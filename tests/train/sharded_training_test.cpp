@@ -106,6 +106,25 @@ TEST(ShardedTraining, CudaMatchesUnshardedCpu) {
   expect_equivalent({8, 1, false, false, true}, *nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
 }
 
+// Packed rows on a GPU, recomputed in backward: the block-diagonal mask, or
+// with NSS_VARLEN_ATTENTION=1 the variable-length kernel (bf16 only; fp32
+// keeps the mask), within bf16 rounding of the fp32 CPU reference. Selective
+// recompute keeps SDPA's output rather than the CPU path's weights.
+TEST(ShardedTraining, CudaPackedDocumentsMatchUnshardedCpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  if (mpi->local_size() > gpus)
+    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
+  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
+  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
+  Case packed{8, 1, false, false, true, false, true};
+  expect_equivalent(packed, *nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
+  packed.masked = true;
+  packed.selective = true;
+  expect_equivalent(packed, *nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
+}
+
 TEST(ShardedTraining, UnitSizesNeedPadding) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const config::Config config = make_config({});
