@@ -15,9 +15,10 @@
 # part needs its answer). --dry-run checks the arguments, prints each part's
 # cap and commands to OUT/plan.md and writes the summary's lines without
 # running anything: it needs no GPU, no build and no package. --rehearse runs
-# the parts here, on the CPU build (--bin build/bin) at the tiny shape with
-# the GPU checks left out, so a command line or a report that is wrong shows
-# before a device minute is spent; its figures mean nothing.
+# the parts here on the CPU, at the tiny shape with the GPU checks left out,
+# from the package or a build (--bin build/bin), so that a library missing
+# from the package, a command line or a report that is wrong shows before a
+# device minute is spent; its figures mean nothing.
 # Environment: NSS_BACKLOG_BUDGET_S (540: the whole run, 9 minutes),
 # NSS_BACKLOG_CAPS (part=seconds,...: other caps for a retry of a part),
 # NSS_BACKLOG_1B_STEPS (8), NSS_GPU_PEAK_TFLOPS (989, H100 SXM dense bf16).
@@ -65,10 +66,8 @@ while [ $# -gt 0 ]; do
 done
 [ $# -ge 1 ] || usage
 [ "$dry_run$rehearse" != 11 ] || { echo "gpu_backlog: --dry-run and --rehearse exclude each other" >&2; exit 2; }
-if [ "$rehearse" = 1 ] && [ -z "$bin" ]; then
-  echo "gpu_backlog: --rehearse runs this machine's build: give --bin DIR (build/bin)" >&2
-  exit 2
-fi
+where="the GPU"
+[ "$rehearse" = 0 ] || where="the CPU (rehearsal)"
 PYTHON=${NSS_BACKLOG_PYTHON:-python3}  # the image's python3 holds its PyTorch
 out=$1
 shift
@@ -176,7 +175,8 @@ use_package() {
     local unpacked=${TMPDIR:-/tmp}/nss-gpu
     if [ ! -f "$unpacked/.complete" ] || [ "$root/payload.tar.xz" -nt "$unpacked/.complete" ]; then
       rm -rf "$unpacked" && mkdir -p "$unpacked"
-      tar -C "$unpacked" -xJf "$root/payload.tar.xz" || { echo "cannot unpack $root/payload.tar.xz"; return 1; }
+      tar -C "$unpacked" --strip-components=1 -xJf "$root/payload.tar.xz" ||
+        { echo "cannot unpack $root/payload.tar.xz"; return 1; }
       touch "$unpacked/.complete"
     fi
     # shellcheck source=/dev/null
@@ -215,8 +215,11 @@ part_smoke() {
       say "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)"
       say "- torch: $("$PYTHON" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())' 2>&1 | tail -1)"
     fi
-    local missing
-    missing=$(for b in "$bin"/*; do ldd "$b" 2>&1 | sed -n "s|^\s*\(\S*\) => not found|$(basename "$b"): \1|p"; done | sort -u)
+    local missing programs=$bin
+    [ -d "$bin/../libexec" ] && programs=$bin/../libexec  # the package's bin/ holds wrappers
+    missing=$(for b in "$programs"/*; do
+      LD_LIBRARY_PATH=${NSS_LIBRARY_PATH:-} ldd "$b" 2>&1 | sed -n "s|^\s*\(\S*\) => not found|$(basename "$b"): \1|p"
+    done | sort -u)
     if [ -n "$missing" ]; then verdict smoke FAIL "libraries not found: $(echo "$missing" | tr '\n' ' ')"; return 1; fi
   fi
   if ! step smoke_tiny.log 45 tiny_job "$out/smoke" --set training.max_steps=2 --set checkpoint.interval_steps=0 \
@@ -229,7 +232,7 @@ part_smoke() {
     return 1
   fi
   rm -rf "$out/smoke"
-  verdict smoke PASS "binaries start, every library resolves, two tiny steps trained on the GPU"
+  verdict smoke PASS "binaries start, every library resolves, two tiny steps trained on $where"
 }
 
 part_tests() {
@@ -238,9 +241,12 @@ part_tests() {
     case $name in
       model_test) step "$name.log" 40 env NSS_VARLEN_ATTENTION=1 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       fused_kernels_test) step "$name.log" 40 env NSS_FUSED_KERNELS=1 "$bin/$name" || true ;;
+      # Its CPU cases against libtorch 2.11 are known to differ (docs/gpu.md).
+      synthetic_step_test) step "$name.log" 40 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       *) step "$name.log" 40 "$bin/$name" || true ;;
     esac
-    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" || failed=$((failed + 1))
+    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" --may-skip "$(may_skip "$name")" ||
+      failed=$((failed + 1))
   done
   # Their CPU cases ran in CI; on the device only the CUDA ones.
   for name in "${MPI_TESTS[@]}"; do
@@ -249,7 +255,8 @@ part_tests() {
         step "$name.log" 60 mpirun_1 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       *) step "$name.log" 60 mpirun_1 "$bin/$name" || true ;;
     esac
-    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" || failed=$((failed + 1))
+    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" --may-skip "$(may_skip "$name")" ||
+      failed=$((failed + 1))
   done
   step sharded_training_varlen.log 60 mpirun_1 -x NSS_VARLEN_ATTENTION=1 "$bin/sharded_training_test" \
     --gtest_filter='*CudaPacked*' || true
@@ -268,10 +275,17 @@ part_tests() {
   else verdict tests FAIL "$failed of them failed or skipped on the device: see the lines above and logs/"; fi
 }
 
+may_skip() {  # cases written for builds or machines without CUDA
+  case $1 in
+    cuda_memory_test) echo CudaMemory.WithoutCudaLibtorchSaysHowToGetOne ;;
+    nccl_communicator_test) echo NcclCommunicator.WithoutADeviceEveryRankGetsAUsageError ;;
+  esac
+}
+
 must_run() {  # tests whose device cases must not skip on a GPU
   case $1 in
     nf4_cuda_test | fused_kernels_test | cuda_memory_test | memory_meter_test | nccl_communicator_test | \
-      sharded_training_test | model_test | private_step_test | offload_test) echo 1 ;;
+      sharded_training_test | model_test | private_step_test | offload_test | synthetic_step_test) echo 1 ;;
     *) echo 0 ;;
   esac
 }
@@ -288,7 +302,7 @@ part_async() {
   step async_resume_cpu.log 10 tiny_job "$run-cpu" --set training.max_steps=50 --set parallel.backend=mpi \
     "${common[@]}" || ok=0
   report losses "$run" "$run-cpu" --after 40 --tolerance 1e-3 --label "resumed on the GPU vs on the CPU" || ok=0
-  if [ "$ok" = 1 ]; then verdict async PASS "the in-place async snapshot verified and resumed on the GPU and on the CPU"
+  if [ "$ok" = 1 ]; then verdict async PASS "the in-place async snapshot verified and resumed on $where and on the CPU"
   else verdict async FAIL "see logs/async_*.log"; fi
   [ "$dry_run" = 1 ] || rm -rf "$run" "$run-cpu"
 }

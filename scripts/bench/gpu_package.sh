@@ -55,13 +55,29 @@ readelf -d "$bin/nss_hpc" | grep -q 'libtorch_cuda.so\|libc10_cuda.so' ||
 stage=$(mktemp -d "${TMPDIR:-/tmp}/nss_gpu_package.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 root=$stage/nss-gpu
-mkdir -p "$root/bin" "$root/data" "$root/models"
+mkdir -p "$root/bin" "$root/libexec" "$root/data" "$root/models"
 
 log "stripping ${#binaries[@]} binaries"
-for name in "${binaries[@]}"; do strip -o "$root/bin/$name" "$bin/$name"; done
+for name in "${binaries[@]}"; do strip -o "$root/libexec/$name" "$bin/$name"; done
 
 log "collecting the Debian libraries they need"
-"$NSS_ROOT/scripts/bench/debian_runtime.sh" "$root/deb" "$root/bin/"* | tail -1
+"$NSS_ROOT/scripts/bench/debian_runtime.sh" "$root/deb" "$root/libexec/"* | tail -1
+
+# Only the package's programs see its libraries: the machine's own (python3,
+# tar, grep) keep theirs. bin/NAME runs libexec/NAME, bin/mpirun Open MPI's.
+cat >"$root/bin/.with-libraries" <<'WRAP'
+#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+name=$(basename "$0")
+: "${NSS_LIBRARY_PATH:?source env.sh first}"
+export LD_LIBRARY_PATH="$NSS_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+case $name in
+  mpirun | mpiexec) exec "$root/deb/usr/bin/orterun" "$@" ;;
+  *) exec "$root/libexec/$name" "$@" ;;
+esac
+WRAP
+chmod +x "$root/bin/.with-libraries"
+for name in "${binaries[@]}" mpirun mpiexec; do ln -s .with-libraries "$root/bin/$name"; done
 
 log "the default data and a tokenizer"
 prepare=$bin/nss_prepare_data
@@ -76,8 +92,9 @@ cp "$tokenizer" "$root/models/tokenizer.json"
 
 # Paths computed on the GPU machine: where its PyTorch is, where this was unpacked.
 cat >"$root/env.sh" <<'ENV'
-# Sourced by gpu_backlog.sh: the package's libraries and Open MPI first, then
-# the machine's PyTorch (libtorch, CUDA runtime, cuBLAS, NCCL of its wheels).
+# Sourced by gpu_backlog.sh: the package's bin/ (its programs and mpirun) on
+# PATH, and for them the package's libraries first, then the machine's
+# PyTorch (libtorch, CUDA runtime, cuBLAS, NCCL of its wheels).
 _nss_root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _nss_deb=$_nss_root/deb/usr
 _nss_site=$(python3 -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))') || {
@@ -88,8 +105,8 @@ _nss_libs=$_nss_deb/lib/x86_64-linux-gnu:$_nss_deb/lib/x86_64-linux-gnu/openmpi/
 for _nss_dir in "$_nss_site"/nvidia/*/lib "$_nss_site"/nvidia/*/*/lib; do
   [ -d "$_nss_dir" ] && _nss_libs=$_nss_libs:$_nss_dir
 done
-export LD_LIBRARY_PATH=$_nss_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$_nss_deb/bin:$PATH
+export NSS_LIBRARY_PATH=$_nss_libs  # bin/'s wrappers put it first for the package's programs
+export PATH=$_nss_root/bin:$PATH
 export OPAL_PREFIX=$_nss_deb
 export OMPI_MCA_mca_base_component_path=$_nss_deb/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
 export PMIX_INSTALL_PREFIX=$_nss_deb/lib/x86_64-linux-gnu/pmix2
@@ -120,5 +137,19 @@ if [ "$total" -gt "$LIMIT_BYTES" ]; then
   (cd "$root" && du -ab . | sort -rn | sed -n '2,11p') >&2
   rm -rf "$out"
   fail "the carried tree would be $((total / 1048576)) MiB, over the device tool's 64 MiB: leave a binary out or shrink the data"
+fi
+# The package alone, as the device will run it (root: a mount namespace).
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  log "checking the package with the system's copies of its libraries hidden"
+  torch_bin=${NSS_TORCH_VENV:-$NSS_ROOT/build-torch2/torch-venv}/bin
+  if ! PATH=$torch_bin:$PATH "$NSS_ROOT/scripts/bench/gpu_package_check.sh" "$out" "$stage/check" \
+    >"$stage/check.log" 2>&1; then
+    tail -30 "$stage/check.log" >&2
+    rm -rf "$out"
+    fail "the package does not run on its own (gpu_package_check.sh): see above"
+  fi
+  grep -E '^gpu_package_check|^\*\*' "$stage/check.log"
+else
+  log "not checked on its own: scripts/bench/gpu_package_check.sh needs root"
 fi
 log "ready: $out (carry it: run(..., carry=[\"gpu-package\"]); then scripts/bench/gpu_backlog.sh OUT)"

@@ -54,7 +54,6 @@ class GpuBacklogTest(ScratchDirTest):
         cases = [
             (["--dry-run", self.path("o1"), "tests", "bogus"], "unknown part 'bogus'"),
             (["--dry-run", "--rehearse", self.path("o2")], "exclude each other"),
-            (["--rehearse", self.path("o3")], "give --bin DIR"),
             (["--frobnicate", self.path("o4")], "unknown option --frobnicate"),
         ]
         for args, message in cases:
@@ -68,6 +67,12 @@ class GpuBacklogTest(ScratchDirTest):
                 proc = backlog("--dry-run", self.path("o5"), env={variable: value})
                 self.assertEqual(proc.returncode, 2)
                 self.assertIn(variable, proc.stderr)
+        # A missing package is the smoke part's failure, which skips the rest.
+        proc = backlog("--rehearse", "--package", self.path("none"), self.path("o3"), "async")
+        self.assertEqual(proc.returncode, 1)
+        summary = self.read("o3", "summary.md")
+        self.assertIn("no package at %s: run scripts/bench/gpu_package.sh" % self.path("none"), summary)
+        self.assertEqual(verdicts(summary), {"smoke": "FAIL", "async": "SKIPPED"})
         with open(self.path("a_file"), "w") as f:
             f.write("x")
         proc = backlog("--dry-run", self.path("a_file"))
