@@ -5,8 +5,11 @@
 # order of the decisions they make, each under its own time cap, and each
 # appends its verdict line and figures to OUT/summary.md as it finishes, so a
 # run cut short still says what it learned; OUT/logs.tar.gz holds every log.
+# OUT gets those three files only (summary.md, plan.md, logs.tar.gz) when
+# --work DIR takes the logs and run directories (the device tool returns at
+# most 8 files); by default they are in OUT too.
 #
-#   scripts/bench/gpu_backlog.sh [--dry-run|--rehearse] [--package DIR] [--bin DIR] OUT [PART...]
+#   scripts/bench/gpu_backlog.sh [--dry-run|--rehearse] [--package DIR] [--bin DIR] [--work DIR] OUT [PART...]
 #   scripts/bench/gpu_backlog.sh --list-binaries
 #   scripts/bench/gpu_backlog.sh --list-parts
 #
@@ -45,21 +48,22 @@ MPI_TESTS=(nccl_communicator_test device_selection_test compute_device_test shar
   private_step_test offload_test)
 
 usage() {
-  sed -n '9,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n 's/^#   \(scripts\/bench\/gpu_backlog.sh\)/usage: \1/p' "${BASH_SOURCE[0]}" >&2
   exit 2
 }
 
-dry_run=0 rehearse=0 package="" bin=""
+dry_run=0 rehearse=0 package="" bin="" work=""
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) dry_run=1 ;;
     --rehearse) rehearse=1 ;;
     --package) package=${2:?--package needs a directory}; shift ;;
     --bin) bin=${2:?--bin needs a directory}; shift ;;
+    --work) work=${2:?--work needs a directory}; shift ;;
     --list-binaries) printf '%s\n' "${TOOLS[@]}" "${UNIT_TESTS[@]}" "${MPI_TESTS[@]}"; exit 0 ;;
     --list-parts) printf '%s\n' "${ALL_PARTS[@]}"; exit 0 ;;
     -h | --help) usage ;;
-    -*) echo "gpu_backlog: unknown option $1 (use --dry-run, --rehearse, --package DIR, --bin DIR)" >&2; exit 2 ;;
+    -*) echo "gpu_backlog: unknown option $1 (use --dry-run, --rehearse, --package DIR, --bin DIR, --work DIR)" >&2; exit 2 ;;
     *) break ;;
   esac
   shift
@@ -96,8 +100,9 @@ if [ -e "$out" ] && [ ! -d "$out" ]; then
   echo "gpu_backlog: OUT $out is not a directory: give a new or an existing directory" >&2
   exit 2
 fi
-mkdir -p "$out/logs"
+mkdir -p "$out" "${work:=$out}/logs"
 out=$(cd "$out" && pwd)
+work=$(cd "$work" && pwd)
 summary=$out/summary.md
 plan=$out/plan.md
 started=$(date +%s)
@@ -116,14 +121,14 @@ step() {
   [ "$dry_run" = 0 ] || return 0
   local left=$((part_deadline - $(date +%s)))
   if [ "$left" -lt 3 ]; then
-    echo "[gpu_backlog] not run: the part's cap of $part_cap s was reached" >"$out/logs/$log"
+    echo "[gpu_backlog] not run: the part's cap of $part_cap s was reached" >"$work/logs/$log"
     return 124
   fi
   [ "$cap" -le "$left" ] || cap=$left
   # A session of its own, ended whole at the cap: Open MPI gives each rank a
   # process group of its own, so only the session reaches them all. bash -c:
   # COMMAND may be one of the functions below (exported).
-  setsid bash -c '"$@"' step "$@" >"$out/logs/$log" 2>&1 &
+  setsid bash -c '"$@"' step "$@" >"$work/logs/$log" 2>&1 &
   local session=$! tenths=0 rc=0
   while kill -0 "$session" 2>/dev/null && [ "$tenths" -lt $((cap * 10)) ]; do
     sleep 0.1
@@ -134,7 +139,7 @@ step() {
     sleep 3
     pkill -KILL -s "$session" || true
     wait "$session" 2>/dev/null || true
-    echo "[gpu_backlog] killed after its cap of $cap s" >>"$out/logs/$log"
+    echo "[gpu_backlog] killed after its cap of $cap s" >>"$work/logs/$log"
     return 124
   fi
   wait "$session" || rc=$?
@@ -157,7 +162,7 @@ verdict() {  # PART PASS|FAIL|SKIPPED TEXT; returns 0 for PASS only
   say ""
   say "**$1: $result** ($seconds s of a $part_cap s cap) — $text"
   say ""
-  [ "$dry_run" = 1 ] || tar -C "$out" -czf "$out/logs.tar.gz" logs 2>/dev/null || true
+  [ "$dry_run" = 1 ] || tar -C "$work" -czf "$out/logs.tar.gz" logs 2>/dev/null || true
   [ "$result" = PASS ] || [ "$result" = DRY-RUN ]
 }
 
@@ -222,16 +227,16 @@ part_smoke() {
     done | sort -u)
     if [ -n "$missing" ]; then verdict smoke FAIL "libraries not found: $(echo "$missing" | tr '\n' ' ')"; return 1; fi
   fi
-  if ! step smoke_tiny.log 45 tiny_job "$out/smoke" --set training.max_steps=2 --set checkpoint.interval_steps=0 \
+  if ! step smoke_tiny.log 45 tiny_job "$work/smoke" --set training.max_steps=2 --set checkpoint.interval_steps=0 \
     --set eval.interval_steps=0 --set logging.interval_steps=1; then
-    verdict smoke FAIL "the tiny job did not finish: $(tail -3 "$out/logs/smoke_tiny.log" | tr '\n' ' ')"
+    verdict smoke FAIL "the tiny job did not finish: $(tail -3 "$work/logs/smoke_tiny.log" | tr '\n' ' ')"
     return 1
   fi
-  if [ "$dry_run$rehearse" = 00 ] && ! grep -q "cuda" "$out/logs/smoke_tiny.log"; then
+  if [ "$dry_run$rehearse" = 00 ] && ! grep -q "cuda" "$work/logs/smoke_tiny.log"; then
     verdict smoke FAIL "the tiny job ran, but not on a CUDA device (see logs/smoke_tiny.log)"
     return 1
   fi
-  rm -rf "$out/smoke"
+  rm -rf "$work/smoke"
   verdict smoke PASS "binaries start, every library resolves, two tiny steps trained on $where"
 }
 
@@ -245,7 +250,7 @@ part_tests() {
       synthetic_step_test) step "$name.log" 40 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       *) step "$name.log" 40 "$bin/$name" || true ;;
     esac
-    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" --may-skip "$(may_skip "$name")" ||
+    report gtest "$name" "$work/logs/$name.log" "$(must_run "$name")" --may-skip "$(may_skip "$name")" ||
       failed=$((failed + 1))
   done
   # Their CPU cases ran in CI; on the device only the CUDA ones.
@@ -255,20 +260,20 @@ part_tests() {
         step "$name.log" 60 mpirun_1 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       *) step "$name.log" 60 mpirun_1 "$bin/$name" || true ;;
     esac
-    report gtest "$name" "$out/logs/$name.log" "$(must_run "$name")" --may-skip "$(may_skip "$name")" ||
+    report gtest "$name" "$work/logs/$name.log" "$(must_run "$name")" --may-skip "$(may_skip "$name")" ||
       failed=$((failed + 1))
   done
   step sharded_training_varlen.log 60 mpirun_1 -x NSS_VARLEN_ATTENTION=1 "$bin/sharded_training_test" \
     --gtest_filter='*CudaPacked*' || true
-  report gtest "sharded_training_test (varlen)" "$out/logs/sharded_training_varlen.log" 1 || failed=$((failed + 1))
+  report gtest "sharded_training_test (varlen)" "$work/logs/sharded_training_varlen.log" 1 || failed=$((failed + 1))
   local fixture step_name
   fixture=$(find "$NSS_ROOT/tests/fixtures" -maxdepth 1 -name 'formats_*' | sort | tail -1)
   for step_name in full qlora_private; do
     local step_dir
     step_dir=$(find "$fixture/runs/$step_name/checkpoints" -maxdepth 1 -name 'step_*' | sort | tail -1)
     step "greedy_$step_name.log" 30 mpirun_1 "$bin/nss_generate" --model "$step_dir" --prompt "Row of" \
-      --max-new-tokens 12 --temperature 0 --dtype fp32 --output "$out/logs/greedy_$step_name.jsonl" || true
-    report greedy "$out/logs/greedy_$step_name.jsonl" "$fixture/expected.json" "$step_name" --label "fp32 on the GPU" ||
+      --max-new-tokens 12 --temperature 0 --dtype fp32 --output "$work/logs/greedy_$step_name.jsonl" || true
+    report greedy "$work/logs/greedy_$step_name.jsonl" "$fixture/expected.json" "$step_name" --label "fp32 on the GPU" ||
       failed=$((failed + 1))
   done
   if [ "$failed" = 0 ]; then verdict tests PASS "every CUDA test passed on the device, none skipped"
@@ -291,7 +296,7 @@ must_run() {  # tests whose device cases must not skip on a GPU
 }
 
 part_async() {
-  local run=$out/async
+  local run=$work/async
   rm -rf "$run" "$run-cpu"
   local common=(--set checkpoint.interval_steps=20 --set eval.interval_steps=0 --set logging.interval_steps=1)
   local ok=1
@@ -311,7 +316,7 @@ one_b() {  # RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape in bf16,
   local run=$1 log=$2 cap=$3 fused=$4
   shift 4
   local scratch=/dev/shm
-  [ -d "$scratch" ] && [ -w "$scratch" ] || scratch=$out
+  [ -d "$scratch" ] && [ -w "$scratch" ] || scratch=$work
   rm -rf "$run" "$scratch/nss_backlog_ckpt"
   local smi="" rc=0
   if [ "$dry_run" = 0 ]; then
@@ -338,11 +343,11 @@ part_throughput() {
   for recompute in none selective full; do
     for fused in 0 1; do
       local name=1b_${recompute}_fused$fused
-      one_b "$out/$name" "$name.log" 22 "$fused" --set training.activation_checkpointing=$recompute ||
+      one_b "$work/$name" "$name.log" 22 "$fused" --set training.activation_checkpointing=$recompute ||
         failed=$((failed + 1))
-      report train "$out/$name" --smi "$out/$name.smi" --peak-tflops "$peak_tflops" \
+      report train "$work/$name" --smi "$work/$name.smi" --peak-tflops "$peak_tflops" \
         --label "recompute $recompute, fused kernels $([ "$fused" = 1 ] && echo on || echo off)" || true
-      [ "$dry_run" = 1 ] || rm -rf "${out:?}/$name"
+      [ "$dry_run" = 1 ] || rm -rf "${work:?}/$name"
     done
   done
   local torch_rows=""
@@ -353,7 +358,7 @@ part_throughput() {
     step "torch_1b_$recompute.log" 19 "$PYTHON" "$NSS_ROOT/scripts/bench/torch_llama_step.py" --device cuda --bf16 \
       --sdpa --tied --vocab 128256 --hidden 2048 --intermediate 8192 --layers 16 --heads 32 --kv-heads 8 \
       --seq 2048 --batch 4 --accum 2 --steps 6 --warmup 2 "${keep[@]}" || true
-    [ "$dry_run" = 1 ] || torch_rows+="$recompute: $(tail -1 "$out/logs/torch_1b_$recompute.log") "
+    [ "$dry_run" = 1 ] || torch_rows+="$recompute: $(tail -1 "$work/logs/torch_1b_$recompute.log") "
   done
   [ -z "$torch_rows" ] || say "- PyTorch $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null) eager, same shape: $torch_rows"
   if [ "$failed" = 0 ]; then verdict throughput PASS "six rows measured; compare MFU with the goals and the fused rows with the plain ones"
@@ -371,9 +376,9 @@ part_adapters() {
       qlora) extra=(--set training.lora.quantize_base=nf4) ;;
       dpsgd) extra=(--set privacy.enabled=true --set data.packing=none) ;;
     esac
-    one_b "$out/1b_$name" "1b_$name.log" 20 0 "${lora[@]}" "${extra[@]}" || failed=$((failed + 1))
-    report train "$out/1b_$name" --smi "$out/1b_$name.smi" --peak-tflops 0 --label "$name, rank 16, all seven projections" || true
-    [ "$dry_run" = 1 ] || rm -rf "$out/1b_$name"
+    one_b "$work/1b_$name" "1b_$name.log" 20 0 "${lora[@]}" "${extra[@]}" || failed=$((failed + 1))
+    report train "$work/1b_$name" --smi "$work/1b_$name.smi" --peak-tflops 0 --label "$name, rank 16, all seven projections" || true
+    [ "$dry_run" = 1 ] || rm -rf "$work/1b_$name"
   done
   if [ "$failed" = 0 ]; then verdict adapters PASS "LoRA, QLoRA and DP-SGD trained at the 1B shape: compare their step times and peaks"
   else verdict adapters FAIL "$failed of three runs did not finish: see logs/1b_{lora,qlora,dpsgd}.log"; fi
@@ -383,12 +388,12 @@ part_generate() {
   local rc=0
   local how=(--device cuda --dtype bf16 --batches "1,16,64" --new 32)
   [ "$rehearse" = 0 ] || how=(--device cpu --dtype fp32 --batches 1 --new 2 --layers 1)
-  step generate_1b.log 55 "$PYTHON" "$NSS_ROOT/scripts/bench/generate_speed.py" --random-1b --model "$out/random_1b" \
+  step generate_1b.log 55 "$PYTHON" "$NSS_ROOT/scripts/bench/generate_speed.py" --random-1b --model "$work/random_1b" \
     --tokenizer "$TOKENIZER" --bin "$bin" --repeats 1 "${how[@]}" || rc=$?
-  [ "$dry_run" = 1 ] || grep '^|' "$out/logs/generate_1b.log" >>"$summary" || true
-  [ "$dry_run" = 1 ] || rm -rf "$out/random_1b"
+  [ "$dry_run" = 1 ] || grep '^|' "$work/logs/generate_1b.log" >>"$summary" || true
+  [ "$dry_run" = 1 ] || rm -rf "$work/random_1b"
   if [ "$rc" = 0 ]; then verdict generate PASS "nss_generate in bf16 on the GPU at batch 1, 16 and 64, beside transformers"
-  else verdict generate FAIL "exit $rc: $(tail -2 "$out/logs/generate_1b.log" 2>/dev/null | tr '\n' ' ')"; fi
+  else verdict generate FAIL "exit $rc: $(tail -2 "$work/logs/generate_1b.log" 2>/dev/null | tr '\n' ' ')"; fi
 }
 
 # --- the run ------------------------------------------------------------------

@@ -100,8 +100,8 @@ class GpuBacklogTest(ScratchDirTest):
             proc = subprocess.run([binary("nss_prepare_data"), "--format", "text", *inputs, "--output",
                                    os.path.join(data, split + ".h5")], capture_output=True, text=True, timeout=120)
             self.assertEqual(proc.returncode, 0, proc.stderr)
-        proc = backlog("--rehearse", "--bin", BIN, self.path("cpu"), "async", "throughput", "adapters",
-                       env={"NSS_BACKLOG_DATA": data}, timeout=600)
+        proc = backlog("--rehearse", "--bin", BIN, "--work", self.path("work"), self.path("cpu"), "async",
+                       "throughput", "adapters", env={"NSS_BACKLOG_DATA": data}, timeout=600)
         summary = self.read("cpu", "summary.md")
         self.assertEqual(proc.returncode, 0, summary + proc.stderr)
         self.assertEqual(verdicts(summary), {"smoke": "PASS", "async": "PASS", "throughput": "PASS",
@@ -111,8 +111,10 @@ class GpuBacklogTest(ScratchDirTest):
                           summary, re.M)
         self.assertEqual(len(rows), 9, summary)  # six throughput rows, three adapter rows
         self.assertTrue(all(int(tps) > 0 and float(step) > 0 for _, tps, step in rows))
-        self.assertTrue(os.path.isfile(os.path.join(self.dir, "cpu", "logs.tar.gz")))
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "cpu", "1b_none_fused0")), "run directories are dropped")
+        # What the device tool brings back (at most 8 files): these three; logs and runs stay in --work.
+        self.assertEqual(sorted(os.listdir(self.path("cpu"))), ["logs.tar.gz", "plan.md", "summary.md"])
+        self.assertIn("1b_lora.log", os.listdir(os.path.join(self.dir, "work", "logs")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "work", "1b_none_fused0")), "run directories are dropped")
 
     def test_a_step_past_its_cap_is_killed_with_its_ranks_and_the_part_says_so(self):
         data = self.path("data")
