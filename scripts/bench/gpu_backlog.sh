@@ -14,8 +14,8 @@
 #   scripts/bench/gpu_backlog.sh --list-parts
 #
 # PART: smoke tests async throughput adapters generate (default: all, in this
-# order; smoke always runs first when it is not named, because every other
-# part needs its answer). --dry-run checks the arguments, prints each part's
+# order; smoke always runs first, named or not, because every other part
+# needs its answer). --dry-run checks the arguments, prints each part's
 # cap and commands to OUT/plan.md and writes the summary's lines without
 # running anything: it needs no GPU, no build and no package. --rehearse runs
 # the parts here on the CPU, at the tiny shape with the GPU checks left out,
@@ -81,7 +81,10 @@ for part in "${parts[@]}"; do
   [ -n "${CAP[$part]:-}" ] ||
     { echo "gpu_backlog: unknown part '$part' (use one of: ${ALL_PARTS[*]})" >&2; exit 2; }
 done
-[[ " ${parts[*]} " == *" smoke "* ]] || parts=(smoke "${parts[@]}")
+declare -A named=([smoke]=1)  # smoke first, always; a part named twice runs once
+unique=(smoke)
+for part in "${parts[@]}"; do [ -n "${named[$part]:-}" ] || { named[$part]=1; unique+=("$part"); }; done
+parts=("${unique[@]}")
 caps=${NSS_BACKLOG_CAPS:-}
 for setting in ${caps//,/ }; do  # part=seconds,...: a retry's own caps
   name=${setting%%=*} seconds=${setting#*=}

@@ -34,6 +34,14 @@ done
 log() { printf '\033[1m[gpu_package]\033[0m %s\n' "$*"; }
 fail() { printf '\033[1;31m[gpu_package] error:\033[0m %s\n' "$*" >&2; exit 1; }
 
+# --out is replaced whole: only a directory that holds nothing or an earlier package.
+if [ -e "$out" ]; then
+  [ -d "$out" ] || fail "--out $out is not a directory: give a new directory or an earlier package"
+  leftover=$(find "$out" -mindepth 1 -maxdepth 1 ! -name payload.tar.xz ! -name MANIFEST | head -3)
+  [ -z "$leftover" ] ||
+    fail "--out $out holds files that are not a package ($(echo "$leftover" | tr '\n' ' ')): give a new directory"
+fi
+
 mapfile -t binaries < <("$NSS_ROOT/scripts/bench/gpu_backlog.sh" --list-binaries)
 if [ "$build" = 1 ]; then
   log "CUDA build in build-gpu/ of: ${binaries[*]} nss_prepare_data"

@@ -83,12 +83,30 @@ class GpuBacklogTest(ScratchDirTest):
         proc = backlog("--dry-run", self.path("one"), "generate")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(verdicts(self.read("one", "summary.md")), {"smoke": "DRY-RUN", "generate": "DRY-RUN"})
+        proc = backlog("--dry-run", self.path("twice"), "tests", "tests", "smoke", "async")
+        self.assertEqual(re.findall(r"^\*\*(\w+):", self.read("twice", "summary.md"), re.M),
+                         ["smoke", "tests", "async"])  # smoke first; a part named twice runs once
         proc = backlog("--dry-run", self.path("short"), env={"NSS_BACKLOG_BUDGET_S": "15"})
         self.assertEqual(proc.returncode, 1)
         summary = self.read("short", "summary.md")
         self.assertEqual(verdicts(summary), {p: "SKIPPED" for p in PARTS})
         self.assertIn("only 15 s of the 15 s budget left", summary)
         self.assertIn("the smoke part did not pass: nothing else can run", summary)
+
+    def test_the_package_never_replaces_a_directory_that_is_not_a_package(self):
+        package = os.path.join(SOURCE, "scripts", "bench", "gpu_package.sh")
+        os.mkdir(self.path("mine"))
+        with open(self.path("mine/notes.txt"), "w") as f:
+            f.write("keep me")
+        proc = subprocess.run(["bash", package, "--out", self.path("mine")], capture_output=True, text=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("holds files that are not a package", proc.stderr)
+        self.assertEqual(os.listdir(self.path("mine")), ["notes.txt"])
+        proc = subprocess.run(["bash", package, "--out", self.path("mine/notes.txt")], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("is not a directory", proc.stderr)
 
     def test_the_rehearsal_reports_figures_from_the_runs_on_the_cpu(self):
         data = self.path("data")
