@@ -93,6 +93,10 @@ def train(args):
         print("| %s | no step finished (preflight %s: %s) | | | | | | | |" % (
             args.label or run, pre.get("verdict"), pre.get("reason", "")[:120]))
         return 1
+    if args.steps and max(r["step"] for r in steps) < args.steps:
+        print("| %s | only %d of %d steps finished | | | | | | | |" % (
+            args.label or run, max(r["step"] for r in steps), args.steps))
+        return 1
     timed = [r for r in steps if r["step"] >= args.from_step] or steps
     tps = statistics.median(r["tokens_per_s"] for r in timed)
     step_s = statistics.median(r["step_time_s"] for r in timed)
@@ -181,6 +185,7 @@ def main():
     t.add_argument("--peak-tflops", type=float, default=0.0)
     t.add_argument("--label")
     t.add_argument("--from-step", type=int, default=3)
+    t.add_argument("--steps", type=int, default=0, help="the steps the run had to finish (0: any)")
     t.set_defaults(run=train)
     l = sub.add_parser("losses")
     l.add_argument("run_a")
