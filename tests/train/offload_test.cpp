@@ -22,8 +22,8 @@
 #include "checkpoint/save.h"
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
-#include "comm/nccl_communicator.h"
 #include "comm/shard_groups.h"
+#include "cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "optim/adamw.h"
@@ -267,15 +267,11 @@ void expect_close(const std::vector<torch::Tensor>& actual,
 // device, with other rounding: the same training within fp32 rounding, in
 // bf16 compute, for full fine-tuning, LoRA and the private step.
 TEST(OptimizerOffload, CudaOffloadMatchesTheOrdinaryStep) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const auto gpus = static_cast<int>(torch::cuda::device_count());
-  if (mpi->local_size() > gpus)
-    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
-  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
-  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
-  const fsdp::ShardComms comms{*nccl, nullptr, *nccl};
-  const StepComms step_comms{*nccl, *nccl};
+  NSS_CUDA_RANKS_OR_SKIP(cuda);
+  const torch::Device gpu = cuda.device;
+  comm::Communicator& nccl = *cuda.nccl;
+  const fsdp::ShardComms comms{nccl, nullptr, nccl};
+  const StepComms step_comms{nccl, nccl};
   const auto run = [&](const config::Config& config, Mode mode) {
     TinyTraining training(config, comms, step_comms, mode);
     for (int step = 1; step <= kSteps; ++step) training.step(step);

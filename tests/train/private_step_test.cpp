@@ -15,9 +15,9 @@
 #include <torch/torch.h>
 
 #include "comm/mpi_communicator.h"
-#include "comm/nccl_communicator.h"
 #include "comm/shard_groups.h"
 #include "config/load.h"
+#include "cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
@@ -267,16 +267,12 @@ TEST(PrivateStep, ClippedSumOnAnNf4Base) {
 // up to the order of sums; bf16 compute (fp32 masters and gradients, fp64
 // norms) within bf16 rounding of the fp32 CPU reference.
 TEST(PrivateStep, CudaClippedSumMatchesTheCpuReference) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const auto gpus = static_cast<int>(torch::cuda::device_count());
-  if (mpi->local_size() > gpus)
-    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
-  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
-  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
-  expect_clipped_sum({true, 2}, *nccl, {gpu, torch::kFloat32}, 1e-4);
-  expect_clipped_sum({true, 2}, *nccl, {gpu, torch::kBFloat16}, 3e-2);
-  expect_clipped_sum({true, 2, false, true}, *nccl, {gpu, torch::kBFloat16}, 3e-2);  // QLoRA
+  NSS_CUDA_RANKS_OR_SKIP(cuda);
+  const torch::Device gpu = cuda.device;
+  comm::Communicator& nccl = *cuda.nccl;
+  expect_clipped_sum({true, 2}, nccl, {gpu, torch::kFloat32}, 1e-4);
+  expect_clipped_sum({true, 2}, nccl, {gpu, torch::kBFloat16}, 3e-2);
+  expect_clipped_sum({true, 2, false, true}, nccl, {gpu, torch::kBFloat16}, 3e-2);  // QLoRA
 }
 
 TEST(PrivateStep, EmptyBatchGetsTheKeysNoiseAtAnyWorldSize) {

@@ -12,8 +12,8 @@
 #include <torch/torch.h>
 
 #include "comm/mpi_communicator.h"
-#include "comm/nccl_communicator.h"
 #include "config/load.h"
+#include "cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
@@ -93,17 +93,13 @@ TEST(ShardedTraining, MatchesUnshardedWithChunkedHead) {
 // matches the fp32 CPU reference up to the order of floating-point sums;
 // bf16 compute (fp32 masters, gradients and reductions) within bf16 rounding.
 TEST(ShardedTraining, CudaMatchesUnshardedCpu) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const auto gpus = static_cast<int>(torch::cuda::device_count());
-  if (mpi->local_size() > gpus)
-    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
-  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
-  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
+  NSS_CUDA_RANKS_OR_SKIP(cuda);
+  const torch::Device gpu = cuda.device;
+  comm::Communicator& nccl = *cuda.nccl;
   // As the trainer runs on GPUs: the next unit's gather prefetched.
-  expect_equivalent({8, 1, false, false, true}, *nccl, {gpu, torch::kFloat32, true}, {1e-5, 1e-4});
-  expect_equivalent({8, 2, true, true, false}, *nccl, {gpu, torch::kFloat32, true}, {1e-5, 1e-4});
-  expect_equivalent({8, 1, false, false, true}, *nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
+  expect_equivalent({8, 1, false, false, true}, nccl, {gpu, torch::kFloat32, true}, {1e-5, 1e-4});
+  expect_equivalent({8, 2, true, true, false}, nccl, {gpu, torch::kFloat32, true}, {1e-5, 1e-4});
+  expect_equivalent({8, 1, false, false, true}, nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
 }
 
 // Packed rows on a GPU, recomputed in backward: the block-diagonal mask, or
@@ -111,18 +107,14 @@ TEST(ShardedTraining, CudaMatchesUnshardedCpu) {
 // keeps the mask), within bf16 rounding of the fp32 CPU reference. Selective
 // recompute keeps SDPA's output rather than the CPU path's weights.
 TEST(ShardedTraining, CudaPackedDocumentsMatchUnshardedCpu) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
-  auto mpi = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const auto gpus = static_cast<int>(torch::cuda::device_count());
-  if (mpi->local_size() > gpus)
-    GTEST_SKIP() << "NCCL needs one GPU per rank: " << gpus << " visible";
-  auto nccl = comm::make_nccl_communicator(MPI_COMM_WORLD, mpi->local_rank(), nullptr);
-  const torch::Device gpu(torch::kCUDA, static_cast<c10::DeviceIndex>(mpi->local_rank()));
+  NSS_CUDA_RANKS_OR_SKIP(cuda);
+  const torch::Device gpu = cuda.device;
+  comm::Communicator& nccl = *cuda.nccl;
   Case packed{8, 1, false, false, true, false, true};
-  expect_equivalent(packed, *nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
+  expect_equivalent(packed, nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
   packed.masked = true;
   packed.selective = true;
-  expect_equivalent(packed, *nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
+  expect_equivalent(packed, nccl, {gpu, torch::kBFloat16, true}, {2e-2, 5e-2});
 }
 
 TEST(ShardedTraining, UnitSizesNeedPadding) {
