@@ -11,10 +11,7 @@
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
-#include "comm/nccl_communicator.h"
-#include "comm/shard_groups.h"
 #include "comm/stop_signal.h"
-#include "comm/watchdog.h"
 #include "config/load.h"
 #include "core/fs.h"
 #include "core/heap_tuning.h"
@@ -29,6 +26,7 @@
 #include "train/run_identity.h"
 #include "train/trainer.h"
 #include "train/training_preflight.h"
+#include "train/training_topology.h"
 
 namespace nss::train {
 namespace {
@@ -114,68 +112,16 @@ void run_training_preflight(comm::Communicator& world, const config::Config& con
       plan);
 }
 
-// The units' communicators. Hybrid sharding: their collectives run within
-// shard groups and across replica groups, split from the world and watched
-// like it. On GPUs they run over NCCL on device memory, with a watchdog of
-// their own; host-side collectives stay on MPI.
-class UnitCommunicators {
- public:
-  UnitCommunicators(comm::Communicator& world, const config::Config& config,
-                    const ComputeDevice& device) {
-    const comm::ShardGroupShape shape =
-        comm::shard_group_shape(world.size(), static_cast<int>(config.parallel.shard_group_size));
-    if (shape.replicas() > 1) {
-      groups_ = comm::split_shard_groups(MPI_COMM_WORLD, shape);
-      groups_watchdog_.emplace(
-          std::vector<comm::Communicator*>{groups_.shard.get(), groups_.replicate.get()},
-          MPI_COMM_WORLD, config.parallel.collective_timeout_s);
-      spdlog::info("nss_hpc: hybrid sharding: {}, {}", groups_.shard->group(),
-                   groups_.replicate->group());
-    }
-    if (device.device.is_cuda()) open_nccl(world, config, device);
-  }
-
-  /// The units' communicators in `context`.
-  void lend_to(TrainerContext& context) const {
-    context.shard_comm = nccl_shard_ ? nccl_shard_.get() : groups_.shard.get();
-    context.replicate_comm = nccl_shard_ ? nccl_replicate_.get() : groups_.replicate.get();
-    context.host_shard_comm = groups_.shard.get();
-  }
-
- private:
-  void open_nccl(comm::Communicator& world, const config::Config& config,
-                 const ComputeDevice& device) {
-    comm::run_on_all(world, [&] {
-      const auto over = [&](const comm::MpiCommunicator* group) {
-        auto nccl = comm::make_nccl_communicator(group ? group->handle() : MPI_COMM_WORLD,
-                                                 device.device.index(), nullptr);
-        if (group) nccl->set_group(group->group());
-        return nccl;
-      };
-      nccl_shard_ = over(groups_.shard.get());
-      if (groups_.replicate) nccl_replicate_ = over(groups_.replicate.get());
-    });
-    std::vector<comm::Communicator*> watched{nccl_shard_.get()};
-    if (nccl_replicate_) watched.push_back(nccl_replicate_.get());
-    nccl_watchdog_.emplace(watched, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
-  }
-
-  comm::MpiShardGroups groups_;
-  std::optional<comm::Watchdog> groups_watchdog_;
-  std::unique_ptr<comm::Communicator> nccl_shard_, nccl_replicate_;
-  std::optional<comm::Watchdog> nccl_watchdog_;
-};
-
 }  // namespace
 
 ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   h5::leave_open_files_to_the_kernel_at_exit();  // before any HDF5 call
-  auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  TrainingTopology topology;
+  comm::MpiCommunicator& world = topology.world();
   const comm::ProcessLayout layout = comm::discover_layout(MPI_COMM_WORLD);
-  const config::Config config = agree_on_config(*world, options);
-
+  const config::Config config = agree_on_config(world, options);
   if (options.print_config) {
-    if (world->rank() == 0) std::fputs(config::to_yaml(config, true).c_str(), stdout);
+    if (world.rank() == 0) std::fputs(config::to_yaml(config, true).c_str(), stdout);
     return ExitCode::kOk;
   }
   log::set_level(config::choice_name(config.logging.level));
@@ -186,29 +132,27 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   std::signal(SIGXFSZ, SIG_IGN);
   if (keep_freed_memory_for_reuse())
     spdlog::debug("[train] glibc keeps freed blocks up to 32 MiB for the next step");
-  comm::Watchdog watchdog(*world, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
+  topology.watch_world(config);
 
   RunDirectory run_directory;
-  claim_run_directory(*world, config, run_directory);
-  const ComputeDevice device = choose_device(*world, config, layout, options);
+  claim_run_directory(world, config, run_directory);
+  const ComputeDevice device = choose_device(world, config, layout, options);
   // Before the preflight, so that its synthetic step computes (and allocates
   // its per-thread scratch) with the threads training will use.
   at::set_num_threads(layout.threads_per_rank);
-  run_training_preflight(*world, config, layout, device, hooks);
+  run_training_preflight(world, config, layout, device, hooks);
   if (options.preflight_only) {
     spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
     return ExitCode::kOk;
   }
-  const UnitCommunicators units(*world, config, device);
+  topology.connect_units(config, device);
   TrainerContext context;
   context.run_dir = config.run.output_dir;
   context.run_id = run_directory.run_id;
   context.threads = layout.threads_per_rank;
   context.device = device.device;
-  units.lend_to(context);
-  if (config.checkpoint.async)
-    context.checkpoint_writer_comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  return train(config, *world, std::move(context));
+  topology.lend_to(config, context);
+  return train(config, world, std::move(context));
 }
 
 }  // namespace nss::train

@@ -1,0 +1,54 @@
+// Who talks to whom in a training job, owned in one place (torchtitan's
+// ParallelDims is the model): the world over MPI_COMM_WORLD and its
+// watchdog; hybrid sharding's shard and replica groups, split from the world
+// and watched like it; on GPUs their NCCL communicators with a watchdog of
+// their own (host-side collectives stay on MPI); the asynchronous checkpoint
+// writer's own communicator. run_job builds it in the job's phases; the
+// trainer borrows the communicators it hands out. A new kind of parallelism
+// (tensor-parallel groups) is added here.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "comm/mpi_communicator.h"
+#include "comm/shard_groups.h"
+#include "comm/watchdog.h"
+#include "config/config.h"
+#include "train/compute_device.h"
+#include "train/trainer.h"
+
+namespace nss::train {
+
+class TrainingTopology {
+ public:
+  /// The world (collective over MPI_COMM_WORLD).
+  TrainingTopology();
+  TrainingTopology(const TrainingTopology&) = delete;
+  TrainingTopology& operator=(const TrainingTopology&) = delete;
+
+  comm::MpiCommunicator& world() { return *world_; }
+
+  /// Watches the world's collectives from now on (parallel.collective_timeout_s).
+  void watch_world(const config::Config& config);
+
+  /// The groups and device communicators the units need, once the device is
+  /// chosen (collective; a failure on any rank fails all of them).
+  void connect_units(const config::Config& config, const ComputeDevice& device);
+
+  /// The communicators the trainer borrows (and the checkpoint writer's own,
+  /// which it takes), in `context`.
+  void lend_to(const config::Config& config, TrainerContext& context) const;
+
+ private:
+  void open_nccl(const config::Config& config, const ComputeDevice& device);
+
+  std::unique_ptr<comm::MpiCommunicator> world_;
+  std::optional<comm::Watchdog> world_watchdog_;
+  comm::MpiShardGroups groups_;
+  std::optional<comm::Watchdog> groups_watchdog_;
+  std::unique_ptr<comm::Communicator> nccl_shard_, nccl_replicate_;
+  std::optional<comm::Watchdog> nccl_watchdog_;
+};
+
+}  // namespace nss::train
