@@ -151,8 +151,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   context.run_id = run_directory.run_id;
   context.threads = layout.threads_per_rank;
   context.device = device.device;
-  topology.lend_to(config, context);
-  return train(config, world, std::move(context));
+  return train(config, topology, std::move(context));
 }
 
 }  // namespace nss::train

@@ -26,6 +26,7 @@
 #include "train/step_metrics.h"
 #include "train/training_checkpoints.h"
 #include "train/training_step.h"
+#include "train/training_topology.h"
 #include "train/validation.h"
 
 namespace nss::train {
@@ -89,7 +90,7 @@ void log_privacy_plan(const PrivateTraining& privacy, const config::Config& conf
 // stop requests between steps.
 class Trainer {
  public:
-  Trainer(const config::Config& config, comm::Communicator& comm, TrainerContext context);
+  Trainer(const config::Config& config, TrainingTopology& topology, TrainerContext context);
   ExitCode run();
 
  private:
@@ -123,22 +124,22 @@ class Trainer {
   std::int64_t skipped_in_a_row_ = 0;
 };
 
-Trainer::Trainer(const config::Config& config, comm::Communicator& comm, TrainerContext context)
+Trainer::Trainer(const config::Config& config, TrainingTopology& topology, TrainerContext context)
     : config_(config),
-      comm_(comm),
+      comm_(topology.world()),
       context_(std::move(context)),
-      unit_comms_(context_.shard_comm ? *context_.shard_comm : comm, context_.replicate_comm, comm),
-      step_comms_(comm, context_.host_shard_comm ? *context_.host_shard_comm : comm),
+      unit_comms_(topology.unit_comms()),
+      step_comms_(topology.step_comms()),
       meter_(memory::make_memory_meter(context_.device)),
       tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
-      dataset_(checked_train_dataset(comm, config, tokenizer_)),
+      dataset_(checked_train_dataset(comm_, config, tokenizer_)),
       model_(config.model, config.training.lora, config.training.weight_decay_embeddings,
              unit_comms_, shard_options(config, context_.device), config.data.seq_len),
       adamw_({config.training.beta1, config.training.beta2, config.training.eps,
               config.training.weight_decay}),
       schedule_({config.training.lr, config.training.min_lr, config.training.warmup_steps,
                  config.training.max_steps, config.training.lr_schedule}),
-      micro_steps_(config::accumulation_steps(config, comm.size())),
+      micro_steps_(config::accumulation_steps(config, comm_.size())),
       tokens_per_step_(config.training.global_batch_size * config.data.seq_len) {
   const auto& t = config.training;
   model_.set_loss_chunk_tokens(t.loss_chunk_tokens);
@@ -151,7 +152,7 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
   state_ = std::make_unique<ShardedState>(model_);
   const MemoryRecord memory{state_->bytes(), meter_->bytes_now()};
   spdlog::info("[train] {}", log_line(memory));
-  if (comm.rank() == 0) {
+  if (comm_.rank() == 0) {
     metrics_ = std::make_unique<MetricsLog>(context_.run_dir + "/metrics.jsonl");
     metrics_->append(to_json(memory));
   }
@@ -160,7 +161,7 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
     log_privacy_plan(*private_, config);
   }
   checkpoints_ = std::make_unique<TrainingCheckpoints>(
-      config, comm, *state_, std::move(context_.checkpoint_writer_comm),
+      config, comm_, *state_, topology.take_checkpoint_writer_comm(),
       data::describe_preparation(dataset_->metadata()), context_.run_id,
       private_ ? private_->plan().settings() : nlohmann::json());
   const std::optional<TrainingProgress> resumed = checkpoints_->resume();
@@ -171,12 +172,12 @@ Trainer::Trainer(const config::Config& config, comm::Communicator& comm, Trainer
   }
   state_->applied_updates = progress_.applied_updates;
   // Every rank finds the same position beyond a changed dataset: one message, one exit code.
-  comm::run_on_all(comm, [&] {
+  comm::run_on_all(comm_, [&] {
     loader_ = std::make_unique<data::DataLoader>(
-        dataset_, loader_options(config, comm, progress_, private_ ? &*private_ : nullptr));
+        dataset_, loader_options(config, comm_, progress_, private_ ? &*private_ : nullptr));
   });
   if (config.eval.interval_steps > 0)
-    validation_.emplace(config, comm, context_.device, tokenizer_);
+    validation_.emplace(config, comm_, context_.device, tokenizer_);
   if (config::poisson_batches(config))
     spdlog::info(
         "[train] {} steps of {} sequences x {} tokens expected (Poisson batches); every rank runs "
@@ -302,9 +303,9 @@ ExitCode Trainer::run() {
 
 }  // namespace
 
-ExitCode train(const config::Config& config, comm::Communicator& comm, TrainerContext context) {
+ExitCode train(const config::Config& config, TrainingTopology& topology, TrainerContext context) {
   torch::set_num_threads(context.threads);
-  return Trainer(config, comm, std::move(context)).run();
+  return Trainer(config, topology, std::move(context)).run();
 }
 
 }  // namespace nss::train

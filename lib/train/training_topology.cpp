@@ -27,6 +27,7 @@ void TrainingTopology::connect_units(const config::Config& config, const Compute
                  groups_.replicate->group());
   }
   if (device.device.is_cuda()) open_nccl(config, device);
+  if (config.checkpoint.async) checkpoint_writer_ = comm::MpiCommunicator::create(MPI_COMM_WORLD);
 }
 
 void TrainingTopology::open_nccl(const config::Config& config, const ComputeDevice& device) {
@@ -45,12 +46,19 @@ void TrainingTopology::open_nccl(const config::Config& config, const ComputeDevi
   nccl_watchdog_.emplace(watched, MPI_COMM_WORLD, config.parallel.collective_timeout_s);
 }
 
-void TrainingTopology::lend_to(const config::Config& config, TrainerContext& context) const {
-  context.shard_comm = nccl_shard_ ? nccl_shard_.get() : groups_.shard.get();
-  context.replicate_comm = nccl_shard_ ? nccl_replicate_.get() : groups_.replicate.get();
-  context.host_shard_comm = groups_.shard.get();
-  if (config.checkpoint.async)
-    context.checkpoint_writer_comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+fsdp::ShardComms TrainingTopology::unit_comms() {
+  if (nccl_shard_) return {*nccl_shard_, nccl_replicate_.get(), *world_};
+  if (groups_.shard) return {*groups_.shard, groups_.replicate.get(), *world_};
+  return {*world_};
+}
+
+StepComms TrainingTopology::step_comms() {
+  if (groups_.shard) return {*world_, *groups_.shard};
+  return {*world_};
+}
+
+std::unique_ptr<comm::Communicator> TrainingTopology::take_checkpoint_writer_comm() {
+  return std::move(checkpoint_writer_);
 }
 
 }  // namespace nss::train

@@ -15,8 +15,9 @@
 #include "comm/shard_groups.h"
 #include "comm/watchdog.h"
 #include "config/config.h"
+#include "fsdp/sharded_unit.h"
 #include "train/compute_device.h"
-#include "train/trainer.h"
+#include "train/training_step.h"
 
 namespace nss::train {
 
@@ -33,12 +34,20 @@ class TrainingTopology {
   void watch_world(const config::Config& config);
 
   /// The groups and device communicators the units need, once the device is
-  /// chosen (collective; a failure on any rank fails all of them).
+  /// chosen, and the checkpoint writer's (collective; a failure on any rank
+  /// fails all of them).
   void connect_units(const config::Config& config, const ComputeDevice& device);
 
-  /// The communicators the trainer borrows (and the checkpoint writer's own,
-  /// which it takes), in `context`.
-  void lend_to(const config::Config& config, TrainerContext& context) const;
+  /// The FSDP units' collectives: the shard group's communicator (NCCL on a
+  /// GPU) and, under hybrid sharding, the replica group's; else the world.
+  fsdp::ShardComms unit_comms();
+  /// The step's host-side reductions: the world, and under hybrid sharding
+  /// the shard group on the host (MPI) for the squared gradient norm.
+  StepComms step_comms();
+  /// The asynchronous checkpoint writer's own communicator over the same
+  /// ranks (checkpoint.async; else nullptr), so its collectives never
+  /// interleave with training's. Its new owner takes it.
+  std::unique_ptr<comm::Communicator> take_checkpoint_writer_comm();
 
  private:
   void open_nccl(const config::Config& config, const ComputeDevice& device);
@@ -49,6 +58,7 @@ class TrainingTopology {
   std::optional<comm::Watchdog> groups_watchdog_;
   std::unique_ptr<comm::Communicator> nccl_shard_, nccl_replicate_;
   std::optional<comm::Watchdog> nccl_watchdog_;
+  std::unique_ptr<comm::Communicator> checkpoint_writer_;
 };
 
 }  // namespace nss::train
