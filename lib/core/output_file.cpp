@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include "core/fs.h"
-#include "core/units.h"
 
 namespace nss {
 
@@ -22,13 +21,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::reserve(std::uint64_t bytes) {
-  if (bytes == 0) return;
-  int rc;
-  do rc = ::fallocate(fd_, 0, 0, static_cast<off_t>(bytes));
-  while (rc != 0 && errno == EINTR);
-  if (rc != 0 && errno != EOPNOTSUPP)
-    throw output_location_error(target_.component, "reserve " + format_bytes(bytes) + " for",
-                                tmp_path_, errno);
+  reserve_output_room(fd_, bytes, target_.component, tmp_path_);
 }
 
 void OutputFile::write_at(std::uint64_t offset, const void* data, std::uint64_t bytes) {

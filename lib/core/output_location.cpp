@@ -9,6 +9,7 @@
 
 #include "core/fs.h"
 #include "core/temporary_files.h"
+#include "core/units.h"
 
 namespace nss {
 namespace {
@@ -123,6 +124,16 @@ void write_output_file(const OutputTarget& target, const std::string& content) {
 void write_output_file(const std::string& path, const std::string& content,
                        const std::string& component) {
   write_output_file(OutputTarget{path, component}, content);
+}
+
+void reserve_output_room(int fd, std::uint64_t bytes, const std::string& component,
+                         const std::string& path) {
+  if (bytes == 0) return;
+  int rc;
+  do rc = ::fallocate(fd, 0, 0, static_cast<off_t>(bytes));
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno != EOPNOTSUPP)
+    throw output_location_error(component, "reserve " + format_bytes(bytes) + " for", path, errno);
 }
 
 }  // namespace nss

@@ -13,6 +13,7 @@
 // is another location or room at this one, never a change to the input.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/error.h"
@@ -61,5 +62,11 @@ void write_output_file(const OutputTarget& target, const std::string& content);
 /// (component names the writer): write_output_file with kRefuse.
 void write_output_file(const std::string& path, const std::string& content,
                        const std::string& component);
+
+/// Allocates `bytes` for the output file `fd` (at `path`) so that a location
+/// without room fails now, with the system's reason (exit 2), rather than in
+/// a later write; file systems that cannot allocate ahead skip the check.
+void reserve_output_room(int fd, std::uint64_t bytes, const std::string& component,
+                         const std::string& path);
 
 }  // namespace nss

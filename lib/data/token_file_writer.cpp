@@ -9,7 +9,6 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "core/units.h"
 #include "h5/types.h"
 
 namespace nss::data {
@@ -77,17 +76,6 @@ void writing_output(Work work) {
   }
 }
 
-// Allocates `bytes` for `fd` so that a location without room fails now, with
-// the system's reason, before HDF5 writes (a failed HDF5 write leaves a file
-// it cannot close). File systems that cannot allocate ahead skip the check.
-void reserve_room(int fd, std::uint64_t bytes, const std::string& path) {
-  int rc;
-  do rc = ::fallocate(fd, 0, 0, static_cast<off_t>(bytes));
-  while (rc != 0 && errno == EINTR);
-  if (rc != 0 && errno != EOPNOTSUPP)
-    throw output_location_error("data", "reserve " + format_bytes(bytes) + " for", path, errno);
-}
-
 }  // namespace
 
 OutputTarget token_file_target(const std::string& path) {
@@ -114,7 +102,8 @@ TokenFileWriter::TokenFileWriter(std::string path, DType dtype, std::int64_t num
   const auto bytes =
       static_cast<std::uint64_t>(num_tokens) * (dtype_size(dtype) + (with_loss_mask ? 1 : 0));
   try {  // no destructor runs for a constructor that throws
-    reserve_room(fd, bytes, temporary_path_);
+    // Before HDF5 writes: a failed HDF5 write leaves a file it cannot close.
+    reserve_output_room(fd, bytes, "data", temporary_path_);
     writing_output([&] { open_datasets(with_loss_mask); });
   } catch (...) {
     mask_dataset_.reset();
