@@ -77,6 +77,24 @@ if(NOT NSS_WITH_CUDA STREQUAL "OFF")
 endif()
 message(STATUS "nss_hpc: CUDA device path ${NSS_HAVE_CUDA} (libtorch ${Torch_VERSION})")
 
+# Variable-length attention (lib/model/varlen_attention.cpp) calls libtorch
+# 2.11's kernel signature; other releases keep the mask path. Decided here
+# once for the kernel's code and the run plan that chooses it.
+set(NSS_HAVE_VARLEN_ATTENTION OFF)
+if(Torch_VERSION VERSION_GREATER_EQUAL 2.11 AND Torch_VERSION VERSION_LESS 2.12)
+  set(NSS_HAVE_VARLEN_ATTENTION ON)
+endif()
+message(STATUS "nss_hpc: variable-length attention kernel ${NSS_HAVE_VARLEN_ATTENTION}")
+
+# nss_varlen_definition(TARGET): NSS_HAVE_VARLEN_ATTENTION=1 or 0, private.
+function(nss_varlen_definition target)
+  if(NSS_HAVE_VARLEN_ATTENTION)
+    target_compile_definitions(${target} PRIVATE NSS_HAVE_VARLEN_ATTENTION=1)
+  else()
+    target_compile_definitions(${target} PRIVATE NSS_HAVE_VARLEN_ATTENTION=0)
+  endif()
+endfunction()
+
 # nss_cuda_definition(TARGET): NSS_HAVE_CUDA=1 or 0 as a private definition, for
 # the few targets whose code must know which variant the build chose.
 function(nss_cuda_definition target)

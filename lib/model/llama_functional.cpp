@@ -137,12 +137,15 @@ torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
 #endif
 }
 
+DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments) {
+  return document_mask(
+      positions, segments,
+      plan::packed_attention(segments.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu,
+                             plan::environment_switches()));
+}
+
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments,
                            DocumentAttention how) {
-  if (how == DocumentAttention::kAuto)
-    how = !segments.is_cuda()          ? DocumentAttention::kPerDocument
-          : varlen_attention_enabled() ? DocumentAttention::kVarlen
-                                       : DocumentAttention::kMask;
   DocumentMask documents;
   documents.positions = positions;
   if (how == DocumentAttention::kMask) {

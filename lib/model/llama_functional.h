@@ -12,18 +12,15 @@
 #include "config/config.h"
 #include "model/lora_dropout.h"
 #include "model/rotary_embedding.h"
+#include "plan/run_plan.h"
 
 namespace nss::model {
 
-/// How attention stays inside each document of a packed row: one
-/// block-diagonal masked softmax over the row, or causal attention over each
-/// document's slice (no work on the blocks a mask would hide; on the CPU
-/// 2x faster at seq_len 256 and 7x at 1024 with four documents a row,
-/// scripts/bench/packing_throughput.sh). kAuto: slices on the CPU, the mask
-/// on a GPU (where one fused kernel beats many small ones) — or there the
-/// variable-length kernels when NSS_VARLEN_ATTENTION=1 asks for them
-/// (varlen_attention.h; off until tested on a GPU).
-enum class DocumentAttention { kAuto, kMask, kPerDocument, kVarlen };
+/// How attention stays inside each document of a packed row: the run plan's
+/// choice (plan::PackedAttention; per document on the CPU, 2x faster than
+/// the mask at seq_len 256 and 7x at 1024 with four documents a row,
+/// scripts/bench/packing_throughput.sh).
+using DocumentAttention = plan::PackedAttention;
 
 /// Packed rows of whole documents (data.packing documents or none): each
 /// token's position in its document and the keys each query may attend to.
@@ -46,7 +43,11 @@ struct DocumentMask {
 /// the mask it attends to earlier padding (a softmax needs a key), per
 /// document its attention output is zero: no label reads it either way.
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments,
-                           DocumentAttention how = DocumentAttention::kAuto);
+                           DocumentAttention how);
+
+/// The same, attending as plan::packed_attention chooses for the tensors'
+/// device with this process's switches (for tools without a run plan).
+DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments);
 
 /// Unit 0: token ids int64 [B, S] -> hidden [B, S, H].
 torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight);

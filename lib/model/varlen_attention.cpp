@@ -1,36 +1,21 @@
 #include "model/varlen_attention.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include <torch/torch.h>
-#include <torch/version.h>
 
 #include "core/error.h"
+#include "plan/run_plan.h"
 
-// The signature below is 2.11's; other releases keep the mask path.
-#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 11
-#define NSS_HAVE_VARLEN_ATTENTION 1
-#else
-#define NSS_HAVE_VARLEN_ATTENTION 0
-#endif
+// NSS_HAVE_VARLEN_ATTENTION (lib/build_options.cmake): the signatures below
+// are libtorch 2.11's; other releases keep the mask path.
 
 namespace nss::model {
-
-bool varlen_attention_enabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("NSS_VARLEN_ATTENTION");
-    return NSS_HAVE_VARLEN_ATTENTION && value != nullptr && std::strcmp(value, "1") == 0;
-  }();
-  return enabled;
-}
 
 bool varlen_attention_applies(const torch::Tensor& q) {
   const auto dtype = q.scalar_type();
   const std::int64_t head_dim = q.size(-1);
   const bool flash =
       (dtype == torch::kBFloat16 || dtype == torch::kHalf) && head_dim % 8 == 0 && head_dim <= 256;
-  return varlen_attention_enabled() && q.is_cuda() && (flash || dtype == torch::kFloat32);
+  return plan::varlen_attention_built() && q.is_cuda() && (flash || dtype == torch::kFloat32);
 }
 
 torch::Tensor varlen_attention(const torch::Tensor& q, const torch::Tensor& k,

@@ -6,7 +6,8 @@
 //
 // Private ops whose signatures change between 2.x releases: compiled only
 // against the libtorch they were written for (2.11), used only on CUDA, and
-// only when NSS_VARLEN_ATTENTION=1 — off until their tests have run on a GPU
+// only where the run plan chooses them (plan::PackedAttention::kVarlen, with
+// NSS_VARLEN_ATTENTION=1) — off until their tests have run on a GPU
 // (docs/gpu.md). Everywhere else the callers keep the block-diagonal mask or
 // the loop per document.
 #pragma once
@@ -17,12 +18,8 @@
 
 namespace nss::model {
 
-/// True when this build has the kernel and NSS_VARLEN_ATTENTION=1 asks for it.
-bool varlen_attention_enabled();
-
 /// True when varlen_attention can run on tensors like `q` (CUDA; bf16/fp16
-/// with head_dim a multiple of 8 up to 256, or fp32) in this build with the
-/// switch on.
+/// with head_dim a multiple of 8 up to 256, or fp32) in this build.
 bool varlen_attention_applies(const torch::Tensor& q);
 
 /// Attention of q, k, v [B, heads, S, head_dim] (k and v repeated to the

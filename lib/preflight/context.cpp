@@ -21,6 +21,10 @@ std::string rank_label(const RankFacts& facts) {
   return "rank " + std::to_string(facts.rank) + " (host " + facts.host + ")";
 }
 
+plan::RunPlan PreflightContext::run_plan() const {
+  return plan::make_run_plan(config, device, world_size);
+}
+
 PreflightContext with_config(const PreflightContext& context, const config::Config& config) {
   return {config,
           context.world_size,

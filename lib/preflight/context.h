@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "plan/run_plan.h"
 #include "preflight/rank_facts.h"
 
 namespace nss::preflight {
@@ -23,6 +24,10 @@ struct PreflightContext {
   /// then padding; preflight::packed_row_spans). Empty: windows, or one
   /// document filling each row.
   std::vector<std::int64_t> packed_row_spans;
+
+  /// The job's run plan (plan::make_run_plan of this configuration, device
+  /// and world size): what the runtime will do.
+  plan::RunPlan run_plan() const;
 };
 
 /// The same job under another configuration, for a check's what-if (QLoRA,

@@ -283,15 +283,16 @@ std::string nf4_remediation(const PreflightContext& context, std::uint64_t budge
 // "set parallel.offload_optimizer: true (...), or " when that fits the budget
 // at the configured micro-batch, else "".
 std::string offload_remediation(const PreflightContext& context, std::uint64_t budget) {
-  if (context.device != DeviceKind::kCuda || context.config.parallel.offload_optimizer) return "";
+  if (context.config.parallel.offload_optimizer) return "";
   config::Config offloaded = context.config;
   offloaded.parallel.offload_optimizer = true;
   const PreflightContext with_offload = with_config(context, offloaded);
+  if (!with_offload.run_plan().offload_optimizer) return "";
   const std::int64_t micro = offloaded.training.micro_batch_size;
   const std::uint64_t predicted = predicted_total_bytes(with_offload, micro);
   if (predicted > budget) return "";
-  const StepMemory step = predict_step_memory(offloaded, context.world_size, context.device, micro,
-                                              context.packed_row_spans);
+  const StepMemory step =
+      predict_step_memory(offloaded, with_offload.run_plan(), micro, context.packed_row_spans);
   return "set parallel.offload_optimizer: true (fp32 masters and AdamW moments in pinned host "
          "memory, " +
          format_bytes(step.pinned_host_bytes) + " per rank; predicted " + format_bytes(predicted) +
@@ -364,8 +365,7 @@ Check check_memory_budget(const PreflightContext& context, PreflightReport& repo
 
 std::optional<Check> check_pinned_host_memory(const PreflightContext& context) {
   const auto& config = context.config;
-  if (!config.parallel.offload_optimizer || context.device != DeviceKind::kCuda)
-    return std::nullopt;
+  if (!context.run_plan().offload_optimizer) return std::nullopt;
   PinnedMemoryInput input;
   input.shard_elements = static_cast<std::uint64_t>(
       layout::ShardedStateLayout(model::unit_layouts(config, context.world_size), 0)

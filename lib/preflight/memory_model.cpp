@@ -7,6 +7,7 @@
 #include "layout/sharded_state_layout.h"
 #include "model/unit_layouts.h"
 #include "optim/offload_plan.h"
+#include "plan/run_plan.h"
 #include "preflight/gather_replay.h"
 #include "preflight/per_example_memory.h"
 #include "preflight/unit_activations.h"
@@ -30,8 +31,8 @@ std::uint64_t u64(std::int64_t v) {
   return static_cast<std::uint64_t>(v);
 }
 
-UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64_t micro_batch,
-                     const std::vector<std::int64_t>& packed_row_spans) {
+UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
+                     std::int64_t micro_batch, const std::vector<std::int64_t>& packed_row_spans) {
   const auto& m = config.model;
   const auto& lora = config.training.lora;
   UnitShapes s;
@@ -43,42 +44,42 @@ UnitShapes shapes_of(const config::Config& config, DeviceKind device, std::int64
   s.kv_heads = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
   s.head_dim = m.head_dim > 0 ? m.head_dim : m.hidden_size / m.num_attention_heads;
   s.vocab = m.vocab_size;
-  s.compute_bytes = static_cast<std::int64_t>(
-      dtype_size(config::element_type(config::resolved_dtype(config.training, device))));
+  s.compute_bytes = plan.compute_bytes();
   s.lora = lora.enabled;
   s.lora_targets = lora.targets;
   s.lora_rank = lora.rank;
   s.lora_dropout = lora.dropout > 0;
-  s.packed = config.data.packing != config::Packing::kWindows;
-  s.rows_apart = s.packed && device != DeviceKind::kCuda;  // model::DocumentAttention::kAuto
+  s.packed = plan.packed;
+  // The variable-length kernels are counted as the slices they fall back to
+  // (an upper bound: flash attention keeps no scores); the mask as one
+  // block-diagonal softmax over the row.
+  s.rows_apart = s.packed && plan.packed_attention != plan::PackedAttention::kMask;
   if (s.rows_apart) s.row_spans = packed_row_spans;
-  s.per_example = config.privacy.enabled;
-  s.loss_chunk_tokens = config.training.loss_chunk_tokens;
+  s.per_example = plan.per_example;
+  s.loss_chunk_tokens = plan.loss_chunk_tokens;
   return s;
 }
 
 // One rank's training step, replayed.
 class StepReplay {
  public:
-  StepReplay(const config::Config& config, int world_size, DeviceKind device,
-             std::int64_t micro_batch, const std::vector<std::int64_t>& packed_row_spans)
+  StepReplay(const config::Config& config, const plan::RunPlan& plan, std::int64_t micro_batch,
+             const std::vector<std::int64_t>& packed_row_spans)
       : config_(config),
-        s_(shapes_of(config, device, micro_batch, packed_row_spans)),
-        state_(model::unit_layouts(config, world_size), 0),
-        world_(u64(world_size)),
+        plan_(plan),
+        s_(shapes_of(config, plan, micro_batch, packed_row_spans)),
+        state_(model::unit_layouts(config, plan.world_size), 0),
+        world_(u64(plan.world_size)),
         c_(u64(s_.compute_bytes)),
         last_(static_cast<int>(state_.units().size()) - 1),
         tied_(config.model.tie_word_embeddings),
         double_quant_(config.training.lora.double_quant),
-        prefetch_(device == DeviceKind::kCuda),
-        reshard_after_forward_(config::reshard_after_forward(config)),
-        private_(config.privacy.enabled),
-        offloaded_(device == DeviceKind::kCuda && config.parallel.offload_optimizer),
-        gathers_(t_, state_, {c_, double_quant_, prefetch_, offloaded_, tied_}) {}
+        offloaded_(plan.offload_optimizer),
+        gathers_(t_, state_, {c_, double_quant_, plan.prefetch, offloaded_, tied_}) {}
 
   StepMemory run() {
     allocate_state();
-    if (private_) {
+    if (plan_.per_example) {
       private_step();
     } else {
       const std::int64_t micro_steps =
@@ -131,7 +132,7 @@ class StepReplay {
     if (parameters == 0) return std::nullopt;
     return bytes / parameters;
   }
-  bool checkpointing() const { return config::recomputes(config_); }
+  bool checkpointing() const { return plan_.recomputes(); }
   // One micro-batch's inputs, targets and target mask, and for packed rows
   // positions and segments.
   std::uint64_t batch_bytes() const {
@@ -234,9 +235,8 @@ class StepReplay {
     c.input_requires_grad = input_requires_grad(unit);
     c.grad_mode = grad_mode;
     // Selective recompute keeps a block's attention from forward to backward.
-    c.keeps_attention =
-        config_.training.activation_checkpointing == config::Recompute::kSelective && unit > 0 &&
-        unit < last_ && has_backward(unit);
+    c.keeps_attention = plan_.recompute == config::Recompute::kSelective && unit > 0 &&
+                        unit < last_ && has_backward(unit);
     return c;
   }
 
@@ -260,7 +260,7 @@ class StepReplay {
   // its gathered parameters (the head its tied embedding's too) from its
   // forward until its backward recomputes from them, no second gather.
   bool keeps_parameters(int unit) const {
-    return checkpointing() && !reshard_after_forward_ && has_backward(unit);
+    return checkpointing() && !plan_.reshard_after_forward && has_backward(unit);
   }
 
   void forward() {
@@ -269,7 +269,7 @@ class StepReplay {
       const bool keep = keeps_graph(u);
       const UnitCall c = call(u, keep);
       gathers_.gather_unit(u, c.prefix);
-      gathers_.prefetch(u < last_ ? u + 1 : -1);
+      gathers_.prefetch(plan_.forward_prefetch(u, last_ + 1));
       if (u == 0)
         embedding_forward(t_, s_, c, id("act", 0));
       else if (u < last_)
@@ -292,7 +292,7 @@ class StepReplay {
       if (recompute && !keeps_parameters(u)) {  // gather again
         gathers_.gather_unit(u, c.prefix);
         // The unit whose backward comes next (the embedding's only when it trains).
-        gathers_.prefetch(u > 1 || (u == 1 && trainable(0)) ? u - 1 : -1);
+        gathers_.prefetch(plan_.backward_prefetch(u, trainable(0)));
       }
       if (recompute) {  // rebuild the unit's graph
         if (u == 0) embedding_forward(t_, s_, c, c.prefix + "out");
@@ -309,7 +309,7 @@ class StepReplay {
       // The graph's output, then the gathered parameters, go before the reduction.
       if (u < last_) t_.free(recompute ? c.prefix + "out" : id("act", u));
       gathers_.release(c.prefix);
-      if (trainable(u) && private_)
+      if (trainable(u) && plan_.per_example)
         hold_per_example(t_, layout(u), u, c.prefix + "pg.", s_.batch, s_.compute_bytes);
       else if (trainable(u))
         reduce(u, c.prefix + "pg.");
@@ -359,15 +359,13 @@ class StepReplay {
   }
 
   const config::Config& config_;
+  const plan::RunPlan& plan_;
   UnitShapes s_;
   layout::ShardedStateLayout state_;
   std::uint64_t world_, c_;
   int last_;
   bool tied_;
   bool double_quant_;
-  bool prefetch_;
-  bool reshard_after_forward_;
-  bool private_;
   bool offloaded_;
   MemoryTimeline t_;
   GatherReplay gathers_;
@@ -380,6 +378,13 @@ class StepReplay {
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
                                std::int64_t micro_batch_size,
                                const std::vector<std::int64_t>& packed_row_spans) {
+  return predict_step_memory(config, plan::make_run_plan(config, device, world_size),
+                             micro_batch_size, packed_row_spans);
+}
+
+StepMemory predict_step_memory(const config::Config& config, const plan::RunPlan& plan,
+                               std::int64_t micro_batch_size,
+                               const std::vector<std::int64_t>& packed_row_spans) {
   // The replay multiplies and adds the shapes unchecked: within these bounds
   // no byte count leaves 64 bits (size_checks.h).
   if (!config::micro_batch_fits(config, micro_batch_size)) {
@@ -389,7 +394,7 @@ StepMemory predict_step_memory(const config::Config& config, int world_size, Dev
                         " sequences, whose tensors exceed 2^44 elements (not replayed)";
     return beyond;
   }
-  return StepReplay(config, world_size, device, micro_batch_size, packed_row_spans).run();
+  return StepReplay(config, plan, micro_batch_size, packed_row_spans).run();
 }
 
 }  // namespace nss::preflight

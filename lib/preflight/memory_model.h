@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "plan/run_plan.h"
 #include "preflight/rank_facts.h"
 #include "preflight/report.h"
 
@@ -52,6 +53,12 @@ struct StepMemory {
 /// saying so and no components.
 /// `packed_row_spans`: packed rows' attention, every row like the costliest
 /// (PreflightContext::packed_row_spans; empty: one document filling it).
+/// `plan`: how the step runs (its world size, device and choices).
+StepMemory predict_step_memory(const config::Config& config, const plan::RunPlan& plan,
+                               std::int64_t micro_batch_size,
+                               const std::vector<std::int64_t>& packed_row_spans = {});
+
+/// The same under plan::make_run_plan(config, device, world_size).
 StepMemory predict_step_memory(const config::Config& config, int world_size, DeviceKind device,
                                std::int64_t micro_batch_size,
                                const std::vector<std::int64_t>& packed_row_spans = {});

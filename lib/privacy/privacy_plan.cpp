@@ -20,6 +20,10 @@ nlohmann::json PrivacyPlan::settings() const {
           {"delta", delta}};
 }
 
+double clipping_norm(const config::Config& config) {
+  return config.privacy.max_grad_norm;
+}
+
 PrivacyPlan plan_privacy(const config::Config& config, std::int64_t units) {
   const config::PrivacyConfig& p = config.privacy;
   const std::int64_t batch = config.training.global_batch_size;
@@ -36,7 +40,7 @@ PrivacyPlan plan_privacy(const config::Config& config, std::int64_t units) {
   plan.units = units;
   plan.sampling_rate = static_cast<double>(batch) / static_cast<double>(units);
   plan.expected_batch = static_cast<double>(batch);
-  plan.max_grad_norm = p.max_grad_norm;
+  plan.max_grad_norm = clipping_norm(config);
   // Opacus's and NeMo Safe Synthesizer's default: delta well below 1 / n.
   plan.delta = p.delta.value ? *p.delta.value : std::pow(static_cast<double>(units), -1.2);
   plan.accountant =

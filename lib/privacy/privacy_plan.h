@@ -34,6 +34,10 @@ struct PrivacyPlan {
   nlohmann::json settings() const;
 };
 
+/// The clipping norm C of `config`'s plan, for a step run before the data
+/// is known (the preflight's synthetic step).
+double clipping_norm(const config::Config& config);
+
 /// The plan of `config` over `units` privacy units. DataError (exit 4) when
 /// n is 0 or q would exceed 1 (fewer units than global_batch_size);
 /// UsageError (exit 2) when the target epsilon cannot be reached with

@@ -4,7 +4,6 @@
 
 #include "comm/device_selection.h"
 #include "comm/mpi_check.h"
-#include "config/derived.h"
 #include "core/error.h"
 #include "preflight/gpu_inventory.h"
 
@@ -44,19 +43,19 @@ ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_
           assignment.ranks_on_device};
 }
 
-fsdp::ShardOptions shard_options(const config::Config& config, const torch::Device& device) {
+DeviceKind device_kind(const torch::Device& device) {
+  return device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu;
+}
+
+fsdp::ShardOptions shard_options(const plan::RunPlan& plan, const torch::Device& device) {
   fsdp::ShardOptions options;
-  const config::ComputeDtype dtype = config::resolved_dtype(
-      config.training, device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu);
   options.compute_dtype =
-      config::element_type(dtype) == DType::kBFloat16 ? torch::kBFloat16 : torch::kFloat32;
+      plan.element_type() == DType::kBFloat16 ? torch::kBFloat16 : torch::kFloat32;
   options.device = device;
-  options.recompute = config.training.activation_checkpointing;
-  options.reshard_after_forward = config::reshard_after_forward(config);
-  options.prefetch = device.is_cuda();
-  // CPU runs refuse the key (choose_compute_device); the library runs it on
-  // any device, so that its equivalence is tested on the CPU.
-  options.offload_optimizer = config.parallel.offload_optimizer;
+  options.recompute = plan.recompute;
+  options.reshard_after_forward = plan.reshard_after_forward;
+  options.prefetch = plan.prefetch;
+  options.offload_optimizer = plan.offload_optimizer;
   return options;
 }
 

@@ -8,7 +8,9 @@
 #include <torch/types.h>
 
 #include "config/config.h"
+#include "core/device_kind.h"
 #include "fsdp/sharded_unit.h"
+#include "plan/run_plan.h"
 
 namespace nss::train {
 
@@ -22,12 +24,11 @@ struct ComputeDevice {
 /// not, or when ranks would share a GPU without parallel.share_devices.
 ComputeDevice choose_compute_device(const config::ParallelConfig& parallel, MPI_Comm world);
 
-/// How the units shard and compute on `device`, for the job and the
-/// preflight's synthetic step alike: training.dtype with auto resolved (bf16
-/// on CUDA, fp32 on CPU); training.activation_checkpointing and
-/// parallel.reshard_after_forward (auto resolved); prefetch on CUDA only
-/// (NCCL overlaps a gather with compute, a host backend would only hold the
-/// memory longer).
-fsdp::ShardOptions shard_options(const config::Config& config, const torch::Device& device);
+/// The kind of `device`, for the run plan.
+DeviceKind device_kind(const torch::Device& device);
+
+/// How the units shard and compute on `device` as `plan` says: its compute
+/// dtype, recompute, resharding, prefetch and offload.
+fsdp::ShardOptions shard_options(const plan::RunPlan& plan, const torch::Device& device);
 
 }  // namespace nss::train

@@ -106,10 +106,7 @@ void run_training_preflight(comm::Communicator& world, const config::Config& con
   const auto baseline = static_cast<std::uint64_t>(memory::resident_bytes());
   preflight::run_preflight(
       world, MPI_COMM_WORLD,
-      {config, layout,
-       device.device.is_cuda() ? preflight::DeviceKind::kCuda : preflight::DeviceKind::kCpu,
-       config.run.output_dir, baseline},
-      plan);
+      {config, layout, device_kind(device.device), config.run.output_dir, baseline}, plan);
 }
 
 }  // namespace
@@ -151,6 +148,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   context.run_id = run_directory.run_id;
   context.threads = layout.threads_per_rank;
   context.device = device.device;
+  context.plan = plan::make_run_plan(config, device_kind(device.device), world.size());
   return train(config, topology, std::move(context));
 }
 

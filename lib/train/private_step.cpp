@@ -78,7 +78,7 @@ StepOutcome private_gradients(
     PerExampleMode mode(model, clipping);
     for (std::int64_t micro = 0; micro < settings.micro_steps; ++micro) {
       MicroBatchTensors batch = next_micro_batch(micro);
-      const auto documents = document_mask_of(batch);
+      const auto documents = document_mask_of(batch, model.plan().packed_attention);
       torch::Tensor loss =
           model.loss(batch.inputs, batch.targets, per_example_weights(batch.target_mask),
                      &batch.randomness, documents ? &*documents : nullptr);

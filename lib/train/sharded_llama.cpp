@@ -7,13 +7,15 @@
 #include "model/llama_functional.h"
 #include "model/param_spec.h"
 #include "model/unit_layouts.h"
+#include "train/compute_device.h"
 
 namespace nss::train {
 
 ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
-                           bool decay_embeddings, fsdp::ShardComms comms,
-                           fsdp::ShardOptions options, std::int64_t max_positions)
-    : model_(model), lora_(lora), comms_(comms), rope_(model, max_positions, options.device) {
+                           bool decay_embeddings, fsdp::ShardComms comms, const plan::RunPlan& plan,
+                           const torch::Device& device, std::int64_t max_positions)
+    : model_(model), lora_(lora), comms_(comms), plan_(plan), rope_(model, max_positions, device) {
+  fsdp::ShardOptions options = shard_options(plan_, device);
   options.double_quant = lora_.double_quant;
   const int units = model::num_units(model_);
   for (int u = 0; u < units; ++u)
@@ -21,15 +23,14 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
         model::unit_label(u, units),
         model::unit_layout(model_, lora_, decay_embeddings, u, comms_.shard->size()), comms_,
         options));
-  // Prefetch order (ShardOptions::prefetch): forward runs the units in
-  // order, backward in reverse; the embedding's backward runs only when it trains.
   const bool embedding_trains = units_[0]->layout().numel(true) > 0;
-  for (std::size_t u = 0; u < units_.size(); ++u) {
-    fsdp::ShardedUnit* next = u + 1 < units_.size() ? units_[u + 1].get() : nullptr;
-    fsdp::ShardedUnit* previous =
-        u > 1 || (u == 1 && embedding_trains) ? units_[u - 1].get() : nullptr;
-    units_[u]->set_prefetch_targets(next, previous);
-  }
+  const auto unit_at = [&](int u) {
+    return u < 0 ? nullptr : units_[static_cast<std::size_t>(u)].get();
+  };
+  for (int u = 0; u < units; ++u)
+    units_[static_cast<std::size_t>(u)]->set_prefetch_targets(
+        unit_at(plan_.forward_prefetch(u, units)),
+        unit_at(plan_.backward_prefetch(u, embedding_trains)));
 
   computes_.push_back([](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
                          fsdp::KeptSegments*) { return model::embedding_forward(tokens, p[0]); });
@@ -52,10 +53,20 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
   }
   // Head parameters: [model.norm.weight, lm_head.weight], or with tied
   // embeddings [model.norm.weight] followed by the embedding unit's weight.
-  computes_.push_back([this](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
-                             fsdp::KeptSegments*) {
-    return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_, loss_chunk_tokens_);
-  });
+  computes_.push_back(
+      [this](const torch::Tensor& x, const std::vector<torch::Tensor>& p, fsdp::KeptSegments*) {
+        return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_,
+                                        plan_.loss_chunk_tokens);
+      });
+}
+
+std::unique_ptr<ShardedLlama> ShardedLlama::from_config(const config::Config& config,
+                                                        const plan::RunPlan& plan,
+                                                        fsdp::ShardComms comms,
+                                                        const torch::Device& device) {
+  return std::make_unique<ShardedLlama>(config.model, config.training.lora,
+                                        config.training.weight_decay_embeddings, comms, plan,
+                                        device, config.data.seq_len);
 }
 
 void ShardedLlama::finish_collectives() {

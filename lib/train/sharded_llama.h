@@ -16,6 +16,7 @@
 #include "model/llama_functional.h"
 #include "model/lora_dropout.h"
 #include "model/rotary_embedding.h"
+#include "plan/run_plan.h"
 
 namespace nss::model {
 class InitialWeights;
@@ -32,9 +33,21 @@ struct MicroBatchRandomness {
 
 class ShardedLlama {
  public:
+  /// The units of `model` (with `lora`'s adapters) as `plan` shards and
+  /// computes them on `device` (train::shard_options), the head's loss
+  /// chunked and packed rows attending as it says; RoPE tables for
+  /// `max_positions`.
   ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
-               bool decay_embeddings, fsdp::ShardComms comms, fsdp::ShardOptions options,
-               std::int64_t max_positions);
+               bool decay_embeddings, fsdp::ShardComms comms, const plan::RunPlan& plan,
+               const torch::Device& device, std::int64_t max_positions);
+
+  /// The run's model: `config`'s model, adapters and embedding decay, RoPE
+  /// tables for data.seq_len; for the trainer and the preflight's synthetic
+  /// step alike.
+  static std::unique_ptr<ShardedLlama> from_config(const config::Config& config,
+                                                   const plan::RunPlan& plan,
+                                                   fsdp::ShardComms comms,
+                                                   const torch::Device& device);
 
   /// Fills every shard from initialisation or pretrained files (only the
   /// ranges this rank owns are produced or read).
@@ -52,9 +65,6 @@ class ShardedLlama {
                      const torch::Tensor& weights, const MicroBatchRandomness* randomness,
                      const model::DocumentMask* documents = nullptr);
 
-  /// training.loss_chunk_tokens: tokens per chunk of the fused head (0: unchunked).
-  void set_loss_chunk_tokens(std::int64_t tokens) { loss_chunk_tokens_ = tokens; }
-
   std::vector<std::unique_ptr<fsdp::ShardedUnit>>& units() { return units_; }
   /// Frees gathers started early that no unit took (ShardOptions::prefetch)
   /// and returns when the units' collectives have finished (Communicator::finish_all).
@@ -62,15 +72,16 @@ class ShardedLlama {
   const config::ModelConfig& model() const { return model_; }
   const config::LoraConfig& lora() const { return lora_; }
   const fsdp::ShardComms& comms() const { return comms_; }
+  const plan::RunPlan& plan() const { return plan_; }
 
  private:
   config::ModelConfig model_;
   config::LoraConfig lora_;
   fsdp::ShardComms comms_;
+  plan::RunPlan plan_;
   model::RotaryEmbedding rope_;
   std::vector<std::unique_ptr<fsdp::ShardedUnit>> units_;
   std::vector<fsdp::UnitCompute> computes_;
-  std::int64_t loss_chunk_tokens_ = 0;
 
   // The micro-batch in flight (read by the unit computes, also during recompute).
   torch::Tensor targets_;

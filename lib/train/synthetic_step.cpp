@@ -13,6 +13,7 @@
 #include "core/failure.h"
 #include "core/units.h"
 #include "optim/adamw.h"
+#include "privacy/privacy_plan.h"
 #include "privacy/secret_key.h"
 #include "train/compute_device.h"
 #include "train/private_step.h"
@@ -143,27 +144,32 @@ struct CachedBlocksRelease {
 
 struct SyntheticTraining::Parts {
   CachedBlocksRelease release;
+  plan::RunPlan plan;
   comm::LocalCommunicator comm;
-  ShardedLlama model;
+  std::unique_ptr<ShardedLlama> model;
   ShardedState state;
 
-  Parts(const config::Config& config, int world_size, memory::MemoryMeter& meter)
+  Parts(const config::Config& config, const plan::RunPlan& run_plan, memory::MemoryMeter& meter)
       : release{meter},
-        comm(config::shard_group_ranks(config.parallel, world_size),
-             device_copy(meter.torch_device())),
-        model(config.model, config.training.lora, config.training.weight_decay_embeddings, comm,
-              shard_options(config, meter.torch_device()), config.data.seq_len),
-        state((model.set_loss_chunk_tokens(config.training.loss_chunk_tokens),
-               model.initialize(fsdp::ParamFiller(fill_synthetic)), model)) {}
+        plan(run_plan),
+        comm(plan.shard_ranks, device_copy(meter.torch_device())),
+        model(ShardedLlama::from_config(config, plan, comm, meter.torch_device())),
+        state((model->initialize(fsdp::ParamFiller(fill_synthetic)), *model)) {}
 };
 
-SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,
+SyntheticTraining::SyntheticTraining(const config::Config& config, const plan::RunPlan& plan,
                                      memory::MemoryMeter& meter, std::int64_t limit_bytes)
     : config_(config), meter_(meter), start_bytes_(meter.bytes_now()) {
   parts_ = limited(meter_, start_bytes_, limit_bytes, "building the synthetic model",
-                   [&] { return std::make_unique<Parts>(config_, world_size, meter_); });
+                   [&] { return std::make_unique<Parts>(config_, plan, meter_); });
   state_bytes_ = meter_.bytes_now() - start_bytes_;
 }
+
+SyntheticTraining::SyntheticTraining(const config::Config& config, int world_size,
+                                     memory::MemoryMeter& meter, std::int64_t limit_bytes)
+    : SyntheticTraining(config,
+                        plan::make_run_plan(config, device_kind(meter.torch_device()), world_size),
+                        meter, limit_bytes) {}
 
 SyntheticTraining::~SyntheticTraining() = default;
 
@@ -218,9 +224,9 @@ void SyntheticTraining::run_step(const SyntheticStepRequest& request, std::int64
                                            request.packed_row_spans),
                      device);
   };
-  if (!config_.privacy.enabled) {
+  if (!parts_->plan.per_example) {
     const StepSettings settings{step, request.micro_steps, t.lr, t.grad_clip, {}};
-    run_training_step(parts_->model, parts_->state, adamw, settings, next_micro_batch,
+    run_training_step(*parts_->model, parts_->state, adamw, settings, next_micro_batch,
                       parts_->comm);
     return;
   }
@@ -229,11 +235,11 @@ void SyntheticTraining::run_step(const SyntheticStepRequest& request, std::int64
   settings.step = step;
   settings.micro_steps = request.micro_steps;
   settings.lr = t.lr;
-  settings.max_grad_norm = config_.privacy.max_grad_norm;
+  settings.max_grad_norm = privacy::clipping_norm(config_);
   settings.noise_multiplier = kSyntheticNoiseMultiplier;
   settings.expected_batch = static_cast<double>(t.global_batch_size);  // any positive divisor
   settings.noise_key = &key;
-  run_private_step(parts_->model, parts_->state, adamw, settings, next_micro_batch, parts_->comm);
+  run_private_step(*parts_->model, parts_->state, adamw, settings, next_micro_batch, parts_->comm);
 }
 
 SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,

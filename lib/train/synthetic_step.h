@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "memory/memory_meter.h"
+#include "plan/run_plan.h"
 
 namespace nss::train {
 
@@ -45,7 +46,12 @@ struct SyntheticStepResult {
 class SyntheticTraining {
  public:
   /// Builds the model with synthetic weights and zeroed optimizer state for
-  /// one rank of `world_size`; `limit_bytes` as in SyntheticStepRequest.
+  /// one rank of `plan`'s world, as `plan` runs it on the meter's device;
+  /// `limit_bytes` as in SyntheticStepRequest.
+  SyntheticTraining(const config::Config& config, const plan::RunPlan& plan,
+                    memory::MemoryMeter& meter, std::int64_t limit_bytes = 0);
+  /// The same under the job's plan for one rank of `world_size`
+  /// (plan::make_run_plan on the meter's device).
   SyntheticTraining(const config::Config& config, int world_size, memory::MemoryMeter& meter,
                     std::int64_t limit_bytes = 0);
   ~SyntheticTraining();

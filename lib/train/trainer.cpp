@@ -109,7 +109,7 @@ class Trainer {
   std::unique_ptr<memory::MemoryMeter> meter_;
   data::ModelTokenizer tokenizer_;  // hashed once: the datasets must be made with it
   std::shared_ptr<const data::TokenDataset> dataset_;
-  ShardedLlama model_;
+  std::unique_ptr<ShardedLlama> model_;
   std::unique_ptr<ShardedState> state_;
   optim::AdamW adamw_;
   optim::LrSchedule schedule_;
@@ -133,8 +133,7 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
       meter_(memory::make_memory_meter(context_.device)),
       tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
       dataset_(checked_train_dataset(comm_, config, tokenizer_)),
-      model_(config.model, config.training.lora, config.training.weight_decay_embeddings,
-             unit_comms_, shard_options(config, context_.device), config.data.seq_len),
+      model_(ShardedLlama::from_config(config, context_.plan, unit_comms_, context_.device)),
       adamw_({config.training.beta1, config.training.beta2, config.training.eps,
               config.training.weight_decay}),
       schedule_({config.training.lr, config.training.min_lr, config.training.warmup_steps,
@@ -142,14 +141,13 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
       micro_steps_(config::accumulation_steps(config, comm_.size())),
       tokens_per_step_(config.training.global_batch_size * config.data.seq_len) {
   const auto& t = config.training;
-  model_.set_loss_chunk_tokens(t.loss_chunk_tokens);
   // Each rank reads (and checks) only its slices of model.from_pretrained: a
   // damaged one must end every rank with the same error, not abort the job.
   comm::run_on_all(comm_, [&] {
-    model_.initialize(
+    model_->initialize(
         model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
   });
-  state_ = std::make_unique<ShardedState>(model_);
+  state_ = std::make_unique<ShardedState>(*model_);
   const MemoryRecord memory{state_->bytes(), meter_->bytes_now()};
   spdlog::info("[train] {}", log_line(memory));
   if (comm_.rank() == 0) {
@@ -197,7 +195,7 @@ StepOutcome Trainer::train_step(std::int64_t step) {
     data::MicroBatch first = loader_->next();
     const std::int64_t micro_steps = first.micro_steps;
     return run_private_step(
-        model_, *state_, adamw_,
+        *model_, *state_, adamw_,
         private_->step_settings(step, micro_steps, schedule_.at(step),
                                 [this] { checkpoints_->before_update(); }),
         [&](std::int64_t micro) {
@@ -209,7 +207,7 @@ StepOutcome Trainer::train_step(std::int64_t step) {
   const StepSettings settings{step, micro_steps_, schedule_.at(step), t.grad_clip,
                               [this] { checkpoints_->before_update(); }};
   return run_training_step(
-      model_, *state_, adamw_, settings,
+      *model_, *state_, adamw_, settings,
       [&](std::int64_t) {
         return on_device(micro_batch_tensors(loader_->next(), seed, step), context_.device);
       },
@@ -261,7 +259,7 @@ void Trainer::report(const StepRecord& step_record) {
 
 void Trainer::validate(std::int64_t step) {
   if (!validation_ || !validation_->due(step)) return;
-  const double val_loss = validation_->loss(model_);
+  const double val_loss = validation_->loss(*model_);
   spdlog::info("[train] step {}: validation loss {:.4f}", step, val_loss);
   if (metrics_) metrics_->append({{"event", "eval"}, {"step", step}, {"val_loss", val_loss}});
 }

@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "core/error.h"
+#include "plan/run_plan.h"
 
 namespace nss::train {
 
@@ -20,6 +21,7 @@ struct TrainerContext {
   std::string run_id;                 // train/run_identity.h, recorded in every step
   int threads = 1;                    // intra-op threads of this rank
   torch::Device device{torch::kCPU};  // where the model computes (train/compute_device.h)
+  plan::RunPlan plan;                 // how: the run plan of the job's device and world
 };
 
 /// Trains until training.max_steps or a stop signal over `topology`'s

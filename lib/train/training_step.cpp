@@ -34,9 +34,10 @@ MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64
   return out;
 }
 
-std::optional<model::DocumentMask> document_mask_of(const MicroBatchTensors& batch) {
+std::optional<model::DocumentMask> document_mask_of(const MicroBatchTensors& batch,
+                                                    model::DocumentAttention how) {
   if (!batch.positions.defined()) return std::nullopt;
-  return model::document_mask(batch.positions, batch.segments);
+  return model::document_mask(batch.positions, batch.segments, how);
 }
 
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device) {
@@ -79,7 +80,7 @@ StepOutcome run_training_step(
   // would make the host wait for the device every micro-step.
   torch::Tensor loss_sum;
   for (MicroBatchTensors& batch : batches) {
-    const auto documents = document_mask_of(batch);
+    const auto documents = document_mask_of(batch, model.plan().packed_attention);
     torch::Tensor loss = model.loss(batch.inputs, batch.targets, batch.target_mask * weight,
                                     &batch.randomness, documents ? &*documents : nullptr);
     loss.backward();

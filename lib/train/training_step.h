@@ -35,8 +35,10 @@ struct MicroBatchTensors {
 MicroBatchTensors micro_batch_tensors(const data::TokenBatch& batch, std::uint64_t seed,
                                       std::int64_t step);
 
-/// The attention mask of packed rows (positions and segments defined), else nullopt.
-std::optional<model::DocumentMask> document_mask_of(const MicroBatchTensors& batch);
+/// The attention layout of packed rows (positions and segments defined),
+/// attending as `how` (the run plan's plan::PackedAttention), else nullopt.
+std::optional<model::DocumentMask> document_mask_of(const MicroBatchTensors& batch,
+                                                    model::DocumentAttention how);
 
 /// The micro-batch with its token tensors moved to `device` (as is on CPU).
 MicroBatchTensors on_device(MicroBatchTensors batch, const torch::Device& device);

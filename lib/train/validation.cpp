@@ -58,7 +58,7 @@ double Validation::loss(ShardedLlama& model) {
     for (std::int64_t row = 0; row < batch.rows; row += micro) {
       const data::TokenBatch piece = batch.slice(row, std::min(micro, batch.rows - row));
       const MicroBatchTensors t = on_device(micro_batch_tensors(piece, 0, 0), device_);
-      const auto documents = document_mask_of(t);
+      const auto documents = document_mask_of(t, model.plan().packed_attention);
       total +=
           model.loss(t.inputs, t.targets, t.target_mask, nullptr, documents ? &*documents : nullptr)
               .item<double>();

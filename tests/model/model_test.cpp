@@ -260,8 +260,9 @@ TEST(LlamaModel, CudaVarlenAttentionKeepsDocumentsApart) {
   const char* requested = std::getenv("NSS_VARLEN_ATTENTION");
   if (requested == nullptr || std::string(requested) != "1")
     GTEST_SKIP() << "set NSS_VARLEN_ATTENTION=1 to run the variable-length kernel";
-  ASSERT_TRUE(varlen_attention_enabled()) << "NSS_VARLEN_ATTENTION=1, but this build has no "
-                                             "variable-length kernel (libtorch 2.11 only)";
+  ASSERT_TRUE(plan::environment_switches().varlen_attention)
+      << "NSS_VARLEN_ATTENTION=1, but this build has no "
+         "variable-length kernel (libtorch 2.11 only)";
   const auto m = preset("tiny");
   const torch::TensorOptions on_gpu = torch::TensorOptions(torch::kBFloat16).device(torch::kCUDA);
   LlamaModel model(m, lora_on(), on_gpu);

@@ -105,7 +105,7 @@ Result train_unsharded(const config::Config& config, bool masked, bool packed) {
     const auto batch = batch_of(ids, config.model.vocab_size, step,
                                 static_cast<std::uint64_t>(config.run.seed), masked, packed);
     model::DropoutKey key{batch.randomness.seed, step, ids, 0};
-    const auto documents = document_mask_of(batch);
+    const auto documents = document_mask_of(batch, model::DocumentAttention::kPerDocument);
     // The mean over the whole batch's targets, computed here in one piece.
     torch::Tensor loss = model.weighted_loss(
         batch.inputs, batch.targets, batch.target_mask / batch.target_mask.sum(),
@@ -127,13 +127,12 @@ Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepC
                      const fsdp::ParamFiller* base) {
   const comm::Communicator& comm = step_comms.world;
   const auto& t = config.training;
-  fsdp::ShardOptions options;
-  options.recompute = t.activation_checkpointing;
-  options.device = placement.device;
-  options.compute_dtype = placement.dtype;
-  options.prefetch = placement.prefetch;
-  ShardedLlama model(config.model, t.lora, false, comms, options, kSeqLen);
-  model.set_loss_chunk_tokens(t.loss_chunk_tokens);
+  plan::RunPlan plan = plan::make_run_plan(
+      config, placement.device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu, comm.size());
+  plan.compute_dtype = placement.dtype == torch::kBFloat16 ? config::ComputeDtype::kBf16
+                                                           : config::ComputeDtype::kFp32;
+  plan.prefetch = placement.prefetch;
+  ShardedLlama model(config.model, t.lora, false, comms, plan, placement.device, kSeqLen);
   if (base)
     model.initialize(*base);
   else

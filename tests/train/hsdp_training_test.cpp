@@ -73,7 +73,7 @@ TEST(HybridSharding, GradientNormCoversTheModelOnce) {
   const config::Config config = make_config({8, 1, false, false, true});
   const auto& t = config.training;
   const auto norm_of_one_step = [&](Layout& layout) {
-    ShardedLlama model(config.model, t.lora, false, layout.unit_comms(), {}, kSeqLen);
+    ShardedLlama model(config.model, t.lora, false, layout.unit_comms(), {}, torch::kCPU, kSeqLen);
     model.initialize(model::InitialWeights(config.model, t.lora, 3));
     ShardedState state(model);
     const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
@@ -106,7 +106,7 @@ TEST(HybridSharding, TrafficMatchesTheTwoLevelFormula) {
     for (const bool tied : {false, true}) {
       const config::Config config = make_config({8, 1, tied, false, true});
       ShardedLlama model(config.model, config.training.lora, false, layout.unit_comms(), {},
-                         kSeqLen);
+                         torch::kCPU, kSeqLen);
       model.initialize(model::InitialWeights(config.model, config.training.lora, 1));
       layout.groups.shard->reset_stats();
       layout.groups.replicate->reset_stats();

@@ -89,7 +89,8 @@ class TinyTraining {
       : config_(config),
         step_comms_(step_comms),
         mode_(mode),
-        model_(config.model, config.training.lora, false, comms, options(config, mode), kSeqLen),
+        model_(config.model, config.training.lora, false, comms, run_plan(config, mode),
+               mode.device, kSeqLen),
         adamw_({config.training.beta1, config.training.beta2, config.training.eps,
                 config.training.weight_decay}),
         schedule_({config.training.lr, config.training.min_lr, config.training.warmup_steps,
@@ -101,13 +102,15 @@ class TinyTraining {
     state_ = std::make_unique<ShardedState>(model_);
   }
 
-  static fsdp::ShardOptions options(const config::Config& config, Mode mode) {
-    fsdp::ShardOptions options;
-    options.recompute = config.training.activation_checkpointing;
-    options.compute_dtype = mode.dtype;
-    options.offload_optimizer = mode.offload;
-    options.device = mode.device;
-    return options;
+  // Offload on any device: the library runs it on the CPU too, so that its
+  // equivalence is tested there.
+  static plan::RunPlan run_plan(const config::Config& config, Mode mode) {
+    plan::RunPlan plan;
+    plan.recompute = config.training.activation_checkpointing;
+    plan.compute_dtype =
+        mode.dtype == torch::kBFloat16 ? config::ComputeDtype::kBf16 : config::ComputeDtype::kFp32;
+    plan.offload_optimizer = mode.offload;
+    return plan;
   }
 
   // Step `step` (1-based) over the global batch, one row per micro-step.

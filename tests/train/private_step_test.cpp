@@ -150,11 +150,11 @@ Sharded sharded_gradient(const config::Config& config, fsdp::ShardComms comms, S
                          bool padding_only = false, const testing::Placement& placement = {}) {
   const comm::Communicator& comm = step_comms.world;
   const auto& t = config.training;
-  fsdp::ShardOptions options;
-  options.recompute = t.activation_checkpointing;
-  options.device = placement.device;
-  options.compute_dtype = placement.dtype;
-  ShardedLlama model(config.model, t.lora, false, comms, options, kSeqLen);
+  plan::RunPlan plan;  // no prefetch, as the CPU's
+  plan.recompute = t.activation_checkpointing;
+  plan.compute_dtype = placement.dtype == torch::kBFloat16 ? config::ComputeDtype::kBf16
+                                                           : config::ComputeDtype::kFp32;
+  ShardedLlama model(config.model, t.lora, false, comms, plan, placement.device, kSeqLen);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
   set_lora_b(model);

@@ -62,10 +62,10 @@ training: {global_batch_size: 8, lr: 0.001, min_lr: 0.0001, warmup_steps: 2, max
 // prefetch on or off.
 std::unique_ptr<ShardedLlama> make_model(const config::Config& config, comm::Communicator& comm,
                                          bool prefetch) {
-  fsdp::ShardOptions options = shard_options(config, torch::kCPU);
-  options.prefetch = prefetch;
-  auto model = std::make_unique<ShardedLlama>(config.model, config.training.lora, false, comm,
-                                              options, kSeqLen);
+  plan::RunPlan plan = plan::make_run_plan(config, DeviceKind::kCpu, comm.size());
+  plan.prefetch = prefetch;
+  auto model = std::make_unique<ShardedLlama>(config.model, config.training.lora, false, comm, plan,
+                                              torch::kCPU, kSeqLen);
   model->initialize(model::InitialWeights(config.model, config.training.lora, kSeed));
   return model;
 }
@@ -115,18 +115,23 @@ const Case kCases[] = {{"full fine-tuning"},
                        {"QLoRA nf4", false, true, true},
                        {"QLoRA nf4, double quantisation, tied", true, true, true, true}};
 
+// The units' options of `config`'s plan on the CPU.
+fsdp::ShardOptions cpu_options(const config::Config& config) {
+  return shard_options(plan::make_run_plan(config, DeviceKind::kCpu, 1), torch::kCPU);
+}
+
 TEST(Reshard, ShardOptionsFollowTheConfig) {
   config::Config config = make_config({"default"}, config::ReshardPolicy::kAuto);
-  EXPECT_TRUE(shard_options(config, torch::kCPU).reshard_after_forward);
+  EXPECT_TRUE(cpu_options(config).reshard_after_forward);
   config.parallel.reshard_after_forward = config::ReshardPolicy::kFalse;
-  EXPECT_FALSE(shard_options(config, torch::kCPU).reshard_after_forward);
-  EXPECT_EQ(shard_options(config, torch::kCPU).recompute, config::Recompute::kFull);
+  EXPECT_FALSE(cpu_options(config).reshard_after_forward);
+  EXPECT_EQ(cpu_options(config).recompute, config::Recompute::kFull);
   config.parallel.reshard_after_forward = config::ReshardPolicy::kAuto;
   config.training.activation_checkpointing = config::Recompute::kSelective;
-  EXPECT_EQ(shard_options(config, torch::kCPU).recompute, config::Recompute::kSelective);
-  EXPECT_TRUE(shard_options(config, torch::kCPU).reshard_after_forward);
+  EXPECT_EQ(cpu_options(config).recompute, config::Recompute::kSelective);
+  EXPECT_TRUE(cpu_options(config).reshard_after_forward);
   config.training.activation_checkpointing = config::Recompute::kNone;
-  EXPECT_FALSE(shard_options(config, torch::kCPU).reshard_after_forward);
+  EXPECT_FALSE(cpu_options(config).reshard_after_forward);
 }
 
 // Keeping the gathered parameters changes when they are gathered, never what
@@ -172,7 +177,7 @@ TEST(Reshard, KeptParametersAreGatheredOncePerMicroStep) {
     // A backward prefetch for a unit that kept its parameters would gather more.
     const Traffic prefetched = micro_step_traffic(kept, *comm, true);
 
-    ShardedLlama layouts(kept.model, kept.training.lora, false, *comm, {}, kSeqLen);
+    ShardedLlama layouts(kept.model, kept.training.lora, false, *comm, {}, torch::kCPU, kSeqLen);
     double psi_all = 0, psi_trainable = 0, nf4 = 0;
     for (const auto& unit : layouts.units()) {
       const auto& layout = unit->layout();

@@ -120,7 +120,7 @@ TEST(ShardedTraining, CudaPackedDocumentsMatchUnshardedCpu) {
 TEST(ShardedTraining, UnitSizesNeedPadding) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const config::Config config = make_config({});
-  ShardedLlama model(config.model, config.training.lora, false, *comm, {}, kSeqLen);
+  ShardedLlama model(config.model, config.training.lora, false, *comm, {}, torch::kCPU, kSeqLen);
   // 259 x 50 embedding = 12950 elements: not a multiple of 4 (nor of 3).
   EXPECT_EQ(model.units()[0]->layout().numel(true), 12950);
   if (comm->size() == 4) {
@@ -250,7 +250,7 @@ SkippedStep one_step(std::int64_t micro_steps,
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   const config::Config config = make_config({});
   const auto& t = config.training;
-  ShardedLlama model(config.model, t.lora, false, *comm, {}, kSeqLen);
+  ShardedLlama model(config.model, t.lora, false, *comm, {}, torch::kCPU, kSeqLen);
   model.initialize(model::InitialWeights(config.model, t.lora, 1));
   ShardedState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
@@ -301,7 +301,7 @@ TEST(ShardedTraining, TrafficMatchesTheFormula) {
   auto comm = comm::MpiCommunicator::create(MPI_COMM_WORLD);
   for (const bool tied : {false, true}) {
     const config::Config config = make_config({8, 1, tied, false, true});
-    ShardedLlama model(config.model, config.training.lora, false, *comm, {}, kSeqLen);
+    ShardedLlama model(config.model, config.training.lora, false, *comm, {}, torch::kCPU, kSeqLen);
     model.initialize(model::InitialWeights(config.model, config.training.lora, 1));
     comm->reset_stats();
     const auto batch = batch_of({0}, config.model.vocab_size, 1, 1);
@@ -332,7 +332,7 @@ TEST(ShardedTraining, QloraTrafficMatchesTheFormula) {
     config::Config config = make_config({8, 1, false, true, true});
     config.training.lora.quantize_base = config::QuantizeBase::kNf4;
     config.training.lora.double_quant = double_quant;
-    ShardedLlama model(config.model, config.training.lora, false, *comm, {}, kSeqLen);
+    ShardedLlama model(config.model, config.training.lora, false, *comm, {}, torch::kCPU, kSeqLen);
     model.initialize(model::InitialWeights(config.model, config.training.lora, 1));
     comm->reset_stats();
     const auto batch = batch_of({0}, config.model.vocab_size, 1, 1);

@@ -66,7 +66,7 @@ TEST(SyntheticStepTest, LeavesTheJobStateBitwiseUnchanged) {
   const auto& t = config.training;
   const auto meter = memory::make_memory_meter(torch::kCPU);
   comm::LocalCommunicator comm(2);
-  ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, {},
+  ShardedLlama model(config.model, t.lora, t.weight_decay_embeddings, comm, {}, torch::kCPU,
                      config.data.seq_len);
   model.initialize(model::InitialWeights(config.model, t.lora, 1));
   ShardedState state(model);
