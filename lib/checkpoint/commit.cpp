@@ -68,7 +68,7 @@ void commit_step(const std::string& checkpoint_dir, const CheckpointIndex& index
             (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""),
         "the shard layout passed to save is incomplete (a caller bug)");
   try {
-    // A secret (DP-SGD's key) is readable by the owner alone.
+    // A step with a secret section is readable by its owner alone.
     write_file_atomic((fs::path(tmp_dir) / kIndexFile).string(), index_to_text(index),
                       index.secrets.empty() ? 0644 : 0600);
   } catch (const Error& e) {

@@ -13,6 +13,7 @@
 #include "checkpoint/hdf5_output.h"
 #include "checkpoint/hf_export.h"
 #include "checkpoint/layout.h"
+#include "checkpoint/trained_model.h"
 #include "checkpoint/verify.h"
 #include "core/error.h"
 #include "core/output_file.h"
@@ -128,8 +129,8 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
   check_step_files(options.step_dir, reader.index());
   // A private run's guarantee goes with its weights: inside an hf directory
   // (export_hf), beside a single file.
-  const auto& state = reader.index().state;
-  const bool private_run = state.contains("privacy") && state["privacy"].is_object();
+  const nlohmann::json plan = privacy_settings(reader.index());
+  const bool private_run = !plan.is_null();
   const OutputTarget guarantee = output_target(options.output + ".privacy.json");
   if (private_run && options.format != ConsolidateFormat::kHf) check_output_path(guarantee);
 
@@ -144,8 +145,7 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
     report.bytes_written = output_bytes(options.output);
   }
   if (private_run && options.format != ConsolidateFormat::kHf)
-    write_output_file(
-        guarantee, privacy::privacy_report(state["privacy"], reader.index().step).dump(2) + "\n");
+    write_output_file(guarantee, privacy::privacy_report(plan, reader.index().step).dump(2) + "\n");
   report.bytes_read = reader.bytes_read();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("[consolidate] {} -> {}: {} tensors, {} read, {} written in {:.2f} s",

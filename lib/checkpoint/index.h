@@ -41,9 +41,11 @@ struct CheckpointIndex {
   int world_size = 0;
   std::uint64_t checksum_block_bytes = kDefaultChecksumBlockBytes;
   std::map<std::string, TensorRecord> tensors;
+  /// The training state (training_state.h) and each public section of a
+  /// stateful component (stateful_component.h) by name.
   nlohmann::json state = nlohmann::json::object();
-  /// What only a resume may read (DP-SGD's key); no export or report copies
-  /// it. Written only when not empty.
+  /// Each secret section by name: what only a resume may read; no export or
+  /// report copies it. Written only when not empty.
   nlohmann::json secrets = nlohmann::json::object();
   std::map<std::string, std::uint64_t> file_bytes;  // rank file name -> size
 };

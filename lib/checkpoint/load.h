@@ -57,7 +57,7 @@ struct LoadResult {
   std::int64_t step = 0;
   int saved_world_size = 0;
   nlohmann::json state;          // metadata.json "state", as saved
-  nlohmann::json secrets;        // metadata.json "secrets" (an empty object when none)
+  nlohmann::json secrets;        // metadata.json "secrets": the secret sections (may be empty)
   std::uint64_t bytes_read = 0;  // by this rank
   double seconds = 0;
   std::vector<std::string> rejected_steps;  // newer steps skipped, each with the reason

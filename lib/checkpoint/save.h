@@ -29,8 +29,8 @@ struct SaveRequest {
   std::int64_t step = 0;                            // identical on every rank
   std::vector<TensorSpec> tensors;                  // every logical tensor, identical on every rank
   nlohmann::json state = nlohmann::json::object();  // rank 0's copy goes to metadata.json
-  /// Kept in metadata.json "secrets" only (never in "state", which exports
-  /// copy): DP-SGD's key (docs/privacy.md). Empty: none.
+  /// The secret sections (stateful_component.h), kept in metadata.json
+  /// "secrets" only (never in "state", which exports copy). Empty: none.
   nlohmann::json secrets = nlohmann::json::object();
   std::int64_t keep_last = 3;  // committed steps kept after this one commits; 0 keeps all
   bool file_locking = true;    // checkpoint.hdf5_file_locking

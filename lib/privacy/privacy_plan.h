@@ -15,6 +15,10 @@
 
 namespace nss::privacy {
 
+/// The checkpoint section that holds a private run's PrivacyPlan::settings()
+/// (metadata.json state.privacy), which exports turn into privacy.json.
+inline constexpr const char* kPlanSection = "privacy";
+
 struct PrivacyPlan {
   std::int64_t units = 0;       // n
   double sampling_rate = 0;     // q = global_batch_size / n

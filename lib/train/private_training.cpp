@@ -6,34 +6,38 @@
 namespace nss::train {
 namespace {
 
+// The key's section: metadata.json secrets.privacy_key.
 constexpr const char* kKeyField = "privacy_key";
 
 }  // namespace
 
-PrivateTraining::PrivateTraining(const config::Config& config, std::int64_t units)
-    : plan_(privacy::plan_privacy(config, units)) {}
+PrivateTraining::PrivateTraining(const config::Config& config, std::int64_t units,
+                                 comm::Communicator& comm)
+    : plan_(privacy::plan_privacy(config, units)), comm_(comm) {}
 
-void PrivateTraining::resolve_key(comm::Communicator& comm, const nlohmann::json* resumed_secrets) {
-  if (resumed_secrets) {
-    const bool found = resumed_secrets->is_object() && resumed_secrets->contains(kKeyField) &&
-                       resumed_secrets->at(kKeyField).is_string();
-    if (!found)
+std::string PrivateTraining::name() const {
+  return kKeyField;
+}
+
+void PrivateTraining::load(const std::optional<nlohmann::json>& saved) {
+  if (saved) {
+    if (!saved->is_string())
       throw CheckpointError("privacy", "the resumed step's metadata.json lacks secrets.privacy_key",
                             "the step was not saved by a private run of this nss_hpc; resume "
                             "another step or start fresh in another checkpoint.dir");
-    key_ = privacy::SecretKey::from_hex(resumed_secrets->at(kKeyField).get<std::string>());
+    key_ = privacy::SecretKey::from_hex(saved->get<std::string>());
   } else {
     std::string hex;
-    comm::run_on_root(comm, 0, [&] { hex = privacy::SecretKey::from_random_device().to_hex(); });
-    comm::broadcast_text(comm, hex, 0);
+    comm::run_on_root(comm_, 0, [&] { hex = privacy::SecretKey::from_random_device().to_hex(); });
+    comm::broadcast_text(comm_, hex, 0);
     key_ = privacy::SecretKey::from_hex(hex);
   }
   noise_key_ = key_->noise_key();
 }
 
-nlohmann::json PrivateTraining::secrets() const {
+nlohmann::json PrivateTraining::state() const {
   NSS_ASSERT(key_.has_value(), "privacy", "the key is asked for before it was resolved");
-  return {{kKeyField, key_->to_hex()}};
+  return key_->to_hex();
 }
 
 privacy::PoissonKey PrivateTraining::poisson_key() const {

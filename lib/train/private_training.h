@@ -1,15 +1,19 @@
 // What a private run holds beyond the model (docs/privacy.md): its plan
 // (q, sigma, C, delta, accountant), its secret key — drawn from rank 0's
 // /dev/urandom at the first start, kept only in checkpoints' "secrets" — and
-// the privacy spent so far.
+// the privacy spent so far. It saves its key itself, as the secret section
+// secrets.privacy_key (checkpoint/stateful_component.h); the plan's section
+// is PrivacyPlanSection's.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/stateful_component.h"
 #include "comm/communicator.h"
 #include "config/config.h"
 #include "privacy/privacy_plan.h"
@@ -18,20 +22,23 @@
 
 namespace nss::train {
 
-class PrivateTraining {
+class PrivateTraining final : public checkpoint::StatefulComponent {
  public:
   /// The plan over the training data's `units` (UsageError, exit 2, when it
-  /// cannot be met: see privacy::plan_privacy).
-  PrivateTraining(const config::Config& config, std::int64_t units);
+  /// cannot be met: see privacy::plan_privacy); `comm` draws a fresh key.
+  PrivateTraining(const config::Config& config, std::int64_t units, comm::Communicator& comm);
 
   const privacy::PrivacyPlan& plan() const { return plan_; }
 
-  /// The key: the resumed step's (`resumed_secrets`, its metadata.json
-  /// "secrets"), or on a fresh start (nullptr) one drawn by rank 0 and sent
-  /// to every rank (collective). Exit 5 when a resumed step lacks it.
-  void resolve_key(comm::Communicator& comm, const nlohmann::json* resumed_secrets);
-  /// What a checkpoint keeps beside its state: {"privacy_key": hex}.
-  nlohmann::json secrets() const;
+  std::string name() const override;
+  bool secret() const override { return true; }
+  /// The key, as hex.
+  nlohmann::json state() const override;
+  /// The key: the resumed step's, or on a fresh start (nothing) one drawn
+  /// by rank 0 and sent to every rank (collective). Exit 5 when a resumed
+  /// step lacks it.
+  void load(const std::optional<nlohmann::json>& saved) override;
+
   privacy::PoissonKey poisson_key() const;
 
   /// The settings of step `step` for run_private_step.
@@ -43,6 +50,7 @@ class PrivateTraining {
 
  private:
   privacy::PrivacyPlan plan_;
+  comm::Communicator& comm_;
   std::optional<privacy::SecretKey> key_;
   std::optional<privacy::NoiseKey> noise_key_;
 };

@@ -20,6 +20,7 @@
 #include "optim/lr_schedule.h"
 #include "train/compute_device.h"
 #include "train/metrics_log.h"
+#include "train/privacy_plan_section.h"
 #include "train/private_training.h"
 #include "train/sharded_llama.h"
 #include "train/sharded_state.h"
@@ -47,7 +48,7 @@ std::shared_ptr<const data::TokenDataset> checked_train_dataset(
 
 // `privacy`: a private run's, whose Poisson batches come from its key.
 data::DataLoaderOptions loader_options(const config::Config& config, const comm::Communicator& comm,
-                                       const TrainingProgress& progress,
+                                       const checkpoint::TrainingProgress& progress,
                                        const PrivateTraining* privacy) {
   const auto& t = config.training;
   data::DataLoaderOptions options;
@@ -115,8 +116,10 @@ class Trainer {
   optim::LrSchedule schedule_;
   std::unique_ptr<MetricsLog> metrics_;     // rank 0
   std::optional<PrivateTraining> private_;  // privacy.enabled
+  // Registered by every run: a resume may not switch privacy on or off.
+  std::optional<PrivacyPlanSection> privacy_plan_;
   std::unique_ptr<TrainingCheckpoints> checkpoints_;
-  TrainingProgress progress_;
+  checkpoint::TrainingProgress progress_;
   std::unique_ptr<data::DataLoader> loader_;
   std::optional<Validation> validation_;
   std::int64_t micro_steps_;
@@ -155,19 +158,16 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
     metrics_->append(to_json(memory));
   }
   if (config.privacy.enabled) {
-    comm::run_on_all(comm_, [&] { private_.emplace(config, dataset_->num_documents()); });
+    comm::run_on_all(comm_, [&] { private_.emplace(config, dataset_->num_documents(), comm_); });
     log_privacy_plan(*private_, config);
   }
+  privacy_plan_.emplace(private_ ? &private_->plan() : nullptr);
   checkpoints_ = std::make_unique<TrainingCheckpoints>(
       config, comm_, *state_, topology.take_checkpoint_writer_comm(),
-      data::describe_preparation(dataset_->metadata()), context_.run_id,
-      private_ ? private_->plan().settings() : nlohmann::json());
-  const std::optional<TrainingProgress> resumed = checkpoints_->resume();
-  progress_ = resumed.value_or(TrainingProgress{});
-  if (private_) {
-    private_->resolve_key(comm_, resumed ? &checkpoints_->resumed_secrets() : nullptr);
-    checkpoints_->set_secrets(private_->secrets());
-  }
+      data::describe_preparation(dataset_->metadata()), context_.run_id);
+  checkpoints_->register_component(*privacy_plan_);
+  if (private_) checkpoints_->register_component(*private_);
+  progress_ = checkpoints_->resume().value_or(checkpoint::TrainingProgress{});
   state_->applied_updates = progress_.applied_updates;
   // Every rank finds the same position beyond a changed dataset: one message, one exit code.
   comm::run_on_all(comm_, [&] {

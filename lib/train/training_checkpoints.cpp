@@ -7,6 +7,7 @@
 #include "checkpoint/commit.h"
 #include "checkpoint/damage.h"
 #include "checkpoint/load.h"
+#include "checkpoint/resume_check.h"
 #include "checkpoint/save.h"
 #include "checkpoint/step_directory.h"
 #include "comm/agreement.h"
@@ -29,9 +30,10 @@ nlohmann::json checkpoint_event(const checkpoint::SaveResult& result) {
 
 // The step's training state; CheckpointError naming the step and the field
 // when it cannot be read (the resume treats the step as damaged).
-TrainingState read_training_state(const nlohmann::json& saved, const std::string& step_dir) {
+checkpoint::TrainingState read_training_state(const nlohmann::json& saved,
+                                              const std::string& step_dir) {
   try {
-    return saved.get<TrainingState>();
+    return saved.get<checkpoint::TrainingState>();
   } catch (const checkpoint::CheckpointDamage& e) {
     throw checkpoint::CheckpointDamage(e.component(), step_dir + "/metadata.json: " + e.message(),
                                        e.hint());
@@ -43,12 +45,10 @@ TrainingState read_training_state(const nlohmann::json& saved, const std::string
 TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Communicator& comm,
                                          ShardedState& state,
                                          std::unique_ptr<comm::Communicator> writer_comm,
-                                         nlohmann::json dataset, std::string run_id,
-                                         nlohmann::json privacy)
+                                         nlohmann::json dataset, std::string run_id)
     : config_(config), comm_(comm), state_(state) {
   state_.checkpoint_buffers();  // the host mirror, before the writer reserves its staging
   inputs_.dataset = std::move(dataset);
-  inputs_.privacy = std::move(privacy);
   inputs_.run = {std::move(run_id), config.run.output_dir};
   if (config.training.lora.enabled) {
     nlohmann::json& base = inputs_.lora_base;
@@ -71,6 +71,10 @@ TrainingCheckpoints::TrainingCheckpoints(const config::Config& config, comm::Com
 
 TrainingCheckpoints::~TrainingCheckpoints() = default;
 
+void TrainingCheckpoints::register_component(checkpoint::StatefulComponent& component) {
+  components_.add(component);
+}
+
 bool TrainingCheckpoints::resumes_own_directory() const {
   const auto& k = config_.checkpoint;
   return k.resume.automatic() || same_directory(k.resume.path(), k.dir);
@@ -79,10 +83,11 @@ bool TrainingCheckpoints::resumes_own_directory() const {
 // Why the step saved with `saved` must not be resumed by this run, if it must not.
 std::optional<checkpoint::Refusal> TrainingCheckpoints::refusal(const nlohmann::json& saved,
                                                                 const std::string& step_dir) const {
-  const TrainingState state = read_training_state(saved, step_dir);
-  const TrainingState now = current_training_state(config_, {}, comm_.size(), inputs_);
+  const checkpoint::TrainingState state = read_training_state(saved, step_dir);
+  const checkpoint::TrainingState now = current_training_state(config_, {}, comm_.size(), inputs_);
   try {
-    for (const std::string& difference : check_resume(state, now, step_dir))
+    for (const std::string& difference :
+         checkpoint::check_resume(state, now, step_dir, components_.comparisons(saved)))
       spdlog::warn("[checkpoint] {}", difference);
   } catch (const CheckpointError& e) {
     return checkpoint::Refusal{e.message(), e.hint()};
@@ -120,7 +125,7 @@ void TrainingCheckpoints::check_directory_owner() const {
   const auto steps = checkpoint::committed_steps(k.dir);
   if (steps.empty()) return;
   const std::string newest = checkpoint::step_dir_path(k.dir, steps.front());
-  TrainingState::Run owner;
+  checkpoint::TrainingState::Run owner;
   try {
     owner = read_training_state(checkpoint::read_index(newest).state, newest).run;
   } catch (const CheckpointError&) {
@@ -137,7 +142,7 @@ void TrainingCheckpoints::check_directory_owner() const {
       "separate");
 }
 
-std::optional<TrainingProgress> TrainingCheckpoints::resume() {
+std::optional<checkpoint::TrainingProgress> TrainingCheckpoints::resume() {
   const auto& k = config_.checkpoint;
   comm::run_on_root(comm_, 0, [&] { check_directory_owner(); });
   checkpoint::LoadOptions options{k.load_optimizer, k.hdf5_file_locking, {}};
@@ -156,10 +161,12 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
         "[checkpoint] no checkpoint to resume from in {} (checkpoint.resume: {}): "
         "starting at step 1",
         k.dir, k.resume.text());
+    components_.load(std::nullopt);
     return std::nullopt;
   }
   // accept_state read it on rank 0: it parses the same on every rank.
-  TrainingProgress progress = read_training_state(loaded->state, loaded->step_dir).progress;
+  checkpoint::TrainingProgress progress =
+      read_training_state(loaded->state, loaded->step_dir).progress;
   if (!k.load_optimizer) progress.applied_updates = 0;
   spdlog::info(
       "[checkpoint] resumed from {} (step {}, saved by {} ranks, now {}): read {} in "
@@ -169,8 +176,8 @@ std::optional<TrainingProgress> TrainingCheckpoints::resume() {
       k.load_optimizer ? "optimizer state restored"
                        : "model weights only (checkpoint.load_optimizer: false)");
   last_saved_step_ = loaded->step;
-  resumed_secrets_ = loaded->secrets.is_object() ? loaded->secrets : nlohmann::json::object();
   set_aside_damaged(loaded->damaged_steps, loaded->step);
+  components_.load(loaded);
   return progress;
 }
 
@@ -219,7 +226,7 @@ void TrainingCheckpoints::settle(const checkpoint::AsyncSaveOutcome& outcome, Me
   report(outcome.step, checkpoint_event(outcome.result), metrics);
 }
 
-void TrainingCheckpoints::save(const TrainingProgress& progress, SaveKind kind,
+void TrainingCheckpoints::save(const checkpoint::TrainingProgress& progress, SaveKind kind,
                                MetricsLog* metrics) {
   const bool synchronous = kind != SaveKind::kPeriodic;
   const auto& k = config_.checkpoint;
@@ -228,7 +235,7 @@ void TrainingCheckpoints::save(const TrainingProgress& progress, SaveKind kind,
   request.step = progress.step;
   request.tensors = state_.checkpoint_tensors();
   request.state = current_training_state(config_, progress, comm_.size(), inputs_);
-  request.secrets = secrets_;
+  components_.add_sections(request);
   request.keep_last = k.keep_last;
   request.file_locking = k.hdf5_file_locking;
   // The host copies of device state are overwritten below: a save still

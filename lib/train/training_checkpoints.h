@@ -1,7 +1,8 @@
 // The trainer's side of checkpoints: which tensors and buffers a rank saves
 // (its master shards and AdamW moments, by Hugging Face name), the training
-// state that goes with them, resume (any world size, with fallback), periodic
-// and final saves (synchronous or asynchronous), and the metrics events.
+// state and the registered components' sections that go with them, resume
+// (any world size, with fallback), periodic and final saves (synchronous or
+// asynchronous), and the metrics events.
 #pragma once
 
 #include <cstdint>
@@ -12,13 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/component_registry.h"
 #include "checkpoint/layout.h"
 #include "checkpoint/load.h"
+#include "checkpoint/stateful_component.h"
+#include "checkpoint/training_state.h"
 #include "comm/communicator.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "train/current_training_state.h"
 #include "train/sharded_state.h"
-#include "train/training_state.h"
 
 namespace nss::checkpoint {
 class AsyncCheckpointer;
@@ -40,14 +44,17 @@ class TrainingCheckpoints {
   /// data's tokenizer and preparation (data::describe_preparation), recorded
   /// in every step's state.
   /// `run_id`: this run's identity (train/run_identity.h), recorded in every step.
-  /// `privacy`: the plan's settings of a private run (null otherwise), which
-  /// a resume must match.
   TrainingCheckpoints(const config::Config& config, comm::Communicator& comm, ShardedState& state,
                       std::unique_ptr<comm::Communicator> writer_comm, nlohmann::json dataset,
-                      std::string run_id, nlohmann::json privacy = nullptr);
+                      std::string run_id);
   ~TrainingCheckpoints();
   TrainingCheckpoints(const TrainingCheckpoints&) = delete;
   TrainingCheckpoints& operator=(const TrainingCheckpoints&) = delete;
+
+  /// Adds `component` (borrowed: it outlives this) to every save, and to the
+  /// resume, which compares the sections it must match and then hands it its
+  /// section. Register every component before resume().
+  void register_component(checkpoint::StatefulComponent& component);
 
   /// checkpoint.resume: loads a committed step into the shards (and moments,
   /// unless checkpoint.load_optimizer is false) and returns its progress, or
@@ -57,13 +64,9 @@ class TrainingCheckpoints {
   /// loads, when one belongs to another configuration, or, under
   /// checkpoint.resume: auto, to another run; and when a fresh start
   /// (checkpoint.resume: never) finds committed steps in checkpoint.dir.
-  std::optional<TrainingProgress> resume();
-
-  /// The resumed step's metadata.json "secrets" (an empty object after a
-  /// fresh start or before resume()).
-  const nlohmann::json& resumed_secrets() const { return resumed_secrets_; }
-  /// What every later save keeps in metadata.json "secrets" (DP-SGD's key).
-  void set_secrets(nlohmann::json secrets) { secrets_ = std::move(secrets); }
+  /// Every registered component then loads its section of the step (nothing
+  /// on a fresh start).
+  std::optional<checkpoint::TrainingProgress> resume();
 
   /// True when `step` is a periodic save point (checkpoint.interval_steps).
   bool due(std::int64_t step) const;
@@ -73,7 +76,7 @@ class TrainingCheckpoints {
   /// final save and the save on a stop signal are synchronous and are the
   /// work the run promises: when they fail, every rank throws the same
   /// comm::AgreedError (exit 5), whatever checkpoint.fail_on_error says.
-  void save(const TrainingProgress& progress, SaveKind kind, MetricsLog* metrics);
+  void save(const checkpoint::TrainingProgress& progress, SaveKind kind, MetricsLog* metrics);
 
   /// Call before every optimizer update: an asynchronous save may still be
   /// copying the shards it snapshots.
@@ -102,10 +105,9 @@ class TrainingCheckpoints {
   comm::Communicator& comm_;
   ShardedState& state_;
   RunInputs inputs_;
+  checkpoint::ComponentRegistry components_;
   std::unique_ptr<checkpoint::AsyncCheckpointer> async_;
   std::int64_t last_saved_step_ = 0;
-  nlohmann::json resumed_secrets_ = nlohmann::json::object();
-  nlohmann::json secrets_ = nlohmann::json::object();
 };
 
 }  // namespace nss::train

@@ -2,15 +2,21 @@
 // state written before the version field reads its settings from the stored
 // configuration, a missing or mistyped field is a checkpoint error naming it,
 // and a resume refuses (exit 5) exactly the differences that matter.
-#include "train/training_state.h"
+#include "checkpoint/training_state.h"
 
 #include <gtest/gtest.h>
 
+#include "checkpoint/resume_check.h"
 #include "config/load.h"
 #include "core/error.h"
+#include "train/current_training_state.h"
 
 namespace nss::train {
 namespace {
+
+using checkpoint::check_resume;
+using checkpoint::TrainingProgress;
+using checkpoint::TrainingState;
 
 config::Config lora_config() {
   return config::parse_config_text(
@@ -25,7 +31,7 @@ TrainingState state_of(const config::Config& config, int world_size = 2) {
                                   {"records_schema", {{"columns", nlohmann::json::array()}}}};
   return current_training_state(
       config, progress, world_size,
-      {lora_base_identity(config), dataset, {"20261124T081500Z-1", "runs/x"}, nullptr});
+      {lora_base_identity(config), dataset, {"20261124T081500Z-1", "runs/x"}});
 }
 
 std::string error_of(const nlohmann::json& json) {
