@@ -31,6 +31,16 @@ struct PrivateStepSettings {
   std::function<void()> before_update;
 };
 
+/// What a DP-SGD step is keyed and scaled by: the run's plan and key, or the
+/// synthetic step's stand-ins.
+class PrivateStepSource {
+ public:
+  virtual ~PrivateStepSource() = default;
+  /// The settings of step `step` with `micro_steps` micro-batches.
+  virtual PrivateStepSettings step_settings(std::int64_t step, std::int64_t micro_steps, double lr,
+                                            std::function<void()> before_update) const = 0;
+};
+
 /// Writes the private gradient into the gradient leaves' .grad (collective). The
 /// outcome's loss is the mean of L_i over the global batch's examples (0 for
 /// an empty batch) and its grad_norm the noised gradient's norm.

@@ -22,7 +22,7 @@
 
 namespace nss::train {
 
-class PrivateTraining final : public checkpoint::StatefulComponent {
+class PrivateTraining final : public checkpoint::StatefulComponent, public PrivateStepSource {
  public:
   /// The plan over the training data's `units` (UsageError, exit 2, when it
   /// cannot be met: see privacy::plan_privacy); `comm` draws a fresh key.
@@ -41,9 +41,10 @@ class PrivateTraining final : public checkpoint::StatefulComponent {
 
   privacy::PoissonKey poisson_key() const;
 
-  /// The settings of step `step` for run_private_step.
+  /// The settings of step `step` for run_private_step: the plan's C, sigma
+  /// and q·n, the run's noise key.
   PrivateStepSettings step_settings(std::int64_t step, std::int64_t micro_steps, double lr,
-                                    std::function<void()> before_update) const;
+                                    std::function<void()> before_update) const override;
 
   /// Epsilon spent after `steps` steps (skipped steps count: they were sampled).
   double epsilon_after(std::int64_t steps) const { return plan_.epsilon_after(steps); }

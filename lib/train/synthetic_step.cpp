@@ -18,6 +18,7 @@
 #include "train/compute_device.h"
 #include "train/private_step.h"
 #include "train/sharded_llama.h"
+#include "train/step_runner.h"
 #include "train/training_step.h"
 
 namespace nss::train {
@@ -140,21 +141,66 @@ struct CachedBlocksRelease {
   ~CachedBlocksRelease() { meter.release_cached(); }
 };
 
+// DP-SGD's step keyed by a fixed synthetic key, with sigma
+// kSyntheticNoiseMultiplier and the plan's clipping norm.
+class SyntheticPrivacy final : public PrivateStepSource {
+ public:
+  explicit SyntheticPrivacy(const config::Config& config)
+      : key_(privacy::SecretKey::from_hex(kSyntheticKeyHex).noise_key()),
+        max_grad_norm_(privacy::clipping_norm(config)),
+        expected_batch_(static_cast<double>(config.training.global_batch_size)) {}
+
+  PrivateStepSettings step_settings(std::int64_t step, std::int64_t micro_steps, double lr,
+                                    std::function<void()> before_update) const override {
+    PrivateStepSettings settings;
+    settings.step = step;
+    settings.micro_steps = micro_steps;
+    settings.lr = lr;
+    settings.max_grad_norm = max_grad_norm_;
+    settings.noise_multiplier = kSyntheticNoiseMultiplier;
+    settings.expected_batch = expected_batch_;  // any positive divisor
+    settings.noise_key = &key_;
+    settings.before_update = std::move(before_update);
+    return settings;
+  }
+
+ private:
+  privacy::NoiseKey key_;
+  double max_grad_norm_;
+  double expected_batch_;
+};
+
+// The kind of step the plan runs: DP-SGD's or the usual.
+std::unique_ptr<StepRunner> synthetic_step_runner(const config::Config& config,
+                                                  const plan::RunPlan& plan, StepParts parts,
+                                                  const SyntheticPrivacy& privacy) {
+  if (plan.per_example) return std::make_unique<PrivateStepRunner>(parts, privacy);
+  return std::make_unique<OrdinaryStepRunner>(parts, config.training.grad_clip);
+}
+
 }  // namespace
 
+// The model, optimizer and step runner the job's would be, from the same
+// factories.
 struct SyntheticTraining::Parts {
   CachedBlocksRelease release;
   plan::RunPlan plan;
   comm::LocalCommunicator comm;
   std::unique_ptr<ShardedLlama> model;
   ShardedState state;
+  optim::AdamW adamw;
+  SyntheticPrivacy privacy;
+  std::unique_ptr<StepRunner> runner;
 
   Parts(const config::Config& config, const plan::RunPlan& run_plan, memory::MemoryMeter& meter)
       : release{meter},
         plan(run_plan),
         comm(plan.shard_ranks, device_copy(meter.torch_device())),
         model(ShardedLlama::from_config(config, plan, comm, meter.torch_device())),
-        state((model->initialize(fsdp::ParamFiller(fill_synthetic)), *model)) {}
+        state((model->initialize(fsdp::ParamFiller(fill_synthetic)), *model)),
+        adamw(adamw_of(config.training)),
+        privacy(config),
+        runner(synthetic_step_runner(config, plan, {*model, state, adamw, comm}, privacy)) {}
 };
 
 SyntheticTraining::SyntheticTraining(const config::Config& config, const plan::RunPlan& plan,
@@ -216,30 +262,15 @@ SyntheticStepResult SyntheticTraining::run(const SyntheticStepRequest& request) 
 }
 
 void SyntheticTraining::run_step(const SyntheticStepRequest& request, std::int64_t step) {
-  const auto& t = config_.training;
-  const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const torch::Device device = meter_.torch_device();
-  const auto next_micro_batch = [&](std::int64_t micro) {
-    return on_device(synthetic_micro_batch(config_, request.micro_batch_size, step, micro,
-                                           request.packed_row_spans),
-                     device);
+  std::int64_t micro = 0;
+  const MicroBatchSource next = [&] {
+    MicroBatchTensors batch = synthetic_micro_batch(config_, request.micro_batch_size, step,
+                                                    micro++, request.packed_row_spans);
+    batch.micro_steps = request.micro_steps;
+    return on_device(std::move(batch), device);
   };
-  if (!parts_->plan.per_example) {
-    const StepSettings settings{step, request.micro_steps, t.lr, t.grad_clip, {}};
-    run_training_step(*parts_->model, parts_->state, adamw, settings, next_micro_batch,
-                      parts_->comm);
-    return;
-  }
-  const privacy::NoiseKey key = privacy::SecretKey::from_hex(kSyntheticKeyHex).noise_key();
-  PrivateStepSettings settings;
-  settings.step = step;
-  settings.micro_steps = request.micro_steps;
-  settings.lr = t.lr;
-  settings.max_grad_norm = privacy::clipping_norm(config_);
-  settings.noise_multiplier = kSyntheticNoiseMultiplier;
-  settings.expected_batch = static_cast<double>(t.global_batch_size);  // any positive divisor
-  settings.noise_key = &key;
-  run_private_step(*parts_->model, parts_->state, adamw, settings, next_micro_batch, parts_->comm);
+  parts_->runner->run(step, config_.training.lr, next, {});
 }
 
 SyntheticStepResult run_synthetic_step(const config::Config& config, int world_size,

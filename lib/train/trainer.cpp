@@ -20,13 +20,12 @@
 #include "optim/lr_schedule.h"
 #include "train/compute_device.h"
 #include "train/metrics_log.h"
-#include "train/privacy_plan_section.h"
-#include "train/private_training.h"
 #include "train/sharded_llama.h"
 #include "train/sharded_state.h"
 #include "train/step_metrics.h"
 #include "train/training_checkpoints.h"
 #include "train/training_step.h"
+#include "train/training_step_runner.h"
 #include "train/training_topology.h"
 #include "train/validation.h"
 
@@ -46,10 +45,10 @@ std::shared_ptr<const data::TokenDataset> checked_train_dataset(
   return dataset;
 }
 
-// `privacy`: a private run's, whose Poisson batches come from its key.
+// What every kind of step reads its batches with (StepRunner::loader_options
+// adds its own).
 data::DataLoaderOptions loader_options(const config::Config& config, const comm::Communicator& comm,
-                                       const checkpoint::TrainingProgress& progress,
-                                       const PrivateTraining* privacy) {
+                                       const checkpoint::TrainingProgress& progress) {
   const auto& t = config.training;
   data::DataLoaderOptions options;
   options.sampling = {config.data.seq_len, t.global_batch_size,
@@ -61,29 +60,7 @@ data::DataLoaderOptions loader_options(const config::Config& config, const comm:
   options.prefetch_factor = config.data.prefetch_factor;
   options.start = progress.data;
   options.first_step = progress.step + 1;
-  if (privacy && privacy->plan().poisson)
-    options.poisson = data::PoissonSampling{privacy->poisson_key(), privacy->plan().sampling_rate};
   return options;
-}
-
-// What a private run logs once at its start (never the key).
-void log_privacy_plan(const PrivateTraining& privacy, const config::Config& config) {
-  const privacy::PrivacyPlan& p = privacy.plan();
-  spdlog::info(
-      "[privacy] DP-SGD over {} privacy units: q = {:.4g} (expected batch {}), sigma = {:.4g} "
-      "({}), C = {}, delta = {:.3g}, {} accountant; epsilon after {} steps: {:.3f}",
-      p.units, p.sampling_rate, p.expected_batch, p.noise_multiplier,
-      p.calibrated ? "calibrated to privacy.target_epsilon" : "privacy.noise_multiplier",
-      p.max_grad_norm, p.delta, privacy::accountant_kind_name(p.accountant), p.planned_steps,
-      privacy.epsilon_after(p.planned_steps));
-  if (config.training.grad_clip > 0)
-    spdlog::info(
-        "[privacy] training.grad_clip is not applied: each example's gradient is clipped to "
-        "privacy.max_grad_norm instead");
-  if (!p.poisson)
-    spdlog::warn(
-        "[privacy] privacy.sampling: shuffle draws fixed-size batches, but the reported epsilon "
-        "assumes Poisson sampling: it is not a proven guarantee for this run");
 }
 
 // One rank's training job: the set-up in the constructor, then run() calls
@@ -114,15 +91,12 @@ class Trainer {
   std::unique_ptr<ShardedState> state_;
   optim::AdamW adamw_;
   optim::LrSchedule schedule_;
-  std::unique_ptr<MetricsLog> metrics_;     // rank 0
-  std::optional<PrivateTraining> private_;  // privacy.enabled
-  // Registered by every run: a resume may not switch privacy on or off.
-  std::optional<PrivacyPlanSection> privacy_plan_;
+  std::unique_ptr<MetricsLog> metrics_;  // rank 0
+  std::unique_ptr<StepRunner> runner_;   // the kind of step, chosen once by the plan
   std::unique_ptr<TrainingCheckpoints> checkpoints_;
   checkpoint::TrainingProgress progress_;
   std::unique_ptr<data::DataLoader> loader_;
   std::optional<Validation> validation_;
-  std::int64_t micro_steps_;
   std::int64_t tokens_per_step_;
   std::int64_t skipped_in_a_row_ = 0;
 };
@@ -137,11 +111,9 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
       tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
       dataset_(checked_train_dataset(comm_, config, tokenizer_)),
       model_(ShardedLlama::from_config(config, context_.plan, unit_comms_, context_.device)),
-      adamw_({config.training.beta1, config.training.beta2, config.training.eps,
-              config.training.weight_decay}),
+      adamw_(adamw_of(config.training)),
       schedule_({config.training.lr, config.training.min_lr, config.training.warmup_steps,
                  config.training.max_steps, config.training.lr_schedule}),
-      micro_steps_(config::accumulation_steps(config, comm_.size())),
       tokens_per_step_(config.training.global_batch_size * config.data.seq_len) {
   const auto& t = config.training;
   // Each rank reads (and checks) only its slices of model.from_pretrained: a
@@ -157,22 +129,19 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
     metrics_ = std::make_unique<MetricsLog>(context_.run_dir + "/metrics.jsonl");
     metrics_->append(to_json(memory));
   }
-  if (config.privacy.enabled) {
-    comm::run_on_all(comm_, [&] { private_.emplace(config, dataset_->num_documents(), comm_); });
-    log_privacy_plan(*private_, config);
-  }
-  privacy_plan_.emplace(private_ ? &private_->plan() : nullptr);
+  runner_ =
+      make_training_step_runner(config, context_.plan, {*model_, *state_, adamw_, step_comms_},
+                                comm_, dataset_->num_documents());
   checkpoints_ = std::make_unique<TrainingCheckpoints>(
       config, comm_, *state_, topology.take_checkpoint_writer_comm(),
       data::describe_preparation(dataset_->metadata()), context_.run_id);
-  checkpoints_->register_component(*privacy_plan_);
-  if (private_) checkpoints_->register_component(*private_);
+  runner_->register_state(*checkpoints_);
   progress_ = checkpoints_->resume().value_or(checkpoint::TrainingProgress{});
   state_->applied_updates = progress_.applied_updates;
   // Every rank finds the same position beyond a changed dataset: one message, one exit code.
   comm::run_on_all(comm_, [&] {
     loader_ = std::make_unique<data::DataLoader>(
-        dataset_, loader_options(config, comm_, progress_, private_ ? &*private_ : nullptr));
+        dataset_, runner_->loader_options(loader_options(config, comm_, progress_)));
   });
   if (config.eval.interval_steps > 0)
     validation_.emplace(config, comm_, context_.device, tokenizer_);
@@ -183,35 +152,21 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
         t.max_steps, t.global_batch_size, config.data.seq_len, t.micro_batch_size);
   else
     spdlog::info("[train] {} steps of {} sequences x {} tokens; {} micro-steps of {} per rank",
-                 t.max_steps, t.global_batch_size, config.data.seq_len, micro_steps_,
-                 t.micro_batch_size);
+                 t.max_steps, t.global_batch_size, config.data.seq_len,
+                 loader_->plan().accumulation_steps(), t.micro_batch_size);
 }
 
 StepOutcome Trainer::train_step(std::int64_t step) {
-  const auto& t = config_.training;
   const auto seed = static_cast<std::uint64_t>(config_.run.seed);
-  if (private_) {
-    // A Poisson step's micro-steps (the same on every rank) come with its batches.
-    data::MicroBatch first = loader_->next();
-    const std::int64_t micro_steps = first.micro_steps;
-    return run_private_step(
-        *model_, *state_, adamw_,
-        private_->step_settings(step, micro_steps, schedule_.at(step),
-                                [this] { checkpoints_->before_update(); }),
-        [&](std::int64_t micro) {
-          data::MicroBatch batch = micro == 0 ? std::move(first) : loader_->next();
-          return on_device(micro_batch_tensors(batch, seed, step), context_.device);
-        },
-        step_comms_);
-  }
-  const StepSettings settings{step, micro_steps_, schedule_.at(step), t.grad_clip,
-                              [this] { checkpoints_->before_update(); }};
-  return run_training_step(
-      *model_, *state_, adamw_, settings,
-      [&](std::int64_t) {
-        return on_device(micro_batch_tensors(loader_->next(), seed, step), context_.device);
+  return runner_->run(
+      step, schedule_.at(step),
+      [&] {
+        const data::MicroBatch batch = loader_->next();
+        MicroBatchTensors tensors = micro_batch_tensors(batch, seed, step);
+        tensors.micro_steps = batch.micro_steps;
+        return on_device(std::move(tensors), context_.device);
       },
-      step_comms_);
+      [this] { checkpoints_->before_update(); });
 }
 
 // Where training stands after `step`, and the non-finite steps in a row.
@@ -221,7 +176,7 @@ void Trainer::account(std::int64_t step, const StepOutcome& outcome) {
   progress_.data = loader_->resume_position();
   progress_.applied_updates = state_->applied_updates;
   // A private step without targets (an empty Poisson batch) still adds its noise.
-  if (!private_ && outcome.target_tokens == 0) {
+  if (runner_->skips_steps_without_targets() && outcome.target_tokens == 0) {
     ++progress_.skipped_steps;
     spdlog::warn(
         "[train] step {}: no label of the global batch is a target (the loss mask is 0 "
@@ -251,8 +206,8 @@ void Trainer::report(const StepRecord& step_record) {
       step_record.step != step_record.max_steps)
     return;
   StepRecord record = step_record;
-  // Rank 0 alone logs and writes metrics: the accountant runs there only.
-  if (private_ && comm_.rank() == 0) record.epsilon = private_->epsilon_after(record.step);
+  // Rank 0 alone logs and writes metrics: a privacy accountant runs there only.
+  if (comm_.rank() == 0) runner_->annotate(record);
   spdlog::info("[train] {}", log_line(record));
   if (metrics_) metrics_->append(to_json(record));
 }

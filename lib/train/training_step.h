@@ -28,6 +28,7 @@ namespace nss::train {
 struct MicroBatchTensors {
   torch::Tensor inputs, targets, target_mask;
   torch::Tensor positions, segments;
+  std::int64_t micro_steps = 1;  // of its optimizer step on every rank (the loader's count)
   MicroBatchRandomness randomness;
 };
 
