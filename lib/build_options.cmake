@@ -86,23 +86,25 @@ if(Torch_VERSION VERSION_GREATER_EQUAL 2.11 AND Torch_VERSION VERSION_LESS 2.12)
 endif()
 message(STATUS "nss_hpc: variable-length attention kernel ${NSS_HAVE_VARLEN_ATTENTION}")
 
-# nss_varlen_definition(TARGET): NSS_HAVE_VARLEN_ATTENTION=1 or 0, private.
-function(nss_varlen_definition target)
-  if(NSS_HAVE_VARLEN_ATTENTION)
-    target_compile_definitions(${target} PRIVATE NSS_HAVE_VARLEN_ATTENTION=1)
+# nss_switch_definition(TARGET NAME VALUE): NAME=1 or 0 (VALUE true or false)
+# as a private definition, for the few targets whose code must know which
+# variant the build chose.
+function(nss_switch_definition target name value)
+  if(value)
+    target_compile_definitions(${target} PRIVATE ${name}=1)
   else()
-    target_compile_definitions(${target} PRIVATE NSS_HAVE_VARLEN_ATTENTION=0)
+    target_compile_definitions(${target} PRIVATE ${name}=0)
   endif()
 endfunction()
 
-# nss_cuda_definition(TARGET): NSS_HAVE_CUDA=1 or 0 as a private definition, for
-# the few targets whose code must know which variant the build chose.
+# nss_varlen_definition(TARGET): NSS_HAVE_VARLEN_ATTENTION=1 or 0.
+function(nss_varlen_definition target)
+  nss_switch_definition(${target} NSS_HAVE_VARLEN_ATTENTION "${NSS_HAVE_VARLEN_ATTENTION}")
+endfunction()
+
+# nss_cuda_definition(TARGET): NSS_HAVE_CUDA=1 or 0.
 function(nss_cuda_definition target)
-  if(NSS_HAVE_CUDA)
-    target_compile_definitions(${target} PRIVATE NSS_HAVE_CUDA=1)
-  else()
-    target_compile_definitions(${target} PRIVATE NSS_HAVE_CUDA=0)
-  endif()
+  nss_switch_definition(${target} NSS_HAVE_CUDA "${NSS_HAVE_CUDA}")
 endfunction()
 
 # --- Precompiled header for libtorch -------------------------------------------
