@@ -49,12 +49,13 @@ torch::Tensor dynamic_map_tensor() {
 }  // namespace
 
 QuantizedShard::QuantizedShard(const layout::FlatLayout& layout, int rank, bool double_quant,
-                               torch::Device device)
+                               torch::Device device, torch::Dtype compute_dtype)
     : pieces_(layout.quantized_pieces(rank)),
       shard_(layout.quantized_shard_size()),
       padded_(layout.quantized_padded()),
       double_quant_(double_quant),
-      device_(device) {
+      device_(device),
+      compute_dtype_(compute_dtype) {
   for (std::size_t i = 0; i < layout.params().size(); ++i)
     if (layout.slot(i).quantized)
       tensors_.push_back({layout.slot(i).offset, layout.params()[i].numel()});
@@ -65,6 +66,14 @@ QuantizedShard::QuantizedShard(const layout::FlatLayout& layout, int rank, bool 
                                on_device.dtype(double_quant_ ? torch::kUInt8 : torch::kFloat32));
   group_scales_ =
       torch::zeros({double_quant_ ? shard_ / kGroupElements : 0}, on_device.dtype(torch::kFloat32));
+}
+
+void QuantizedShard::fill(const layout::FlatLayout& layout, const ParamFiller& filler) {
+  quantize(fill_on_host(layout, pieces_, shard_, filler).data_ptr<float>());
+}
+
+void QuantizedShard::complete_fill(comm::Communicator& comm, const std::string& label) {
+  quantize_scales(comm, label);
 }
 
 void QuantizedShard::quantize(const float* host) {
@@ -127,32 +136,27 @@ void QuantizedShard::quantize_scales(comm::Communicator& comm, const std::string
   group_scales_ = groups.to(device_);
 }
 
-InFlightGather QuantizedShard::start_gather(comm::Communicator& comm) const {
-  InFlightGather g;
-  for (const torch::Tensor* shard : {&codes_, &block_scales_, &group_scales_}) {
-    if (shard->numel() == 0) continue;
-    const DType dtype = shard->scalar_type() == torch::kUInt8 ? DType::kUInt8 : DType::kFloat32;
-    g.send.push_back(*shard);
-    g.full.push_back(torch::empty({shard->numel() * comm.size()}, shard->options()));
-    g.tickets.push_back(comm.start_all_gather(shard->data_ptr(), g.full.back().data_ptr(),
-                                              static_cast<std::size_t>(shard->numel()), dtype));
-  }
-  return g;
+std::vector<torch::Tensor> QuantizedShard::all_gather_inputs() const {
+  return {codes_, block_scales_, group_scales_};
 }
 
-torch::Tensor QuantizedShard::dequantize(const InFlightGather& gathered, torch::Dtype dtype,
-                                         Dequantizer path) const {
+torch::Tensor QuantizedShard::post_all_gather(const std::vector<torch::Tensor>& gathered) const {
+  return dequantize(gathered, compute_dtype_);
+}
+
+torch::Tensor QuantizedShard::dequantize(const std::vector<torch::Tensor>& gathered,
+                                         torch::Dtype dtype, Dequantizer path) const {
   torch::NoGradGuard no_grad;
   if (path == Dequantizer::kAuto && device_.is_cpu()) return dequantize_on_host(gathered, dtype);
   return dequantize_with_torch(gathered, dtype);
 }
 
-torch::Tensor QuantizedShard::dequantize_on_host(const InFlightGather& gathered,
+torch::Tensor QuantizedShard::dequantize_on_host(const std::vector<torch::Tensor>& gathered,
                                                  torch::Dtype dtype) const {
   // fp32 and bf16 are written directly; another dtype converts from fp32.
   const bool direct = dtype == torch::kFloat32 || dtype == torch::kBFloat16;
   torch::Tensor out = torch::empty({padded_}, direct ? dtype : torch::kFloat32);
-  const auto* codes = gathered.full[0].data_ptr<std::uint8_t>();
+  const auto* codes = gathered[0].data_ptr<std::uint8_t>();
   for (const auto& tensor : tensors_) {
     const std::int64_t blocks = blocks_of(tensor.numel);
     const std::int64_t first_block = tensor.offset / kNf4BlockSize;
@@ -160,12 +164,12 @@ torch::Tensor QuantizedShard::dequantize_on_host(const InFlightGather& gathered,
     const float* scales = nullptr;
     if (double_quant_) {
       absmax.resize(static_cast<std::size_t>(blocks));
-      quant::dequantize_absmax(gathered.full[1].data_ptr<std::uint8_t>() + first_block,
-                               gathered.full[2].data_ptr<float>() + tensor.offset / kGroupElements,
+      quant::dequantize_absmax(gathered[1].data_ptr<std::uint8_t>() + first_block,
+                               gathered[2].data_ptr<float>() + tensor.offset / kGroupElements,
                                blocks, tensor.mean_absmax, absmax.data());
       scales = absmax.data();
     } else {
-      scales = gathered.full[1].data_ptr<float>() + first_block;
+      scales = gathered[1].data_ptr<float>() + first_block;
     }
     for_blocks(blocks, [&](std::int64_t first, std::int64_t end) {
       const std::int64_t begin = first * kNf4BlockSize;
@@ -181,7 +185,7 @@ torch::Tensor QuantizedShard::dequantize_on_host(const InFlightGather& gathered,
   return direct ? out : out.to(dtype);
 }
 
-torch::Tensor QuantizedShard::dequantize_with_torch(const InFlightGather& gathered,
+torch::Tensor QuantizedShard::dequantize_with_torch(const std::vector<torch::Tensor>& gathered,
                                                     torch::Dtype dtype) const {
   const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
   const torch::Tensor pairs = pair_table().to(device_);
@@ -194,18 +198,18 @@ torch::Tensor QuantizedShard::dequantize_with_torch(const InFlightGather& gather
     if (double_quant_) {
       const std::int64_t groups = (blocks + kAbsmaxGroupSize - 1) / kAbsmaxGroupSize;
       const torch::Tensor block_codes =
-          gathered.full[1].narrow(0, first_block, blocks).to(torch::kInt64);
-      const torch::Tensor group_absmax = gathered.full[2]
+          gathered[1].narrow(0, first_block, blocks).to(torch::kInt64);
+      const torch::Tensor group_absmax = gathered[2]
                                              .narrow(0, tensor.offset / kGroupElements, groups)
                                              .repeat_interleave(kAbsmaxGroupSize)
                                              .narrow(0, 0, blocks);
       // Two roundings, as dequantize_absmax: the product, then the sum.
       absmax = map.index_select(0, block_codes).mul(group_absmax).add(tensor.mean_absmax);
     } else {
-      absmax = gathered.full[1].narrow(0, first_block, blocks);
+      absmax = gathered[1].narrow(0, first_block, blocks);
     }
     const torch::Tensor bytes =
-        gathered.full[0].narrow(0, tensor.offset / 2, (tensor.numel + 1) / 2).to(torch::kInt64);
+        gathered[0].narrow(0, tensor.offset / 2, (tensor.numel + 1) / 2).to(torch::kInt64);
     const torch::Tensor levels =
         pairs.index_select(0, bytes).reshape({-1}).narrow(0, 0, tensor.numel);
     const torch::Tensor scale = absmax.repeat_interleave(kNf4BlockSize).narrow(0, 0, tensor.numel);

@@ -3,34 +3,27 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "fsdp/offloaded_master.h"
 #include "fsdp/unit_function.h"
-#include "optim/offloaded_adamw.h"
 
 namespace nss::fsdp {
 namespace {
 
-DType comm_dtype(torch::Dtype dtype) {
-  switch (dtype) {
-    case torch::kFloat32:
-      return DType::kFloat32;
-    case torch::kBFloat16:
-      return DType::kBFloat16;
-    case torch::kFloat16:
-      return DType::kFloat16;
-    default:
-      break;
-  }
+void check_compute_dtype(torch::Dtype dtype) {
+  if (dtype == torch::kFloat32 || dtype == torch::kBFloat16 || dtype == torch::kFloat16) return;
   throw InternalError("fsdp", std::string("unsupported compute dtype ") + c10::toString(dtype));
 }
 
-// The offloaded unit's autograd leaf: fp32 [shard] on the device over one
-// element (stride 0), so it holds no shard-sized memory. AccumulateGrad
-// adopts the contiguous gradient shard from reduce_gradient as its .grad()
-// (or clones it contiguous) and adds later micro-batches into it.
-torch::Tensor gradient_anchor(std::int64_t shard, const torch::Device& device) {
-  const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
-  if (shard == 0) return torch::zeros({0}, fp32);
-  return torch::zeros({1}, fp32).expand({shard}).detach().requires_grad_(true);
+// The one place the trainable buffer's storage is chosen.
+std::unique_ptr<TrainableStorage> trainable_storage(const layout::FlatLayout& layout, int rank,
+                                                    const ShardOptions& options) {
+  if (options.offload_optimizer)
+    return std::make_unique<OffloadedMaster>(layout, rank, options.compute_dtype, options.device);
+  return std::make_unique<DeviceMaster>(layout, rank, options.compute_dtype, options.device);
+}
+
+std::size_t index(FlatBuffer buffer) {
+  return static_cast<std::size_t>(buffer);
 }
 
 }  // namespace
@@ -46,62 +39,35 @@ ShardedUnit::ShardedUnit(std::string label, layout::FlatLayout layout, ShardComm
     throw InternalError("fsdp", "layout for " + std::to_string(layout_.world_size()) +
                                     " ranks used with a communicator of " +
                                     std::to_string(comm_.size()));
-  comm_dtype(options_.compute_dtype);  // reject unsupported dtypes early
-  const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32).device(options_.device);
-  const std::int64_t shard = layout_.shard_size(true);
-  if (options_.offload_optimizer) {
-    master_ = optim::OffloadedAdamW::host_tensor(shard).zero_();
-    compute_ = torch::zeros({shard}, fp32.dtype(options_.compute_dtype));
-    anchor_ = gradient_anchor(shard, options_.device);
-  } else {
-    master_ = torch::zeros({shard}, fp32);
-  }
-  frozen_ = torch::zeros({layout_.shard_size(false)}, fp32.dtype(options_.compute_dtype));
+  check_compute_dtype(options_.compute_dtype);
+  const int rank = comm_.rank();
+  trainable_ = trainable_storage(layout_, rank, options_);
+  frozen_ = std::make_unique<DeviceShard>(layout_, rank, options_.compute_dtype, options_.device);
   if (layout_.quantized_numel() > 0)
-    quantized_.emplace(layout_, comm_.rank(), options_.double_quant, options_.device);
+    quantized_ = std::make_unique<QuantizedShard>(layout_, rank, options_.double_quant,
+                                                  options_.device, options_.compute_dtype);
+  if (layout_.shard_size(true) > 0) gathered_[index(FlatBuffer::kTrainable)] = trainable_.get();
+  if (layout_.shard_size(false) > 0) gathered_[index(FlatBuffer::kFrozen)] = frozen_.get();
+  gathered_[index(FlatBuffer::kQuantized)] = quantized_.get();
+}
+
+std::vector<ShardStorage*> ShardedUnit::storages() const {
+  std::vector<ShardStorage*> all = {trainable_.get(), frozen_.get()};
+  if (quantized_) all.push_back(quantized_.get());
+  return all;
 }
 
 void ShardedUnit::materialize(const ParamFiller& filler) {
   fill(filler);
-  finish_quantization();
-}
-
-void ShardedUnit::finish_quantization() {
-  if (quantized_) quantized_->quantize_scales(comm_, label_);
+  complete_fill();
 }
 
 void ShardedUnit::fill(const ParamFiller& filler) {
-  torch::NoGradGuard no_grad;
-  const int rank = comm_.rank();
-  for (const bool trainable : {true, false}) {
-    // Fill on the host in fp32, then move to the shard's device and dtype.
-    torch::Tensor host = torch::zeros({layout_.shard_size(trainable)}, torch::kFloat32);
-    float* data = host.data_ptr<float>();
-    for (const auto& piece : layout_.shard_pieces(trainable, rank))
-      filler(layout_.params()[piece.param], piece.tensor_offset, piece.length,
-             data + piece.shard_offset);
-    if (trainable && options_.offload_optimizer) {
-      master_.copy_(host);  // keeps the pinned memory
-      refresh_compute_shard();
-      continue;
-    }
-    torch::Tensor& shard = trainable ? master_ : frozen_;
-    shard = host.to(shard.options());
-  }
-  if (!options_.offload_optimizer) master_.requires_grad_(master_.numel() > 0);
-  if (quantized_) {
-    std::vector<float> host(static_cast<std::size_t>(layout_.quantized_shard_size()), 0.0f);
-    for (const auto& piece : layout_.quantized_pieces(rank))
-      filler(layout_.params()[piece.param], piece.tensor_offset, piece.length,
-             host.data() + piece.shard_offset);
-    quantized_->quantize(host.data());
-  }
+  for (ShardStorage* storage : storages()) storage->fill(layout_, filler);
 }
 
-void ShardedUnit::refresh_compute_shard() {
-  if (!options_.offload_optimizer) return;
-  torch::NoGradGuard no_grad;
-  compute_.copy_(master_);  // cast as OffloadedAdamW's step writes it
+void ShardedUnit::complete_fill() {
+  for (ShardStorage* storage : storages()) storage->complete_fill(comm_, label_);
 }
 
 torch::Tensor ShardedUnit::apply(const torch::Tensor& input, const UnitCompute& compute,
@@ -114,45 +80,9 @@ void ShardedUnit::set_prefetch_targets(ShardedUnit* forward_next, ShardedUnit* b
   backward_next_ = backward_next;
 }
 
-bool ShardedUnit::holds(FlatBuffer buffer) const {
-  switch (buffer) {
-    case FlatBuffer::kTrainable:
-      return layout_.shard_size(true) > 0;
-    case FlatBuffer::kFrozen:
-      return layout_.shard_size(false) > 0;
-    case FlatBuffer::kQuantized:
-      return quantized_.has_value();
-  }
-  return false;
-}
-
-std::int64_t ShardedUnit::shard_version(FlatBuffer buffer) const {
-  switch (buffer) {
-    case FlatBuffer::kTrainable:
-      return trainable_source()._version();
-    case FlatBuffer::kFrozen:
-      return frozen_._version();
-    case FlatBuffer::kQuantized:
-      return 0;  // quantised once, never changed
-  }
-  return 0;
-}
-
 InFlightGather ShardedUnit::start_gather(FlatBuffer buffer, const char* phase) {
   comm::CollectiveLabel label(comm_, label_ + " " + phase);
-  if (buffer == FlatBuffer::kQuantized) return quantized_->start_gather(comm_);
-  const bool trainable = buffer == FlatBuffer::kTrainable;
-  const std::int64_t shard = layout_.shard_size(trainable);
-  const auto options = torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device);
-  const torch::Tensor& source = trainable ? trainable_source() : frozen_;
-  InFlightGather g;
-  g.shard_version = source._version();
-  g.send.push_back(source.detach().to(options_.compute_dtype).contiguous());
-  g.full.push_back(torch::empty({shard * comm_.size()}, options));
-  g.tickets.push_back(comm_.start_all_gather(g.send.back().data_ptr(), g.full.back().data_ptr(),
-                                             static_cast<std::size_t>(shard),
-                                             comm_dtype(options_.compute_dtype)));
-  return g;
+  return gathered_[index(buffer)]->start_gather(comm_);
 }
 
 void ShardedUnit::wait(const InFlightGather& gather) {
@@ -162,8 +92,8 @@ void ShardedUnit::wait(const InFlightGather& gather) {
 void ShardedUnit::prefetch(const char* phase) {
   torch::NoGradGuard no_grad;
   for (const FlatBuffer buffer : kFlatBuffers) {
-    auto& slot = prefetched_[static_cast<int>(buffer)];
-    if (!slot && holds(buffer)) slot = start_gather(buffer, phase);
+    auto& slot = prefetched_[index(buffer)];
+    if (!slot && gathered_[index(buffer)] != nullptr) slot = start_gather(buffer, phase);
   }
 }
 
@@ -176,21 +106,20 @@ void ShardedUnit::drop_prefetched() {
 }
 
 torch::Tensor ShardedUnit::gather(FlatBuffer buffer, const char* phase) {
-  const auto options = torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device);
-  if (!holds(buffer)) return torch::empty({0}, options);
+  const ShardStorage* storage = gathered_[index(buffer)];
+  if (storage == nullptr)
+    return torch::empty(
+        {0}, torch::TensorOptions().dtype(options_.compute_dtype).device(options_.device));
   torch::NoGradGuard no_grad;
-  auto& slot = prefetched_[static_cast<int>(buffer)];
   std::optional<InFlightGather> started;
-  started.swap(slot);
-  if (started && started->shard_version != shard_version(buffer)) {  // changed since: start again
+  started.swap(prefetched_[index(buffer)]);
+  if (started && started->shard_version != storage->version()) {  // changed since: start again
     wait(*started);
     started.reset();
   }
   if (!started) started = start_gather(buffer, phase);
   wait(*started);
-  if (buffer == FlatBuffer::kQuantized)
-    return quantized_->dequantize(*started, options_.compute_dtype);
-  return started->full[0];
+  return storage->unshard(*started);
 }
 
 torch::Tensor ShardedUnit::reduce_gradient(std::vector<torch::Tensor> param_grads) {

@@ -1,11 +1,12 @@
 // One FSDP unit (the embedding, a decoder block, or the final norm + head):
-// its trainable parameters live as this rank's fp32 master shard, an autograd
-// leaf; frozen parameters (the LoRA base) as a shard in the compute dtype, or
-// for QLoRA's quantised projections as NF4 bytes (fsdp/quantized_shard.h),
-// gathered as bytes and dequantised into the compute dtype per use. With
-// ShardOptions::offload_optimizer the master is in host memory, the device
-// holds a compute-dtype copy that the gathers read, and a zero-stride fp32
-// "gradient anchor" is the autograd leaf that receives the gradient.
+// each of its flat buffers is this rank's shard in a storage
+// (fsdp/shard_storage.h) chosen once from ShardOptions: the trainable
+// parameters as the fp32 master, on the device and the autograd leaf
+// (fsdp/device_shard.h) or with ShardOptions::offload_optimizer in host
+// memory behind a device copy and a gradient anchor (fsdp/offloaded_master.h);
+// frozen parameters (the LoRA base) in the compute dtype, and QLoRA's
+// quantised projections as NF4 bytes (fsdp/quantized_shard.h). The unit
+// gathers, prefetches and reduces the same way whatever the storages.
 // apply() runs the unit through a custom autograd function
 // (fsdp/unit_function.h) that all-gathers the full parameters just in time,
 // computes on views of them, frees them, and in backward re-gathers (or, with
@@ -17,8 +18,10 @@
 // while this unit computes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,9 +30,11 @@
 
 #include "comm/communicator.h"
 #include "config/choices.h"
+#include "fsdp/device_shard.h"
 #include "fsdp/kept_segments.h"
 #include "fsdp/per_example_gradients.h"
 #include "fsdp/quantized_shard.h"
+#include "fsdp/shard_storage.h"
 #include "layout/flat_layout.h"
 
 namespace nss::fsdp {
@@ -53,9 +58,10 @@ struct ShardOptions {
   /// the unit's backward: one all-gather per micro-step, every unit's
   /// parameters held at once. Without recompute the graph keeps them.
   bool reshard_after_forward = true;
-  /// parallel.offload_optimizer: the fp32 master in host memory (pinned on
-  /// CUDA, optim::OffloadedAdamW::host_tensor), a compute-dtype shard on the
-  /// device for the gathers, and the gradient on a zero-stride anchor leaf.
+  /// parallel.offload_optimizer: the trainable buffer's storage is
+  /// fsdp::OffloadedMaster (the fp32 master in host memory, a compute-dtype
+  /// shard on the device for the gathers, the gradient on a zero-stride
+  /// anchor leaf) instead of fsdp::DeviceMaster.
   bool offload_optimizer = false;
 };
 
@@ -93,11 +99,6 @@ inline constexpr FlatBuffer kFlatBuffers[] = {FlatBuffer::kTrainable, FlatBuffer
 using UnitCompute = std::function<torch::Tensor(
     const torch::Tensor& input, const std::vector<torch::Tensor>& params, KeptSegments* kept)>;
 
-/// Writes elements [offset, offset + count) of a parameter's row-major
-/// flattening as fp32 (deterministic init, or slices of pretrained files).
-using ParamFiller = std::function<void(const layout::FlatParam& param, std::int64_t offset,
-                                       std::int64_t count, float* out)>;
-
 class ShardedUnit {
  public:
   /// `layout` is for the shard group's size.
@@ -105,10 +106,10 @@ class ShardedUnit {
 
   /// Fills this rank's shards from `filler`, reading only the ranges it owns:
   /// fill() (local; it may fail on one rank, e.g. a damaged slice), then
-  /// finish_quantization() (collective with double quantisation).
+  /// complete_fill() (collective: NF4's double quantisation).
   void materialize(const ParamFiller& filler);
   void fill(const ParamFiller& filler);
-  void finish_quantization();
+  void complete_fill();
 
   /// Runs the unit on `input`. `tied` (tied embeddings) is another unit whose
   /// parameters are gathered too and whose master receives its share of the gradient.
@@ -124,20 +125,20 @@ class ShardedUnit {
 
   /// fp32 master shard of the trainable parameters (numel 0 when none); on
   /// the device and the autograd leaf, or in host memory when offloaded.
-  torch::Tensor& master() { return master_; }
+  torch::Tensor& master() { return trainable_->master(); }
   /// The autograd leaf whose .grad() receives the fp32 gradient shard (on the
   /// device): the master, or the offloaded unit's gradient anchor.
-  torch::Tensor& gradient_leaf() { return options_.offload_optimizer ? anchor_ : master_; }
+  torch::Tensor& gradient_leaf() { return trainable_->gradient_leaf(); }
   /// Offloaded: the device shard in the compute dtype that the gathers read
   /// and the optimizer step writes (undefined otherwise).
-  torch::Tensor& compute_shard() { return compute_; }
-  /// Offloaded: the compute-dtype shard := master, cast (after a checkpoint
-  /// load changed the master); a no-op otherwise.
-  void refresh_compute_shard();
+  torch::Tensor& compute_shard() { return trainable_->compute_shard(); }
+  /// The master was written outside an optimizer step (a checkpoint load):
+  /// the offloaded compute shard := master, cast.
+  void master_written() { trainable_->master_written(); }
   /// Frozen shard in the compute dtype (numel 0 when none).
-  torch::Tensor& frozen() { return frozen_; }
+  torch::Tensor& frozen() { return frozen_->shard(); }
   /// The NF4 shard of the quantised projections (nullptr when none).
-  const QuantizedShard* quantized() const { return quantized_ ? &*quantized_ : nullptr; }
+  const QuantizedShard* quantized() const { return quantized_.get(); }
 
   /// The units whose gathers this one starts early: the next in forward
   /// order, and the one whose backward runs after this one's (nullptr: none;
@@ -174,12 +175,8 @@ class ShardedUnit {
                                    const torch::Tensor& quantized_full) const;
 
  private:
-  bool holds(FlatBuffer buffer) const;
-  /// What the trainable gathers read: the master, or the offloaded compute shard.
-  const torch::Tensor& trainable_source() const {
-    return options_.offload_optimizer ? compute_ : master_;
-  }
-  std::int64_t shard_version(FlatBuffer buffer) const;
+  /// Every storage this unit owns, in fill order.
+  std::vector<ShardStorage*> storages() const;
   InFlightGather start_gather(FlatBuffer buffer, const char* phase);
   void wait(const InFlightGather& gather);
 
@@ -188,12 +185,13 @@ class ShardedUnit {
   ShardComms comms_;
   comm::Communicator& comm_;  // *comms_.shard
   ShardOptions options_;
-  torch::Tensor master_;
-  torch::Tensor compute_;  // offloaded only
-  torch::Tensor anchor_;   // offloaded only
-  torch::Tensor frozen_;
-  std::optional<QuantizedShard> quantized_;
-  std::optional<InFlightGather> prefetched_[3];  // by FlatBuffer
+  std::unique_ptr<TrainableStorage> trainable_;
+  std::unique_ptr<DeviceShard> frozen_;
+  std::unique_ptr<QuantizedShard> quantized_;  // nullptr without quantised parameters
+  // By FlatBuffer: the storage its gathers read (nullptr: the unit has none
+  // of that buffer), and a prefetched gather of it.
+  std::array<ShardStorage*, 3> gathered_{};
+  std::array<std::optional<InFlightGather>, 3> prefetched_;
   ShardedUnit* forward_next_ = nullptr;
   ShardedUnit* backward_next_ = nullptr;
   PerExampleGradients* per_example_ = nullptr;

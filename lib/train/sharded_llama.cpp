@@ -96,7 +96,7 @@ void ShardedLlama::initialize(const fsdp::ParamFiller& filler) {
   comm::run_on_all(*comms_.host, [&] {
     for (auto& unit : units_) unit->fill(filler);
   });
-  for (auto& unit : units_) unit->finish_quantization();
+  for (auto& unit : units_) unit->complete_fill();
 }
 
 torch::Tensor ShardedLlama::loss(const torch::Tensor& inputs, const torch::Tensor& targets,

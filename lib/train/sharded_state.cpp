@@ -158,7 +158,7 @@ void ShardedState::copy_to_host() {
 void ShardedState::copy_from_host() {
   checkpoint_buffers();
   mirror_->to_device();
-  for (auto& unit : model_.units()) unit->refresh_compute_shard();
+  for (auto& unit : model_.units()) unit->master_written();
 }
 
 ShardedState::Bytes ShardedState::bytes() const {

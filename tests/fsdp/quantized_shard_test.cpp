@@ -60,16 +60,16 @@ class QuantizedShardTest : public ::testing::Test {
 TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
   const layout::FlatLayout layout(params(), comm_->size());
   for (const bool double_quant : {false, true}) {
-    QuantizedShard shard(layout, comm_->rank(), double_quant, torch::kCPU);
+    QuantizedShard shard(layout, comm_->rank(), double_quant, torch::kCPU, torch::kFloat32);
     const auto host = host_shard(layout, comm_->rank());
     shard.quantize(host.data());
     shard.quantize_scales(*comm_, "test");
     const InFlightGather gathered = shard.start_gather(*comm_);
     for (const auto ticket : gathered.tickets) comm_->wait(ticket);
     for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
-      const torch::Tensor host_path = shard.dequantize(gathered, dtype);
+      const torch::Tensor host_path = shard.dequantize(gathered.full, dtype);
       const torch::Tensor torch_path =
-          shard.dequantize(gathered, dtype, QuantizedShard::Dequantizer::kTorch);
+          shard.dequantize(gathered.full, dtype, QuantizedShard::Dequantizer::kTorch);
       ASSERT_EQ(host_path.numel(), layout.quantized_padded());
       for (std::size_t i = 0; i < layout.params().size(); ++i) {
         const layout::FlatParam& p = layout.params()[i];
@@ -91,7 +91,7 @@ TEST_F(QuantizedShardTest, HoldsAndGathersTheDocumentedBytes) {
   const std::int64_t shard = layout.quantized_shard_size();
   ASSERT_EQ(shard % layout::FlatLayout::kQuantizedGroup, 0);
   for (const bool double_quant : {false, true}) {
-    QuantizedShard quantized(layout, comm_->rank(), double_quant, torch::kCPU);
+    QuantizedShard quantized(layout, comm_->rank(), double_quant, torch::kCPU, torch::kFloat32);
     const auto sizes = quant::nf4_storage(shard, double_quant);
     EXPECT_EQ(quantized.bytes(), sizes.total());
     // 4.5 bits per element, or 4 + 8/64 + 32/16384 with double quantisation.
