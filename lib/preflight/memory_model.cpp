@@ -69,13 +69,11 @@ class StepReplay {
         plan_(plan),
         s_(shapes_of(config, plan, micro_batch, packed_row_spans)),
         state_(model::unit_layouts(config, plan.world_size), 0),
-        world_(u64(plan.world_size)),
         c_(u64(s_.compute_bytes)),
         last_(static_cast<int>(state_.units().size()) - 1),
         tied_(config.model.tie_word_embeddings),
         double_quant_(config.training.lora.double_quant),
-        offloaded_(plan.offload_optimizer),
-        gathers_(t_, state_, {c_, double_quant_, plan.prefetch, offloaded_, tied_}) {}
+        gathers_(t_, state_, {c_, double_quant_, plan.prefetch, plan.offload_optimizer, tied_}) {}
 
   StepMemory run() {
     allocate_state();
@@ -83,7 +81,7 @@ class StepReplay {
       private_step();
     } else {
       const std::int64_t micro_steps =
-          config::accumulation_steps(config_, static_cast<int>(world_), s_.batch);
+          config::accumulation_steps(config_, plan_.world_size, s_.batch);
       // The step reads all its micro-batches before the first forward (the
       // loss weight needs the global target count).
       t_.set_phase("forward");
@@ -153,14 +151,14 @@ class StepReplay {
     for (int u = 0; u <= last_; ++u) {
       const auto unit = static_cast<std::size_t>(u);
       for (const layout::StateTensor kind : layout::kStateTensors) {
-        if (offloaded_) {  // in pinned host memory
+        if (plan_.offload_optimizer) {  // in pinned host memory
           pinned_host_bytes_ += u64(state_.bytes(unit, kind));
           continue;
         }
         t_.allocate(state_id(kind, u), u64(state_.bytes(unit, kind)), part_of(kind));
       }
       // Offloaded, the device keeps the master in the compute dtype for the gathers.
-      if (offloaded_)
+      if (plan_.offload_optimizer)
         t_.allocate(id("compute", u), u64(layout(u).shard_size(true)) * c_, Part::kMasters);
       t_.allocate(id("frozen", u), u64(state_.frozen_bytes(unit, s_.compute_bytes)),
                   Part::kFrozenShards);
@@ -169,7 +167,7 @@ class StepReplay {
                     Part::kFrozenShards);
     }
     // The offloaded step's two staging slots, kept from the first step on.
-    if (offloaded_)
+    if (plan_.offload_optimizer)
       t_.allocate("staging", u64(offload_plan().staging_bytes()), Part::kOptimizerTemporaries);
     // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
     t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
@@ -347,7 +345,7 @@ class StepReplay {
 
   void optimizer_step() {
     t_.set_phase("optimizer step");
-    if (offloaded_) {  // AdamW's temporaries per staged chunk
+    if (plan_.offload_optimizer) {  // AdamW's temporaries per staged chunk
       std::int64_t largest = 0;
       for (const auto& chunk : offload_plan().chunks) largest = std::max(largest, chunk.count);
       t_.transient(2 * u64(largest) * 4, Part::kOptimizerTemporaries);
@@ -362,11 +360,10 @@ class StepReplay {
   const plan::RunPlan& plan_;
   UnitShapes s_;
   layout::ShardedStateLayout state_;
-  std::uint64_t world_, c_;
+  std::uint64_t c_;
   int last_;
   bool tied_;
   bool double_quant_;
-  bool offloaded_;
   MemoryTimeline t_;
   GatherReplay gathers_;
   std::uint64_t state_bytes_ = 0;

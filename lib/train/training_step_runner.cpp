@@ -30,19 +30,15 @@ void log_privacy_plan(const PrivateTraining& privacy, const config::Config& conf
         "assumes Poisson sampling: it is not a proven guarantee for this run");
 }
 
-class TrainingOrdinaryStep final : public StepRunner {
+// The usual step, which registers the (absent) privacy plan's section.
+class TrainingOrdinaryStep final : public OrdinaryStepRunner {
  public:
-  TrainingOrdinaryStep(StepParts parts, double grad_clip) : step_(parts, grad_clip) {}
-  StepOutcome run(std::int64_t step, double lr, const MicroBatchSource& next,
-                  const std::function<void()>& before_update) override {
-    return step_.run(step, lr, next, before_update);
-  }
+  using OrdinaryStepRunner::OrdinaryStepRunner;
   void register_state(TrainingCheckpoints& checkpoints) override {
     checkpoints.register_component(plan_section_);
   }
 
  private:
-  OrdinaryStepRunner step_;
   PrivacyPlanSection plan_section_{nullptr};
 };
 
