@@ -1,6 +1,7 @@
 // The byte terms the memory model's closed-form activations share
 // (unit_activations.cpp: the decoder block; head_activations.cpp: the head
-// and the embedding): one micro-batch's tensor sizes and the RMSNorm's graph
+// and the embedding): one micro-batch's tensor sizes, from the size table
+// next to the forward (model/block_activations.h), and the RMSNorm's graph
 // and peaks. Internal to lib/preflight.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "model/block_activations.h"
 #include "preflight/unit_activations.h"
 
 namespace nss::preflight::activations {
@@ -22,43 +24,44 @@ inline std::uint64_t when(bool condition, std::uint64_t bytes) {
   return condition ? bytes : 0;
 }
 
-// Rows attended apart spend sum(span^2) per row on scores and masks, one
-// attention call per span; otherwise one call covers the batch, seq^2 a row.
-inline std::uint64_t row_area(const UnitShapes& s) {
-  if (s.row_spans.empty()) return u64(s.seq * s.seq);
-  std::uint64_t area = 0;
-  for (const std::int64_t span : s.row_spans) area += u64(span * span);
-  return area;
+// The table's fields for this unit's shapes (model/block_activations.h).
+inline model::BlockBatch block_batch(const UnitShapes& s) {
+  model::BlockBatch b;
+  b.batch = s.batch;
+  b.seq = s.seq;
+  b.hidden = s.hidden;
+  b.intermediate = s.intermediate;
+  b.heads = s.heads;
+  b.kv_heads = s.kv_heads;
+  b.head_dim = s.head_dim;
+  b.packed = s.packed;
+  b.rows_apart = s.rows_apart;
+  b.row_spans = s.row_spans;
+  return b;
 }
 
-inline std::uint64_t largest_span_area(const UnitShapes& s) {
-  std::int64_t largest = s.row_spans.empty() ? s.seq : 0;
-  for (const std::int64_t span : s.row_spans) largest = std::max(largest, span);
-  return u64(largest * largest);
-}
-
-// Bytes of one micro-batch's tensors: `c` per element of the compute dtype,
-// `n` tokens; nh, nq, nkv, ni are n x hidden, heads x head_dim,
-// kv_heads x head_dim, intermediate; `scores` every attention score of the
-// micro-batch (B x heads x the row's area); `mask` the hidden keys (bool
-// S x S, or per row for packed rows); `call_*` what one attention call holds
-// (all of it, or one span of one row when rows are attended apart); `rope`
-// the cos/sin rows packed rows gather per q or k (B x S x head_dim each).
+// Bytes of one micro-batch's tensors: the block's size table
+// (model/block_activations.h) priced at `c` bytes per element of the compute
+// dtype (the mask's bool elements at one byte): `n` tokens; nh, nq, nkv, ni
+// the hidden, query, key and intermediate tensors; `scores`, `mask`, the
+// `call_*` one attention call holds and `rope` the gathered cos/sin of a
+// packed q or k.
 struct Bytes {
   std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, call_scores, call_mask, rope;
   bool apart;
-  explicit Bytes(const UnitShapes& s)
+  explicit Bytes(const UnitShapes& s) : Bytes(s, model::block_activation_sizes(block_batch(s))) {}
+  Bytes(const UnitShapes& s, const model::BlockActivationSizes& e)
       : c(u64(s.compute_bytes)),
-        n(u64(s.tokens())),
-        nh(n * u64(s.hidden)),
-        nq(n * u64(s.heads * s.head_dim)),
-        nkv(n * u64(s.kv_heads * s.head_dim)),
-        ni(n * u64(s.intermediate)),
-        scores(u64(s.batch * s.heads) * row_area(s)),
-        mask(s.packed ? u64(s.batch) * row_area(s) : u64(s.seq * s.seq)),
-        call_scores(s.rows_apart ? u64(s.heads) * largest_span_area(s) : scores),
-        call_mask(s.rows_apart ? largest_span_area(s) : mask),
-        rope(s.packed ? 2 * n * u64(s.head_dim) * c : 0),
+        n(u64(e.tokens)),
+        nh(u64(e.hidden)),
+        nq(u64(e.queries)),
+        nkv(u64(e.keys)),
+        ni(u64(e.intermediate)),
+        scores(u64(e.scores)),
+        mask(u64(e.mask)),
+        call_scores(u64(e.call_scores)),
+        call_mask(u64(e.call_mask)),
+        rope(u64(e.gathered_rope) * c),
         apart(s.rows_apart) {}
   bool fp32() const { return c == kF32; }
 };

@@ -1,6 +1,7 @@
 // The libtorch model: parameter counts of the built model, RoPE against its
 // closed forms, equivalences (GQA vs MHA, tied vs untied, LoRA with B = 0),
-// causality, LoRA dropout replay and batch-split independence, unit slices.
+// causality, LoRA dropout replay and batch-split independence, unit slices,
+// the activation size table against the forward's tensors.
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "config/model_presets.h"
 #include "core/error.h"
+#include "model/block_activations.h"
 #include "model/initial_weights.h"
 #include "model/llama_functional.h"
 #include "model/llama_model.h"
@@ -249,6 +251,76 @@ TEST(LlamaModel, PackedDocumentsSeeOnlyThemselves) {
   EXPECT_EQ(varlen.longest_span, 7);
   EXPECT_LT(max_difference(model.logits(row_of(a, b), &varlen).narrow(1, 5, 7), model.logits(b)),
             1e-5);
+}
+
+// The size table the preflight prices activations from (block_activations.h)
+// is the forward's: q, k, v, the attention's output, the MLP's width, the
+// block's output, the causal and the packed rows' masks and the spans the
+// per-document path attends.
+TEST(BlockActivations, SizeTableIsTheForwardsTensors) {
+  const auto m = preset("tiny");  // grouped-query: 4 heads, 2 key/value heads
+  const auto model = build(m, {}, 3);
+  const std::int64_t batch = 2, seq = 16;
+  const RotaryEmbedding rope(m, seq, torch::kCPU);
+  BlockBatch shape;
+  shape.batch = batch;
+  shape.seq = seq;
+  shape.hidden = m.hidden_size;
+  shape.intermediate = m.intermediate_size;
+  shape.heads = m.num_attention_heads;
+  shape.kv_heads = m.num_key_value_heads;
+  shape.head_dim = m.head_dim;
+  const BlockActivationSizes sizes = block_activation_sizes(shape);
+
+  std::int64_t q_elements = 0, k_elements = 0, v_elements = 0, attended = 0, scores = 0;
+  const BlockAttention causal = block_attention(m, nullptr);
+  const BlockAttention recording = [&](const torch::Tensor& q, const torch::Tensor& k,
+                                       const torch::Tensor& v) {
+    q_elements = q.numel();
+    k_elements = k.numel();
+    v_elements = v.numel();
+    // One score per query head, query and key (masked_attention's q k^T).
+    scores = q.size(0) * q.size(1) * q.size(2) * k.size(2);
+    const torch::Tensor out = causal(q, k, v);
+    attended = out.numel();
+    return out;
+  };
+  const torch::Tensor hidden = torch::randn({batch, seq, m.hidden_size});
+  const torch::Tensor out = decoder_block_forward(hidden, model.unit_tensors(1), m, {}, rope,
+                                                  nullptr, torch::Tensor(), recording);
+  EXPECT_EQ(sizes.tokens, batch * seq);
+  EXPECT_EQ(q_elements, sizes.queries);
+  EXPECT_EQ(k_elements, sizes.keys);
+  EXPECT_EQ(v_elements, sizes.keys);
+  EXPECT_EQ(attended, sizes.queries);
+  EXPECT_EQ(scores, sizes.scores);
+  EXPECT_EQ(out.numel(), sizes.hidden);
+  EXPECT_EQ(model.parameter("model.layers.0.mlp.gate_proj.weight").size(0) * batch * seq,
+            sizes.intermediate);
+  EXPECT_EQ(sizes.mask, seq * seq);  // one causal [S, S] for the batch
+  EXPECT_EQ(sizes.gathered_rope, 0);
+
+  // Packed rows: two documents and padding in each row.
+  const torch::Tensor segments =
+      torch::cat({torch::zeros(5), torch::ones(7), torch::full({4}, -1)}).to(torch::kInt64);
+  const torch::Tensor positions = torch::cat({torch::arange(5), torch::arange(7), torch::arange(4)})
+                                      .unsqueeze(0)
+                                      .repeat({batch, 1});
+  const torch::Tensor row_segments = segments.unsqueeze(0).repeat({batch, 1});
+  shape.packed = true;
+  EXPECT_EQ(document_mask(positions, row_segments, DocumentAttention::kMask).allowed.numel(),
+            block_activation_sizes(shape).mask);
+  // The cos and sin rows gathered per position: a one-head input has their shape.
+  EXPECT_EQ(block_activation_sizes(shape).gathered_rope,
+            2 * rope.apply(torch::zeros({batch, 1, seq, m.head_dim}), positions).numel());
+  shape.rows_apart = true;
+  const DocumentMask per_document = document_mask(positions, row_segments);
+  for (const auto& span : per_document.spans[0])
+    shape.row_spans.push_back(span.end - span.first);
+  const BlockActivationSizes apart = block_activation_sizes(shape);
+  EXPECT_EQ(apart.scores, batch * m.num_attention_heads * (5 * 5 + 7 * 7 + 4 * 4));
+  EXPECT_EQ(apart.call_scores, m.num_attention_heads * 7 * 7);  // the longest document
+  EXPECT_EQ(apart.call_mask, 7 * 7);
 }
 
 // On a GPU in bf16 with NSS_VARLEN_ATTENTION=1 (scripts/bench/gpu_backlog.sh):
