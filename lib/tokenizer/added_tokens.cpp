@@ -36,6 +36,7 @@ size_t leading_space_length(std::string_view text) {
 }  // namespace
 
 AddedVocabulary AddedVocabulary::from_json(const nlohmann::json& tokens,
+                                           const Normalizer& normalizer,
                                            const std::string& origin) {
   AddedVocabulary vocabulary;
   if (tokens.is_null()) return vocabulary;
@@ -59,32 +60,37 @@ AddedVocabulary AddedVocabulary::from_json(const nlohmann::json& tokens,
     vocabulary.by_content_.emplace(token.content, index);
     vocabulary.by_id_[token.id] = index;
     vocabulary.id_bound_ = std::max(vocabulary.id_bound_, token.id + 1);
-    if (!token.content.empty()) {
+    std::string pattern =
+        token.normalized ? normalizer.apply(utf8_lossy(token.content)) : token.content;
+    if (!pattern.empty()) {
       Matcher& matcher = token.normalized ? vocabulary.normalized_ : vocabulary.raw_;
-      matcher[static_cast<unsigned char>(token.content[0])].push_back(index);
+      matcher[static_cast<unsigned char>(pattern[0])].push_back(index);
       vocabulary.has_normalized_ |= token.normalized;
     }
+    vocabulary.patterns_.push_back(std::move(pattern));
     vocabulary.tokens_.push_back(std::move(token));
   }
   for (Matcher* matcher : {&vocabulary.raw_, &vocabulary.normalized_}) {
     for (auto& candidates : *matcher) {
       std::stable_sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
-        return vocabulary.tokens_[a].content.size() > vocabulary.tokens_[b].content.size();
+        return vocabulary.patterns_[a].size() > vocabulary.patterns_[b].size();
       });
     }
   }
   return vocabulary;
 }
 
-void AddedVocabulary::split_pass(const Matcher& matcher, const std::string& text,
+void AddedVocabulary::split_pass(const Matcher& matcher, const std::string& text, bool at_start,
                                  std::vector<TextPart>& parts) const {
   size_t emitted = 0;  // end of what has been emitted
   for (size_t pos = 0; pos < text.size();) {
     const AddedToken* found = nullptr;
+    size_t length = 0;
     for (const size_t index : matcher[static_cast<unsigned char>(text[pos])]) {
-      const std::string& content = tokens_[index].content;
-      if (text.compare(pos, content.size(), content) == 0) {
+      const std::string& pattern = patterns_[index];
+      if (text.compare(pos, pattern.size(), pattern) == 0) {
         found = &tokens_[index];
+        length = pattern.size();
         break;
       }
     }
@@ -93,7 +99,7 @@ void AddedVocabulary::split_pass(const Matcher& matcher, const std::string& text
       continue;
     }
     size_t start = pos;
-    size_t stop = pos + found->content.size();
+    size_t stop = pos + length;
     // The matcher resumes after the match itself, not after the whitespace
     // rstrip takes, as tokenizers' find_iter does.
     pos = stop;
@@ -101,26 +107,29 @@ void AddedVocabulary::split_pass(const Matcher& matcher, const std::string& text
       start = std::max(trailing_space_start(std::string_view(text).substr(0, start)), emitted);
     }
     if (found->rstrip) stop += leading_space_length(std::string_view(text).substr(stop));
-    if (emitted < start) parts.push_back({text.substr(emitted, start - emitted), std::nullopt});
-    parts.push_back({text.substr(start, stop - start), found->id});
+    if (emitted < start)
+      parts.push_back(
+          {text.substr(emitted, start - emitted), std::nullopt, at_start && emitted == 0});
+    parts.push_back({text.substr(start, stop - start), found->id, at_start && start == 0});
     emitted = stop;
   }
-  if (emitted < text.size()) parts.push_back({text.substr(emitted), std::nullopt});
+  if (emitted < text.size())
+    parts.push_back({text.substr(emitted), std::nullopt, at_start && emitted == 0});
 }
 
-std::vector<TextPart> AddedVocabulary::split(const std::string& text) const {
-  std::vector<TextPart> first;
-  split_pass(raw_, text, first);
-  if (!has_normalized_) return first;
+std::vector<TextPart> AddedVocabulary::split_raw(const std::string& text) const {
   std::vector<TextPart> parts;
-  for (auto& part : first) {
-    if (part.id) {
-      parts.push_back(std::move(part));
-    } else {
-      split_pass(normalized_, part.text, parts);
-    }
-  }
+  split_pass(raw_, text, true, parts);
   return parts;
+}
+
+void AddedVocabulary::split_normalized(const std::string& text, bool at_start,
+                                       std::vector<TextPart>& parts) const {
+  if (!has_normalized_) {
+    if (!text.empty()) parts.push_back({text, std::nullopt, at_start});
+    return;
+  }
+  split_pass(normalized_, text, at_start, parts);
 }
 
 std::optional<int32_t> AddedVocabulary::token_to_id(std::string_view content) const {

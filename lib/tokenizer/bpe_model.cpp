@@ -57,11 +57,13 @@ BpeModel BpeModel::from_json(const nlohmann::json& spec, const std::string& orig
   BpeModel model;
   const auto dropout = spec.value("dropout", nlohmann::json());
   refuse_option(!dropout.is_null() && dropout.get<double>() != 0.0, origin, "dropout");
-  refuse_option(spec.value("byte_fallback", false), origin, "byte_fallback");
-  refuse_option(!spec.value("continuing_subword_prefix", nlohmann::json()).is_null(), origin,
-                "continuing_subword_prefix");
-  refuse_option(!spec.value("end_of_word_suffix", nlohmann::json()).is_null(), origin,
-                "end_of_word_suffix");
+  model.byte_fallback_ = spec.value("byte_fallback", false);
+  // Converters write "" for "none" (Qwen2's); only a real affix changes ids.
+  for (const char* affix : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    const auto value = spec.value(affix, nlohmann::json());
+    refuse_option(!value.is_null() && !(value.is_string() && value.get<std::string>().empty()),
+                  origin, affix);
+  }
   model.fuse_unk_ = spec.value("fuse_unk", false);
   model.ignore_merges_ = spec.value("ignore_merges", false);
 
@@ -75,6 +77,14 @@ BpeModel BpeModel::from_json(const nlohmann::json& spec, const std::string& orig
     }
     model.tokens_[id] = token;
     model.has_token_[id] = true;
+    model.note_adjacent_characters(token);
+  }
+  // Byte fallback's tokens, "<0x0A>" as Rust's format!("<{:#04X}>") spells them.
+  model.byte_ids_.fill(-1);
+  for (int byte = 0; byte < 256; ++byte) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    const std::string name = std::string("<0x") + kHex[byte / 16] + kHex[byte % 16] + ">";
+    if (const auto id = model.token_to_id(name)) model.byte_ids_[byte] = *id;
   }
   const auto unk = spec.value("unk_token", nlohmann::json());
   if (!unk.is_null()) {
@@ -112,10 +122,33 @@ const std::string* BpeModel::id_to_token(int32_t id) const {
   return &tokens_[id];
 }
 
+template <typename Add>
+bool BpeModel::add_fallback_bytes(std::string_view character, const Add& add) const {
+  int32_t ids[4];
+  for (size_t i = 0; i < character.size(); ++i) {
+    const auto id = byte_ids_[static_cast<unsigned char>(character[i])];
+    if (id < 0) return false;
+    ids[i] = id;
+  }
+  for (size_t i = 0; i < character.size(); ++i) add(ids[i], 1);
+  return true;
+}
+
 std::optional<BpeModel::Merge> BpeModel::merge(int32_t left, int32_t right) const {
   const auto it = merges_.find(pair_key(left, right));
   if (it == merges_.end()) return std::nullopt;
   return it->second;
+}
+
+void BpeModel::note_adjacent_characters(const std::string& token) {
+  char32_t previous = 0;
+  for (size_t pos = 0; pos < token.size();) {
+    const size_t start = pos;
+    const char32_t cp = next_code_point(token, pos);
+    if (start > 0)
+      adjacent_.insert(pair_key(static_cast<int32_t>(previous), static_cast<int32_t>(cp)));
+    previous = cp;
+  }
 }
 
 void BpeModel::encode(std::string_view piece, std::vector<int32_t>& ids) const {
@@ -126,26 +159,66 @@ void BpeModel::encode(std::string_view piece, std::vector<int32_t>& ids) const {
       return;
     }
   }
+  if (piece.size() < kLongPiece) {
+    encode_word(piece, ids);
+    return;
+  }
+  // A long piece (a whole text without pre-tokenizer, as SentencePiece-style
+  // files have) is cut between two characters of the vocabulary that no
+  // token has side by side: no merge can join them, so the parts' merges are
+  // the whole's, and each part's queue stays small.
+  size_t begin = 0;
+  char32_t previous = 0;
+  bool previous_known = false;
+  for (size_t pos = 0; pos < piece.size();) {
+    const size_t start = pos;
+    const char32_t cp = next_code_point(piece, pos);
+    const bool known = token_to_id(piece.substr(start, pos - start)).has_value();
+    if (start > 0 && known && previous_known &&
+        !adjacent_.count(pair_key(static_cast<int32_t>(previous), static_cast<int32_t>(cp)))) {
+      encode_word(piece.substr(begin, start - begin), ids);
+      begin = start;
+    }
+    previous = cp;
+    previous_known = known;
+  }
+  encode_word(piece.substr(begin), ids);
+}
+
+void BpeModel::encode_word(std::string_view piece, std::vector<int32_t>& ids) const {
   std::vector<Symbol> symbols;
-  bool previous_unknown = false;
+  const auto add = [&symbols](int32_t id, size_t length) {
+    const int index = static_cast<int>(symbols.size());
+    symbols.push_back({id, index - 1, index + 1, length});
+  };
+  // An unknown character waits until the next known one (or the end), so
+  // that unknown neighbours can fuse; byte-fallback tokens do not flush it,
+  // exactly as tokenizers' merge_word orders them.
+  struct {
+    int32_t id = 0;
+    size_t length = 0;
+    bool pending = false;
+  } unknown;
   for (size_t pos = 0; pos < piece.size();) {
     const size_t start = pos;
     next_code_point(piece, pos);
-    const auto id = token_to_id(piece.substr(start, pos - start));
-    if (id) {
-      previous_unknown = false;
-    } else if (unk_id_) {
-      if (fuse_unk_ && previous_unknown) {
-        symbols.back().length += pos - start;
-        continue;
-      }
-      previous_unknown = true;
-    } else {
-      continue;  // tokenizers drops a character it has no id for
+    const std::string_view character = piece.substr(start, pos - start);
+    if (const auto id = token_to_id(character)) {
+      if (unknown.pending) add(unknown.id, unknown.length);
+      unknown.pending = false;
+      add(*id, character.size());
+      continue;
     }
-    const int index = static_cast<int>(symbols.size());
-    symbols.push_back({id ? *id : *unk_id_, index - 1, index + 1, pos - start});
+    if (byte_fallback_ && add_fallback_bytes(character, add)) continue;
+    if (!unk_id_) continue;  // tokenizers drops a character it has no id for
+    if (unknown.pending && fuse_unk_) {
+      unknown.length += character.size();
+      continue;
+    }
+    if (unknown.pending) add(unknown.id, unknown.length);
+    unknown = {*unk_id_, character.size(), true};
   }
+  if (unknown.pending) add(unknown.id, unknown.length);
   if (!symbols.empty()) symbols.back().next = -1;
 
   std::priority_queue<QueuedMerge> queue;

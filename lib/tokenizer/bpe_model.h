@@ -3,11 +3,13 @@
 // equal ranks), so a piece encodes to the same ids.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,10 +18,11 @@ namespace nss::tokenizer {
 
 class BpeModel {
  public:
-  /// Builds the model from tokenizer.json's "model" (type BPE). Options that
-  /// change the result and are not implemented (dropout, byte_fallback,
-  /// continuing_subword_prefix, end_of_word_suffix) and merges of tokens
-  /// outside the vocabulary are a DataError naming `origin`.
+  /// Builds the model from tokenizer.json's "model" (type BPE), with
+  /// byte_fallback (a character outside the vocabulary becomes its bytes'
+  /// <0xXX> tokens). Options that change the result and are not implemented
+  /// (dropout, a continuing_subword_prefix or end_of_word_suffix) and merges
+  /// of tokens outside the vocabulary are a DataError naming `origin`.
   static BpeModel from_json(const nlohmann::json& spec, const std::string& origin);
 
   /// Appends the ids of one pre-tokenized piece to `ids`.
@@ -44,13 +47,29 @@ class BpeModel {
            static_cast<uint32_t>(right);
   }
 
+  // Pieces from this many bytes on are cut where no merge can reach across.
+  static constexpr size_t kLongPiece = 256;
+
+  // Records which characters stand side by side in `token`.
+  void note_adjacent_characters(const std::string& token);
+  // The merge loop over one word.
+  void encode_word(std::string_view piece, std::vector<int32_t>& ids) const;
+
+  // Appends the <0xXX> tokens of `character`'s bytes through `add` when the
+  // vocabulary has all of them.
+  template <typename Add>
+  bool add_fallback_bytes(std::string_view character, const Add& add) const;
+
   std::unordered_map<std::string, int32_t> vocab_;
   std::vector<std::string> tokens_;  // by id; ids without a token are empty
   std::vector<bool> has_token_;
   std::unordered_map<uint64_t, Merge> merges_;
+  std::unordered_set<uint64_t> adjacent_;  // code point pairs side by side in some token
   std::optional<int32_t> unk_id_;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
+  bool byte_fallback_ = false;
+  std::array<int32_t, 256> byte_ids_{};  // each byte's <0xXX> token, -1 when absent
 };
 
 }  // namespace nss::tokenizer

@@ -16,6 +16,20 @@ constexpr const char* kGpt2Pattern =
 // Digits: Rust's char::is_numeric is the N category, one code point a match.
 constexpr const char* kNumericPattern = R"(\p{N})";
 
+// Punctuation: Rust's is_ascii_punctuation or a Unicode P category, one code
+// point a match.
+constexpr const char* kPunctuationPattern = R"([\p{P}!-/:-@\[-`{-~])";
+
+// Whitespace: tokenizers' \w+|[^\w\s]+ with Oniguruma's Unicode \w (UTS #18's
+// word characters: alphabetic, marks, decimal digits, connector punctuation,
+// joiners), kept; the rest removed.
+constexpr const char* kWordsPattern =
+    R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+|)"
+    R"([^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\p{White_Space}]+)";
+
+// WhitespaceSplit: Rust's char::is_whitespace, one code point a match.
+constexpr const char* kWhiteSpacePattern = R"(\p{White_Space})";
+
 struct Segment {
   size_t begin, end;
   bool is_match;
@@ -102,6 +116,33 @@ SplitBehavior parse_behavior(const std::string& name, const std::string& origin)
                   "expected Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous");
 }
 
+// Metaspace: spaces become the replacement, which is prepended by the
+// scheme, then (split) each replacement starts a piece.
+void metaspace(const std::string& replacement, bool prepend, bool split, std::string& text,
+               bool at_start, std::vector<std::pair<std::string, bool>>& out) {
+  std::string replaced;
+  replaced.reserve(text.size() + replacement.size());
+  for (const char c : text) {
+    if (c == ' ')
+      replaced.append(replacement);
+    else
+      replaced.push_back(c);
+  }
+  // Whether it already starts with the replacement is asked after the spaces became it.
+  if (prepend && replaced.compare(0, replacement.size(), replacement) != 0)
+    replaced.insert(0, replacement);
+  if (!split) {
+    out.emplace_back(std::move(replaced), at_start);
+    return;
+  }
+  auto parts = apply_behavior(segments(replaced, find_literal(replaced, replacement)),
+                              SplitBehavior::kMergedWithNext);
+  for (const auto& part : parts)
+    if (part.end > part.begin)
+      out.emplace_back(replaced.substr(part.begin, part.end - part.begin),
+                       at_start && part.begin == 0);
+}
+
 }  // namespace
 
 PreTokenizer PreTokenizer::from_json(const nlohmann::json& spec, const std::string& origin) {
@@ -110,73 +151,112 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& spec, const std::stri
   return result;
 }
 
+void PreTokenizer::add_split(std::shared_ptr<const Regex> regex, std::string literal,
+                             SplitBehavior behavior, bool invert) {
+  Step step{Step::Kind::kSplit, std::move(regex), std::move(literal), behavior, invert};
+  steps_.push_back(std::move(step));
+}
+
+void PreTokenizer::add_metaspace(const nlohmann::json& spec, const std::string& origin) {
+  Step step{Step::Kind::kMetaspace, nullptr, spec.value("replacement", std::string("\u2581"))};
+  if (step.literal.empty())
+    throw DataError("tokenizer", origin + ": Metaspace has an empty replacement");
+  // Files older than prepend_scheme say add_prefix_space instead.
+  const std::string scheme = spec.value(
+      "prepend_scheme", std::string(spec.value("add_prefix_space", true) ? "always" : "never"));
+  if (scheme == "always")
+    step.prepend = Prepend::kAlways;
+  else if (scheme == "first")
+    step.prepend = Prepend::kFirst;
+  else if (scheme == "never")
+    step.prepend = Prepend::kNever;
+  else
+    throw DataError("tokenizer",
+                    origin + ": Metaspace prepend_scheme \"" + scheme + "\" is not supported",
+                    "expected always, first or never");
+  step.split = spec.value("split", true);
+  steps_.push_back(std::move(step));
+}
+
 void PreTokenizer::add(const nlohmann::json& spec, const std::string& origin) {
   const std::string type = spec.at("type").get<std::string>();
   if (type == "Sequence") {
     for (const auto& inner : spec.at("pretokenizers")) add(inner, origin);
   } else if (type == "Split") {
-    Step step{Step::Kind::kSplit, nullptr, {}, SplitBehavior::kIsolated, false};
     const auto& pattern = spec.at("pattern");
-    if (pattern.contains("Regex")) {
-      step.regex = std::make_shared<Regex>(pattern.at("Regex").get<std::string>(), origin);
-    } else if (pattern.contains("String")) {
-      step.literal = pattern.at("String").get<std::string>();
-    } else {
+    const auto behavior = parse_behavior(spec.at("behavior").get<std::string>(), origin);
+    const bool invert = spec.value("invert", false);
+    if (pattern.contains("Regex"))
+      add_split(std::make_shared<Regex>(pattern.at("Regex").get<std::string>(), origin), {},
+                behavior, invert);
+    else if (pattern.contains("String"))
+      add_split(nullptr, pattern.at("String").get<std::string>(), behavior, invert);
+    else
       throw DataError("tokenizer", origin + ": Split pattern " + pattern.dump() +
                                        " is neither {\"Regex\": ...} nor {\"String\": ...}");
-    }
-    step.behavior = parse_behavior(spec.at("behavior").get<std::string>(), origin);
-    step.invert = spec.value("invert", false);
-    steps_.push_back(std::move(step));
   } else if (type == "Digits") {
     const bool individual = spec.value("individual_digits", false);
-    steps_.push_back({Step::Kind::kSplit,
-                      std::make_shared<Regex>(kNumericPattern, origin),
-                      {},
-                      individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous,
-                      false});
+    add_split(std::make_shared<Regex>(kNumericPattern, origin), {},
+              individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous, false);
+  } else if (type == "Punctuation") {
+    add_split(std::make_shared<Regex>(kPunctuationPattern, origin), {},
+              parse_behavior(spec.value("behavior", std::string("Isolated")), origin), false);
+  } else if (type == "Whitespace") {
+    add_split(std::make_shared<Regex>(kWordsPattern, origin), {}, SplitBehavior::kRemoved, true);
+  } else if (type == "WhitespaceSplit") {
+    add_split(std::make_shared<Regex>(kWhiteSpacePattern, origin), {}, SplitBehavior::kRemoved,
+              false);
+  } else if (type == "CharDelimiterSplit") {
+    add_split(nullptr, spec.at("delimiter").get<std::string>(), SplitBehavior::kRemoved, false);
+  } else if (type == "Metaspace") {
+    add_metaspace(spec, origin);
   } else if (type == "ByteLevel") {
-    if (spec.value("add_prefix_space", true)) {
-      steps_.push_back({Step::Kind::kPrefixSpace, nullptr, {}, SplitBehavior::kIsolated, false});
-    }
-    if (spec.value("use_regex", true)) {
-      steps_.push_back({Step::Kind::kSplit,
-                        std::make_shared<Regex>(kGpt2Pattern, origin),
-                        {},
-                        SplitBehavior::kIsolated,
-                        false});
-    }
-    steps_.push_back({Step::Kind::kByteLevel, nullptr, {}, SplitBehavior::kIsolated, false});
+    if (spec.value("add_prefix_space", true))
+      steps_.push_back({Step::Kind::kPrefixSpace, nullptr, {}});
+    if (spec.value("use_regex", true))
+      add_split(std::make_shared<Regex>(kGpt2Pattern, origin), {}, SplitBehavior::kIsolated, false);
+    steps_.push_back({Step::Kind::kByteLevel, nullptr, {}});
   } else {
     throw DataError("tokenizer", origin + ": pre-tokenizer type \"" + type + "\" is not supported",
-                    "supported: Sequence, Split, Digits, ByteLevel (Llama 3, SmolLM2); prepare "
-                    "the data with scripts/prepare_data_hf.py instead");
+                    "supported: Sequence, Split, Digits, Punctuation, Whitespace, "
+                    "WhitespaceSplit, CharDelimiterSplit, Metaspace, ByteLevel; prepare the data "
+                    "with scripts/prepare_data_hf.py instead");
   }
 }
 
-void PreTokenizer::apply(const Step& step, std::vector<std::string>& pieces) {
-  std::vector<std::string> out;
+void PreTokenizer::split_piece(const Step& step, Piece& piece, std::vector<Piece>& out) {
+  auto parts = segments(piece.text, step.regex ? step.regex->find_all(piece.text)
+                                               : find_literal(piece.text, step.literal));
+  if (step.invert)
+    for (auto& part : parts) part.is_match = !part.is_match;
+  for (const auto& part : apply_behavior(std::move(parts), step.behavior))
+    if (!part.is_match && part.end > part.begin)
+      out.push_back({piece.text.substr(part.begin, part.end - part.begin),
+                     piece.at_start && part.begin == 0});
+}
+
+void PreTokenizer::apply(const Step& step, std::vector<Piece>& pieces) {
+  std::vector<Piece> out;
   out.reserve(pieces.size());
+  std::vector<std::pair<std::string, bool>> metaspace_pieces;
   for (auto& piece : pieces) {
     switch (step.kind) {
       case Step::Kind::kPrefixSpace:
-        if (piece.empty() || piece[0] != ' ') piece.insert(piece.begin(), ' ');
+        if (piece.text.empty() || piece.text[0] != ' ') piece.text.insert(piece.text.begin(), ' ');
         out.push_back(std::move(piece));
         break;
       case Step::Kind::kByteLevel:
-        out.push_back(to_byte_level(piece));
+        out.push_back({to_byte_level(piece.text), piece.at_start});
         break;
-      case Step::Kind::kSplit: {
-        auto parts = segments(
-            piece, step.regex ? step.regex->find_all(piece) : find_literal(piece, step.literal));
-        if (step.invert) {
-          for (auto& part : parts) part.is_match = !part.is_match;
-        }
-        for (const auto& part : apply_behavior(std::move(parts), step.behavior)) {
-          if (!part.is_match && part.end > part.begin) {
-            out.push_back(piece.substr(part.begin, part.end - part.begin));
-          }
-        }
+      case Step::Kind::kSplit:
+        split_piece(step, piece, out);
+        break;
+      case Step::Kind::kMetaspace: {
+        const bool prepend =
+            step.prepend == Prepend::kAlways || (step.prepend == Prepend::kFirst && piece.at_start);
+        metaspace_pieces.clear();
+        metaspace(step.literal, prepend, step.split, piece.text, piece.at_start, metaspace_pieces);
+        for (auto& [text, at_start] : metaspace_pieces) out.push_back({std::move(text), at_start});
         break;
       }
     }
@@ -184,13 +264,13 @@ void PreTokenizer::apply(const Step& step, std::vector<std::string>& pieces) {
   pieces = std::move(out);
 }
 
-void PreTokenizer::split(const std::string& text, std::vector<std::string>& pieces) const {
+void PreTokenizer::split(const std::string& text, bool at_start,
+                         std::vector<std::string>& pieces) const {
   if (text.empty()) return;
-  std::vector<std::string> current{text};
+  std::vector<Piece> current{{text, at_start}};
   for (const auto& step : steps_) apply(step, current);
-  for (auto& piece : current) {
-    if (!piece.empty()) pieces.push_back(std::move(piece));
-  }
+  for (auto& piece : current)
+    if (!piece.text.empty()) pieces.push_back(std::move(piece.text));
 }
 
 }  // namespace nss::tokenizer

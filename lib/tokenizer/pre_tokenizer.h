@@ -1,9 +1,11 @@
 // The pre-tokenizer of a tokenizer.json: how text is cut into the pieces the
 // BPE model encodes one by one. Supported: Sequence, Split (Regex or String
-// pattern, every behavior, invert), Digits and ByteLevel (add_prefix_space,
-// use_regex with GPT-2's pattern) — what Llama 3 and SmolLM2 use. Steps run
-// in order on every piece, exactly as `tokenizers` runs them: after a
-// ByteLevel step the pieces are in the byte-level alphabet.
+// pattern, every behavior, invert), Digits, ByteLevel (add_prefix_space,
+// use_regex with GPT-2's pattern), Metaspace (every prepend scheme, split or
+// not), Punctuation, Whitespace, WhitespaceSplit and CharDelimiterSplit —
+// what the Llama, Mistral, Qwen, SmolLM and Gemma files use. Steps run in
+// order on every piece, exactly as `tokenizers` runs them: after a ByteLevel
+// step the pieces are in the byte-level alphabet.
 #pragma once
 
 #include <memory>
@@ -27,19 +29,34 @@ class PreTokenizer {
   static PreTokenizer from_json(const nlohmann::json& spec, const std::string& origin);
 
   /// Appends the non-empty pieces of valid UTF-8 `text` to `pieces`.
-  void split(const std::string& text, std::vector<std::string>& pieces) const;
+  /// `at_start`: the text begins the input (Metaspace's "first" scheme
+  /// prepends only there, not after an added token).
+  void split(const std::string& text, bool at_start, std::vector<std::string>& pieces) const;
 
  private:
+  /// When Metaspace prepends its replacement (tokenizers' PrependScheme).
+  enum class Prepend { kAlways, kFirst, kNever };
+
   struct Step {
-    enum class Kind { kSplit, kPrefixSpace, kByteLevel } kind;
+    enum class Kind { kSplit, kPrefixSpace, kByteLevel, kMetaspace } kind;
     std::shared_ptr<const Regex> regex;  // kSplit with a regular expression
-    std::string literal;                 // kSplit with a String pattern
+    std::string literal;                 // kSplit with a String pattern; kMetaspace's replacement
     SplitBehavior behavior = SplitBehavior::kIsolated;
     bool invert = false;
+    Prepend prepend = Prepend::kAlways;  // kMetaspace
+    bool split = true;                   // kMetaspace: cut before each replacement
+  };
+  struct Piece {
+    std::string text;
+    bool at_start;
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);
-  static void apply(const Step& step, std::vector<std::string>& pieces);
+  void add_split(std::shared_ptr<const Regex> regex, std::string literal, SplitBehavior behavior,
+                 bool invert);
+  void add_metaspace(const nlohmann::json& spec, const std::string& origin);
+  static void split_piece(const Step& step, Piece& piece, std::vector<Piece>& out);
+  static void apply(const Step& step, std::vector<Piece>& pieces);
 
   std::vector<Step> steps_;
 };

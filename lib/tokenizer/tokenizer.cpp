@@ -9,7 +9,8 @@
 #include "core/error.h"
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe_model.h"
-#include "tokenizer/byte_level.h"
+#include "tokenizer/decoder.h"
+#include "tokenizer/normalizer.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizer.h"
 #include "tokenizer/utf8.h"
@@ -17,11 +18,12 @@
 namespace nss::tokenizer {
 
 struct Tokenizer::Parts {
+  Normalizer normalizer;
   AddedVocabulary added;
   PreTokenizer pre_tokenizer;
   BpeModel model;
   PostProcessor post_processor;
-  bool byte_level_decoder = false;  // else tokens are joined with spaces
+  Decoder decoder;
 };
 
 namespace {
@@ -32,7 +34,7 @@ void require_type(const nlohmann::json& spec, const std::string& what, const std
   if (actual != type) {
     throw DataError("tokenizer", origin + ": " + what + " type \"" + actual + "\" is not supported",
                     "only " + type +
-                        " is (Llama 3, SmolLM2); prepare the data with "
+                        " is (Llama, Mistral, Qwen, SmolLM, Gemma); prepare the data with "
                         "scripts/prepare_data_hf.py instead");
   }
 }
@@ -55,23 +57,16 @@ Tokenizer Tokenizer::from_json_text(const std::string& json_text, const std::str
   auto parts = std::make_shared<Parts>();
   try {
     const auto json = nlohmann::json::parse(json_text);
-    if (!json.value("normalizer", nlohmann::json()).is_null()) {
-      throw DataError("tokenizer", origin + ": normalizer type " +
-                                       json.at("normalizer").value("type", std::string("?")) +
-                                       " is not supported (only none, as Llama 3 and SmolLM2)");
-    }
+    parts->normalizer = Normalizer::from_json(json.value("normalizer", nlohmann::json()), origin);
     require_type(json.at("model"), "model", "BPE", origin);
     parts->model = BpeModel::from_json(json.at("model"), origin);
-    parts->added = AddedVocabulary::from_json(json.value("added_tokens", nlohmann::json()), origin);
+    parts->added = AddedVocabulary::from_json(json.value("added_tokens", nlohmann::json()),
+                                              parts->normalizer, origin);
     parts->pre_tokenizer =
         PreTokenizer::from_json(json.value("pre_tokenizer", nlohmann::json()), origin);
     parts->post_processor =
         PostProcessor::from_json(json.value("post_processor", nlohmann::json()), origin);
-    const auto decoder = json.value("decoder", nlohmann::json());
-    if (!decoder.is_null()) {
-      require_type(decoder, "decoder", "ByteLevel", origin);
-      parts->byte_level_decoder = true;
-    }
+    parts->decoder = Decoder::from_json(json.value("decoder", nlohmann::json()), origin);
   } catch (const nlohmann::json::exception& e) {
     throw DataError("tokenizer", origin + " is not a valid tokenizer.json: " + e.what());
   }
@@ -81,21 +76,31 @@ Tokenizer Tokenizer::from_json_text(const std::string& json_text, const std::str
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   std::vector<int32_t> ids;
   std::vector<std::string> pieces;
-  for (const auto& part : parts_->added.split(utf8_lossy(text))) {
-    if (part.id) {
-      ids.push_back(*part.id);
+  std::vector<TextPart> normalized_parts;
+  for (const auto& raw : parts_->added.split_raw(utf8_lossy(text))) {
+    if (raw.id) {
+      ids.push_back(*raw.id);
       continue;
     }
-    pieces.clear();
-    parts_->pre_tokenizer.split(part.text, pieces);
-    for (const auto& piece : pieces) parts_->model.encode(piece, ids);
+    normalized_parts.clear();
+    parts_->added.split_normalized(parts_->normalizer.apply(raw.text), raw.at_start,
+                                   normalized_parts);
+    for (const auto& part : normalized_parts) {
+      if (part.id) {
+        ids.push_back(*part.id);
+        continue;
+      }
+      pieces.clear();
+      parts_->pre_tokenizer.split(part.text, part.at_start, pieces);
+      for (const auto& piece : pieces) parts_->model.encode(piece, ids);
+    }
   }
   return add_special_tokens ? parts_->post_processor.apply(std::move(ids)) : ids;
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
-  std::string out;
-  bool first = true;
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
   for (const int32_t id : ids) {
     const AddedToken* added = parts_->added.find(id);
     const std::string* token = added ? &added->content : parts_->model.id_to_token(id);
@@ -105,15 +110,9 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
       const auto special_id = parts_->added.token_to_id(*token);
       if (special_id && parts_->added.find(*special_id)->special) continue;
     }
-    if (parts_->byte_level_decoder) {
-      append_byte_level_bytes(*token, out);
-    } else {
-      if (!first) out.push_back(' ');
-      out.append(*token);
-    }
-    first = false;
+    tokens.push_back(*token);
   }
-  return parts_->byte_level_decoder ? utf8_lossy(out) : out;
+  return parts_->decoder.decode(std::move(tokens));
 }
 
 int32_t Tokenizer::vocab_size() const {

@@ -1,6 +1,7 @@
-// A Hugging Face tokenizer.json in C++, without libtorch or Python: byte-level
-// BPE with the pre-tokenizers Llama 3 and SmolLM2 use, added and special
-// tokens, TemplateProcessing and the ByteLevel decoder, giving the ids and
+// A Hugging Face tokenizer.json in C++, without libtorch or Python: BPE
+// (byte-level or with byte fallback) with the normalizers, pre-tokenizers,
+// added and special tokens, post-processors and decoders the Llama,
+// Mistral, Qwen, SmolLM and Gemma families' files use, giving the ids and
 // text that `tokenizers` gives (tests/tokenizer checks this against it).
 // What a file uses and this does not implement is a DataError naming the
 // file and the feature, never a silent difference (docs/data.md).

@@ -1,5 +1,7 @@
-"""nss_prepare_data --tokenizer end to end: for the SmolLM2 tokenizer.json and a
-byte-level BPE trained here, every format nss_prepare_data supports (text,
+"""nss_prepare_data --tokenizer end to end: for the SmolLM2 tokenizer.json (as
+converted and as transformers' save_pretrained writes it again), a
+byte-level BPE trained here and the Gemma, Mistral and Qwen2 pipelines
+(tests/tokenizer/family_tokenizers.py), every format nss_prepare_data supports (text,
 jsonl, csv documents; sft and records examples) gives the file
 scripts/prepare_data_hf.py gives for the same inputs and flags, dataset by
 dataset and attribute by attribute; bad tokenizer arguments are usage (2) or
@@ -20,6 +22,7 @@ import nss_e2e  # noqa: E402
 
 VENV_PYTHON = nss_e2e.VENV_PYTHON
 SCRIPT = os.path.join(nss_e2e.SOURCE, "scripts", "prepare_data_hf.py")
+FAMILIES = os.path.join(nss_e2e.SOURCE, "tests", "tokenizer", "family_tokenizers.py")
 SMOLLM2 = os.environ.get("NSS_REAL_MODEL", os.path.join(nss_e2e.SOURCE, "build", "models", "smollm2-135m-instruct"))
 
 # Non-ASCII, whitespace runs, digits, and special-token strings inside text.
@@ -54,6 +57,16 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             raise AssertionError("no tokenizer.json at %s: run scripts/setup.sh (it fetches SmolLM2)" % SMOLLM2)
         cls.bpe_dir = nss_e2e.scratch("hftok_bpe")
         bpe_tokenizer.train(VENV_PYTHON, os.path.join(cls.bpe_dir, "tokenizer.json"), 600, ["<s>", "</s>"])
+        cls.resaved = os.path.join(cls.bpe_dir, "smollm2_resaved")
+        training_text = os.path.join(cls.bpe_dir, "families.txt")
+        with open(training_text, "wb") as f:
+            with open("/usr/share/common-licenses/GPL-3", "rb") as licence:
+                f.write(TEXT * 20 + JSONL * 20 + CSV * 20 + licence.read())
+        for args in (["resave", SMOLLM2, cls.resaved], ["families", os.path.join(cls.bpe_dir, "families"),
+                                                         training_text]):
+            made = subprocess.run([VENV_PYTHON, FAMILIES] + args, capture_output=True, timeout=300)
+            assert made.returncode == 0, made.stderr.decode()
+        cls.families = [os.path.join(cls.bpe_dir, "families", name) for name in ("gemma", "mistral", "qwen2")]
 
     @classmethod
     def tearDownClass(cls):
@@ -101,8 +114,12 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             ["--input", files["records"], "--format", "records"],
             ["--input", files["records"], "--format", "records", "--group-by", "patient", "--order-by", "visit"],
         ]
-        for tokenizer in (SMOLLM2, smollm2_json, self.bpe_dir):
+        for tokenizer in (SMOLLM2, smollm2_json, self.bpe_dir, self.resaved):
             for args in runs:
+                with self.subTest(tokenizer=tokenizer, args=args):
+                    self.assert_same_as_python(tokenizer, *args)
+        for tokenizer in self.families:
+            for args in runs[:2] + runs[5:6]:
                 with self.subTest(tokenizer=tokenizer, args=args):
                     self.assert_same_as_python(tokenizer, *args)
         with self.subTest("SmolLM2: tokenizer_config.json's BOS/EOS, uint16"):

@@ -315,8 +315,7 @@ TEST(BlockActivations, SizeTableIsTheForwardsTensors) {
             2 * rope.apply(torch::zeros({batch, 1, seq, m.head_dim}), positions).numel());
   shape.rows_apart = true;
   const DocumentMask per_document = document_mask(positions, row_segments);
-  for (const auto& span : per_document.spans[0])
-    shape.row_spans.push_back(span.end - span.first);
+  for (const auto& span : per_document.spans[0]) shape.row_spans.push_back(span.end - span.first);
   const BlockActivationSizes apart = block_activation_sizes(shape);
   EXPECT_EQ(apart.scores, batch * m.num_attention_heads * (5 * 5 + 7 * 7 + 4 * 4));
   EXPECT_EQ(apart.call_scores, m.num_attention_heads * 7 * 7);  // the longest document

@@ -10,7 +10,12 @@ punctuation, contractions and embedded special tokens, for
   - the same with ByteLevel's own GPT-2 split, a prefix space, contiguous
     Digits and "a b" merges (the older file format),
   - the same with Split patterns (Regex and String) under every behavior,
-    inverted or not.
+    inverted or not,
+  - one tokenizer.json per model family written by transformers' own
+    converters and save_pretrained (family_tokenizers.py: Llama 2 and
+    Mistral legacy and Metaspace, Gemma, Qwen2/Qwen3) and variants for every
+    other normalizer and pre-tokenizer (NFKC, NFD, NFKD, Lowercase, Strip,
+    StripAccents, Prepend, Replace, Punctuation, Whitespace, Metaspace, ...).
 
 An unsupported tokenizer.json is exit 4 naming the file and the feature."""
 import glob
@@ -24,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import nss_e2e  # noqa: E402
 
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hf_reference.py")
+FAMILIES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "family_tokenizers.py")
 SMOLLM2 = os.path.join(nss_e2e.SOURCE, "build", "models", "smollm2-135m-instruct", "tokenizer.json")
 
 HANDMADE = [
@@ -135,6 +141,13 @@ class TokenizerParityTest(nss_e2e.VenvScratchDirTest):
             self.skipTest("%s is absent: scripts/setup.sh converts SmolLM2 and writes it" % SMOLLM2)
         _, results = self.assert_parity(SMOLLM2)
         self.assertTrue(any(1 in r["ids"] for r in results))  # <|im_start|> was found in the text
+        # The same file after transformers' save_pretrained with an empty
+        # normalizer Sequence, as newer files carry it.
+        result = self.venv(FAMILIES, "resave", os.path.dirname(SMOLLM2), self.path("resaved"))
+        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        with open(self.path("resaved/tokenizer.json")) as f:
+            self.assertEqual(json.load(f)["normalizer"], {"type": "Sequence", "normalizers": []})
+        self.assert_parity(self.path("resaved/tokenizer.json"))
 
     def test_llama3_style(self):
         spec = self.train_llama3_style()
@@ -172,16 +185,34 @@ class TokenizerParityTest(nss_e2e.VenvScratchDirTest):
                     json.dump(spec, f)
                 self.assert_parity(self.path("split.json"), texts)
 
+    def test_model_families(self):
+        training_text = self.write("families.txt", ("\n".join(HANDMADE * 20) + open(
+            "/usr/share/common-licenses/GPL-3", encoding="utf-8").read()).encode())
+        result = self.venv(FAMILIES, "families", self.path("families"), training_text)
+        self.assertEqual(result.returncode, 0, result.stderr.decode())
+        written = json.loads(result.stdout.decode().splitlines()[-1])
+        self.assertGreaterEqual(len(written), 16)
+        texts = HANDMADE + random_texts(300, seed=18) + [
+            "<s>text after a special token", "<start_of_turn>user\nHi<end_of_turn>", "\t tab first",
+            "<|im_start|>system\nYou are 😀<|im_end|>", "Ünïcödé   ÀÉÎÕÜ ǄǅǆΣΑΣ ﬀ ㎏ ①"]
+        # Every code point once (surrogates aside), in runs with marks and
+        # capitals between: the Unicode tables of both sides compared whole.
+        every = [chr(c) for c in range(0x80, 0x32000) if not 0xD800 <= c <= 0xDFFF]
+        texts += ["a\u0301" + "A".join(every[i:i + 400]) for i in range(0, len(every), 400)]
+        for path in written:
+            with self.subTest(family=os.path.basename(os.path.dirname(path))):
+                self.assert_parity(path, texts)
+
     def test_unsupported_tokenizer_is_a_data_error(self):
         spec = self.train_llama3_style()
-        spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"}
-        with open(self.path("metaspace.json"), "w") as f:
+        spec["pre_tokenizer"] = {"type": "UnicodeScripts"}
+        with open(self.path("scripts.json"), "w") as f:
             json.dump(spec, f)
-        result = subprocess.run([nss_e2e.binary("tokenizer_probe"), self.path("metaspace.json")], input="",
+        result = subprocess.run([nss_e2e.binary("tokenizer_probe"), self.path("scripts.json")], input="",
                                 capture_output=True, text=True, timeout=60)
         self.assertEqual(result.returncode, 4, result.stderr)
-        self.assertIn(self.path("metaspace.json"), result.stderr)
-        self.assertIn('pre-tokenizer type "Metaspace"', result.stderr)
+        self.assertIn(self.path("scripts.json"), result.stderr)
+        self.assertIn('pre-tokenizer type "UnicodeScripts"', result.stderr)
 
 
 if __name__ == "__main__":

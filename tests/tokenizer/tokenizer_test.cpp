@@ -123,15 +123,25 @@ void expect_data_error(const std::string& json, const std::string& needle) {
 TEST(Errors, UnsupportedFeaturesAreDataErrors) {
   const std::string bpe = R"({"type": "BPE", "vocab": {"a": 0}, "merges": []})";
   expect_data_error(R"({"model": {"type": "Unigram", "vocab": []}})", "model type \"Unigram\"");
-  expect_data_error(R"({"model": )" + bpe + R"(, "pre_tokenizer": {"type": "Metaspace"}})",
-                    "pre-tokenizer type \"Metaspace\"");
-  expect_data_error(R"({"model": )" + bpe + R"(, "normalizer": {"type": "NFC"}})",
-                    "normalizer type NFC");
+  expect_data_error(R"({"model": )" + bpe + R"(, "pre_tokenizer": {"type": "UnicodeScripts"}})",
+                    "pre-tokenizer type \"UnicodeScripts\"");
+  expect_data_error(R"({"model": )" + bpe +
+                        R"(, "pre_tokenizer": {"type": "Metaspace", "prepend_scheme": "twice"}})",
+                    "prepend_scheme \"twice\"");
+  expect_data_error(R"({"model": )" + bpe +
+                        R"(, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}})",
+                    "normalizer type \"Precompiled\"");
   expect_data_error(R"({"model": )" + bpe + R"(, "decoder": {"type": "WordPiece"}})",
                     "decoder type \"WordPiece\"");
+  expect_data_error(
+      R"({"model": )" + bpe +
+          R"(, "decoder": {"type": "Strip", "content": "ab", "start": 1, "stop": 0}})",
+      "is not one character");
   expect_data_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [],
-                     "byte_fallback": true}})",
-                    "byte_fallback");
+                     "continuing_subword_prefix": "##"}})",
+                    "continuing_subword_prefix");
+  expect_data_error(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}})", "dropout");
   expect_data_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}})",
                     "outside the vocabulary");
   expect_data_error(R"({"model": )" + bpe +
@@ -140,6 +150,46 @@ TEST(Errors, UnsupportedFeaturesAreDataErrors) {
                     "cannot be compiled");
   expect_data_error("{not json", "not a valid tokenizer.json");
   EXPECT_THROW(Tokenizer::from_file("/nonexistent/tokenizer.json"), DataError);
+}
+
+// A SentencePiece-style file (Llama 2, Mistral, Gemma): spaces become ▁ in
+// the normalizer, characters outside the vocabulary fall back to their
+// bytes, and the decoder turns both back.
+Tokenizer byte_fallback_tokenizer() {
+  return Tokenizer::from_json_text(R"({
+    "normalizer": {"type": "Sequence", "normalizers": [
+      {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "},
+                                             "content": "▁"}]},
+    "model": {"type": "BPE", "byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>",
+              "vocab": {"<unk>": 0, "▁": 1, "a": 2, "▁a": 3, "<0xC3>": 4, "<0xA9>": 5,
+                        "<0xE4>": 6},
+              "merges": [["▁", "a"]]},
+    "decoder": {"type": "Sequence", "decoders": [
+      {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"},
+      {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}})",
+                                   "test");
+}
+
+TEST(ByteFallback, UnknownCharactersBecomeTheirBytesAndDecodeBack) {
+  const Tokenizer tokenizer = byte_fallback_tokenizer();
+  // "é" is C3 A9; "中" (E4 B8 AD) lacks two byte tokens: <unk>.
+  EXPECT_EQ(tokenizer.encode("a é", false), (std::vector<int32_t>{3, 1, 4, 5}));
+  EXPECT_EQ(tokenizer.encode("中中a", false), (std::vector<int32_t>{1, 0, 2}));
+  EXPECT_EQ(tokenizer.decode({3, 1, 4, 5}, false), "a é");
+  // A lone continuation byte is no text: one replacement character.
+  EXPECT_EQ(tokenizer.decode({3, 5}, false), "a\xEF\xBF\xBD");
+}
+
+TEST(Normalizer, UnicodeFormsAndCaseMappingComeFromIcu) {
+  const Tokenizer nfkc = Tokenizer::from_json_text(R"({
+    "normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
+    "model": {"type": "BPE", "vocab": {"ﬁ": 0, "fi": 1, "f": 2, "i": 3, "σ": 4, "ς": 5, "̇": 6},
+              "merges": [["f", "i"]]}})",
+                                                   "test");
+  EXPECT_EQ(nfkc.encode("ﬁ", false), (std::vector<int32_t>{1}));  // NFKC: ﬁ is f i
+  EXPECT_EQ(nfkc.encode("FI", false), (std::vector<int32_t>{1}));
+  EXPECT_EQ(nfkc.encode("Σ", false), (std::vector<int32_t>{4}));     // no final sigma: char by char
+  EXPECT_EQ(nfkc.encode("İ", false), (std::vector<int32_t>{3, 6}));  // i + U+0307
 }
 
 }  // namespace

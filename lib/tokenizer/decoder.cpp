@@ -1,0 +1,218 @@
+#include "tokenizer/decoder.h"
+
+#include "core/error.h"
+#include "tokenizer/byte_level.h"
+#include "tokenizer/regex.h"
+#include "tokenizer/utf8.h"
+
+namespace nss::tokenizer {
+namespace {
+
+constexpr const char* kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
+
+std::vector<std::string> byte_level(const std::vector<std::string>& tokens) {
+  std::string bytes;
+  for (const auto& token : tokens) append_byte_level_bytes(token, bytes);
+  return {utf8_lossy(bytes)};
+}
+
+std::vector<std::pair<size_t, size_t>> literal_matches(const std::string& text,
+                                                       const std::string& literal) {
+  std::vector<std::pair<size_t, size_t>> matches;
+  if (literal.empty()) return matches;
+  for (size_t at = text.find(literal); at != std::string::npos;
+       at = text.find(literal, at + literal.size()))
+    matches.emplace_back(at, at + literal.size());
+  return matches;
+}
+
+std::string replaced(const std::string& text, const std::vector<std::pair<size_t, size_t>>& matches,
+                     const std::string& content) {
+  std::string out;
+  size_t previous = 0;
+  for (const auto& [begin, end] : matches) {
+    out.append(text, previous, begin - previous);
+    out.append(content);
+    previous = end;
+  }
+  out.append(text, previous, std::string::npos);
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The byte of a "<0xXX>" token, as Rust's u8::from_str_radix(XX, 16) reads
+// XX (a leading '+' and either case accepted); -1 for any other token.
+int fallback_byte(const std::string& token) {
+  if (token.size() != 6 || token.compare(0, 3, "<0x") != 0 || token[5] != '>') return -1;
+  if (token[3] == '+') return hex_digit(token[4]);
+  const int high = hex_digit(token[3]), low = hex_digit(token[4]);
+  return high < 0 || low < 0 ? -1 : high * 16 + low;
+}
+
+// Runs of byte tokens become their text when it is valid UTF-8, else one
+// replacement character per byte.
+std::vector<std::string> byte_fallback(std::vector<std::string> tokens) {
+  std::vector<std::string> out;
+  std::string bytes;
+  const auto flush = [&] {
+    if (bytes.empty()) return;
+    if (is_valid_utf8(bytes))
+      out.push_back(bytes);
+    else
+      out.insert(out.end(), bytes.size(), kReplacementCharacter);
+    bytes.clear();
+  };
+  for (auto& token : tokens) {
+    const int byte = fallback_byte(token);
+    if (byte >= 0) {
+      bytes.push_back(static_cast<char>(byte));
+      continue;
+    }
+    flush();
+    out.push_back(std::move(token));
+  }
+  flush();
+  return out;
+}
+
+std::vector<std::string> code_points(const std::string& token) {
+  std::vector<std::string> out;
+  for (size_t pos = 0; pos < token.size();) {
+    const size_t start = pos;
+    next_code_point(token, pos);
+    out.push_back(token.substr(start, pos - start));
+  }
+  return out;
+}
+
+// tokenizers' Strip: up to `start` leading and `stop` trailing copies of
+// `content` go, then it keeps token.len() (bytes) - cuts characters, the
+// count wrapping as Rust's release build computes it.
+std::string strip(const std::string& token, const std::string& content, size_t start, size_t stop) {
+  const std::vector<std::string> chars = code_points(token);
+  size_t start_cut = 0, stop_cut = 0;
+  while (start_cut < chars.size() && start_cut < start && chars[start_cut] == content) ++start_cut;
+  while (stop_cut < chars.size() && stop_cut < stop &&
+         chars[chars.size() - 1 - stop_cut] == content)
+    ++stop_cut;
+  const size_t keep = token.size() - start_cut - stop_cut;  // may wrap: take everything
+  std::string out;
+  for (size_t i = start_cut, taken = 0; i < chars.size() && taken < keep; ++i, ++taken)
+    out.append(chars[i]);
+  return out;
+}
+
+std::vector<std::string> metaspace(std::vector<std::string> tokens, const std::string& replacement,
+                                   bool prepend) {
+  for (size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] =
+        replaced(tokens[i], literal_matches(tokens[i], replacement), i == 0 && prepend ? "" : " ");
+  return tokens;
+}
+
+std::string one_character(const nlohmann::json& value, const std::string& what,
+                          const std::string& origin) {
+  const std::string text = value.get<std::string>();
+  if (!is_valid_utf8(text) || code_points(text).size() != 1)
+    throw DataError("tokenizer",
+                    origin + ": decoder " + what + " " + value.dump() + " is not one character");
+  return text;
+}
+
+}  // namespace
+
+Decoder Decoder::from_json(const nlohmann::json& spec, const std::string& origin) {
+  Decoder result;
+  if (spec.is_null()) return result;
+  result.joined_with_spaces_ = false;
+  result.add(spec, origin);
+  return result;
+}
+
+void Decoder::add(const nlohmann::json& spec, const std::string& origin) {
+  const std::string type = spec.at("type").get<std::string>();
+  Step step{Step::Kind::kFuse, {}, nullptr, {}};
+  if (type == "Sequence") {
+    for (const auto& inner : spec.at("decoders")) add(inner, origin);
+    return;
+  } else if (type == "ByteLevel") {
+    step.kind = Step::Kind::kByteLevel;
+  } else if (type == "Replace") {
+    step.kind = Step::Kind::kReplace;
+    step.content = spec.at("content").get<std::string>();
+    const auto& pattern = spec.at("pattern");
+    if (pattern.contains("Regex"))
+      step.regex = std::make_shared<Regex>(pattern.at("Regex").get<std::string>(), origin);
+    else if (pattern.contains("String"))
+      step.literal = pattern.at("String").get<std::string>();
+    else
+      throw DataError("tokenizer", origin + ": Replace pattern " + pattern.dump() +
+                                       " is neither {\"Regex\": ...} nor {\"String\": ...}");
+  } else if (type == "ByteFallback") {
+    step.kind = Step::Kind::kByteFallback;
+  } else if (type == "Fuse") {
+    step.kind = Step::Kind::kFuse;
+  } else if (type == "Strip") {
+    step.kind = Step::Kind::kStrip;
+    step.literal = one_character(spec.at("content"), "Strip content", origin);
+    step.start = spec.value("start", size_t{0});
+    step.stop = spec.value("stop", size_t{0});
+  } else if (type == "Metaspace") {
+    step.kind = Step::Kind::kMetaspace;
+    step.literal = one_character(spec.value("replacement", nlohmann::json("\u2581")),
+                                 "Metaspace replacement", origin);
+    const std::string scheme = spec.value(
+        "prepend_scheme", std::string(spec.value("add_prefix_space", true) ? "always" : "never"));
+    step.prepend = scheme != "never";
+  } else {
+    throw DataError("tokenizer", origin + ": decoder type \"" + type + "\" is not supported",
+                    "supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, "
+                    "Metaspace; prepare the data with scripts/prepare_data_hf.py instead");
+  }
+  steps_.push_back(std::move(step));
+}
+
+std::vector<std::string> Decoder::apply(const Step& step, std::vector<std::string> tokens) {
+  switch (step.kind) {
+    case Step::Kind::kByteLevel:
+      return byte_level(tokens);
+    case Step::Kind::kReplace:
+      for (auto& token : tokens)
+        token = replaced(
+            token, step.regex ? step.regex->find_all(token) : literal_matches(token, step.literal),
+            step.content);
+      return tokens;
+    case Step::Kind::kByteFallback:
+      return byte_fallback(std::move(tokens));
+    case Step::Kind::kFuse: {
+      std::string fused;
+      for (const auto& token : tokens) fused.append(token);
+      return {fused};
+    }
+    case Step::Kind::kStrip:
+      for (auto& token : tokens) token = strip(token, step.literal, step.start, step.stop);
+      return tokens;
+    case Step::Kind::kMetaspace:
+      return metaspace(std::move(tokens), step.literal, step.prepend);
+  }
+  return tokens;
+}
+
+std::string Decoder::decode(std::vector<std::string> tokens) const {
+  std::string out;
+  if (joined_with_spaces_) {
+    for (size_t i = 0; i < tokens.size(); ++i) out.append(i == 0 ? "" : " ").append(tokens[i]);
+    return out;
+  }
+  for (const auto& step : steps_) tokens = apply(step, std::move(tokens));
+  for (const auto& token : tokens) out.append(token);
+  return utf8_lossy(out);
+}
+
+}  // namespace nss::tokenizer

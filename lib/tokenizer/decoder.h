@@ -1,0 +1,45 @@
+// The decoder of a tokenizer.json: how tokens become text again. Supported,
+// as Hugging Face `tokenizers` chains them (each step maps the list of token
+// strings, the last list is joined): Sequence, ByteLevel, Replace (String or
+// Regex), ByteFallback (<0xXX> tokens to bytes), Fuse, Strip and Metaspace.
+// No decoder joins the tokens with spaces. Anything else is a DataError
+// naming the file and the type.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace nss::tokenizer {
+
+class Regex;
+
+class Decoder {
+ public:
+  /// Builds the decoder `spec` describes (null: tokens joined with spaces).
+  static Decoder from_json(const nlohmann::json& spec, const std::string& origin);
+
+  /// The text of `tokens` (the vocabulary's strings, in order), valid UTF-8.
+  std::string decode(std::vector<std::string> tokens) const;
+
+ private:
+  struct Step {
+    enum class Kind { kByteLevel, kReplace, kByteFallback, kFuse, kStrip, kMetaspace } kind;
+    std::string literal;  // kReplace's String pattern; kStrip's and kMetaspace's character
+    std::shared_ptr<const Regex> regex;  // kReplace's Regex pattern
+    std::string content;                 // kReplace
+    size_t start = 0, stop = 0;          // kStrip: at most this many at each end
+    bool prepend = true;                 // kMetaspace: the first token's replacement is no space
+  };
+
+  void add(const nlohmann::json& spec, const std::string& origin);
+  static std::vector<std::string> apply(const Step& step, std::vector<std::string> tokens);
+
+  std::vector<Step> steps_;
+  bool joined_with_spaces_ = true;
+};
+
+}  // namespace nss::tokenizer
