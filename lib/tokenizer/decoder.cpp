@@ -161,6 +161,12 @@ void Decoder::add(const nlohmann::json& spec, const std::string& origin) {
   } else if (type == "Strip") {
     step.kind = Step::Kind::kStrip;
     step.literal = one_character(spec.at("content"), "Strip content", origin);
+    for (const char* key : {"start", "stop"}) {
+      const auto value = spec.value(key, nlohmann::json(0));
+      if (!value.is_number_unsigned())
+        throw DataError("tokenizer", origin + ": decoder Strip " + key + " " + value.dump() +
+                                         " is not a count of characters");
+    }
     step.start = spec.value("start", size_t{0});
     step.stop = spec.value("stop", size_t{0});
   } else if (type == "Metaspace") {

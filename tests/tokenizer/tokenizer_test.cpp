@@ -137,6 +137,15 @@ TEST(Errors, UnsupportedFeaturesAreDataErrors) {
       R"({"model": )" + bpe +
           R"(, "decoder": {"type": "Strip", "content": "ab", "start": 1, "stop": 0}})",
       "is not one character");
+  expect_data_error(
+      R"({"model": )" + bpe +
+          R"(, "decoder": {"type": "Strip", "content": " ", "start": -1, "stop": 0}})",
+      "is not a count of characters");
+  expect_data_error(
+      R"({"model": )" + bpe + R"(, "normalizer": {"type": "Strip", "strip_left": "yes"}})",
+      "not a valid tokenizer.json");
+  expect_data_error(R"({"model": )" + bpe + R"(, "normalizer": {"prepend": "x"}})",
+                    "not a valid tokenizer.json");
   expect_data_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [],
                      "continuing_subword_prefix": "##"}})",
                     "continuing_subword_prefix");
