@@ -86,6 +86,13 @@ struct ModelConfig {
   double rope_theta = 10000.0;
   RopeScalingConfig rope_scaling;
   bool tie_word_embeddings = false;
+  // The family (lib/arch) and the keys only some families read.
+  std::string family = "llama";
+  bool attention_bias = false;
+  std::int64_t sliding_window = 0;
+  std::vector<std::string> layer_types;
+  double rope_local_theta = 0;
+  double query_pre_attn_scalar = 0;
 
   template <class V>
   void visit(V& v) {
@@ -111,6 +118,26 @@ struct ModelConfig {
     v.section("rope_scaling", rope_scaling, "RoPE scaling (Hugging Face rope_scaling).");
     v.field("tie_word_embeddings", tie_word_embeddings,
             "Share the embedding matrix with the LM head (Llama-3.2, SmolLM2).");
+    v.field("family", family,
+            "Model family (docs/model.md): llama, qwen2, qwen3, mistral, smollm3, gemma3; "
+            "config.json's model_type sets it with model.from_pretrained.");
+    v.field("attention_bias", attention_bias,
+            "q, k, v and o projections with bias (Llama, Qwen3, SmolLM3, Gemma 3 key; Qwen2 "
+            "always has q, k, v biases).");
+    v.field("sliding_window", sliding_window,
+            "Keys a sliding-window layer attends to: the query and sliding_window - 1 before "
+            "it; 0: none.",
+            {0, kMaxPositions});
+    v.field("layer_types", layer_types,
+            "Per layer: full_attention, sliding_attention or full_attention_no_rope; empty: "
+            "every layer full attention with RoPE.");
+    v.field("rope_local_theta", rope_local_theta,
+            "RoPE base of the sliding-window layers, without rope_scaling (Gemma 3's "
+            "rope_local_base_freq); 0: rope_theta.",
+            {0, 1e12});
+    v.field("query_pre_attn_scalar", query_pre_attn_scalar,
+            "Attention scores scaled by query_pre_attn_scalar^-1/2 (Gemma 3); 0: head_dim.",
+            {0, 1e9});
   }
 };
 

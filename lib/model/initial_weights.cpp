@@ -3,20 +3,25 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/architecture.h"
 #include "core/error.h"
 #include "model/counter_rng.h"
 #include "model/pretrained_base.h"
 
 namespace nss::model {
 
-void init_parameter_slice(const ParamSpec& spec, const config::ModelConfig& /*model*/,
+void init_parameter_slice(const ParamSpec& spec, const config::ModelConfig& model,
                           std::uint64_t seed, std::int64_t offset, std::int64_t count, float* out) {
   NSS_ASSERT(offset >= 0 && count >= 0 && offset + count <= spec.numel(), "model",
              "element range outside '" + spec.name + "'");
   switch (spec.role) {
     case ParamRole::kNorm:
-      std::fill(out, out + count, 1.0f);
+      // A (1 + weight) norm starts at weight 0, as transformers initialises Gemma's.
+      std::fill(
+          out, out + count,
+          arch::family(model.family).norm_scale == arch::NormScale::kOnePlusWeight ? 0.0f : 1.0f);
       return;
+    case ParamRole::kBias:
     case ParamRole::kLoraB:
       std::fill(out, out + count, 0.0f);
       return;

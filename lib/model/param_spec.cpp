@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "arch/architecture.h"
 #include "core/error.h"
 
 namespace nss::model {
@@ -67,19 +68,29 @@ std::vector<ParamSpec> unit_parameters(const config::ModelConfig& m, const confi
       head.push_back({"lm_head.weight", {m.vocab_size, h}, ParamRole::kLinear, base_trainable});
     return head;
   }
+  // A block's tensors as its family describes them; LoRA's after each
+  // targeted projection.
   const std::string prefix = "model.layers." + std::to_string(unit - 1) + ".";
   std::vector<ParamSpec> params;
-  params.push_back({prefix + "input_layernorm.weight", {h}, ParamRole::kNorm, base_trainable});
-  for (const auto& p : projections(m)) {
-    if (std::string(p.name) == "gate_proj")
-      params.push_back(
-          {prefix + "post_attention_layernorm.weight", {h}, ParamRole::kNorm, base_trainable});
-    const std::string module = prefix + p.module + "." + p.name;
-    params.push_back(
-        {module + ".weight", {p.out, p.in}, ParamRole::kLinear, base_trainable, quantized});
-    if (targeted(lora, p.name)) {
-      params.push_back({module + ".lora_A.weight", {lora.rank, p.in}, ParamRole::kLoraA, true});
-      params.push_back({module + ".lora_B.weight", {p.out, lora.rank}, ParamRole::kLoraB, true});
+  for (const auto& tensor : arch::describe(m).block) {
+    const std::string name = prefix + tensor.name;
+    switch (tensor.kind) {
+      case arch::TensorKind::kNorm:
+      case arch::TensorKind::kHeadNorm:
+        params.push_back({name, tensor.shape, ParamRole::kNorm, base_trainable});
+        break;
+      case arch::TensorKind::kBias:
+        params.push_back({name, tensor.shape, ParamRole::kBias, base_trainable});
+        break;
+      case arch::TensorKind::kProjection: {
+        params.push_back({name, tensor.shape, ParamRole::kLinear, base_trainable, quantized});
+        if (!targeted(lora, tensor.projection)) break;
+        const std::string module = name.substr(0, name.size() - std::string(".weight").size());
+        const std::int64_t out = tensor.shape[0], in = tensor.shape[1];
+        params.push_back({module + ".lora_A.weight", {lora.rank, in}, ParamRole::kLoraA, true});
+        params.push_back({module + ".lora_B.weight", {out, lora.rank}, ParamRole::kLoraB, true});
+        break;
+      }
     }
   }
   return params;
@@ -108,10 +119,17 @@ ParameterCount count_parameters(const config::ModelConfig& model, const config::
 ParameterCount parameter_count_formula(const config::ModelConfig& m,
                                        const config::LoraConfig& lora) {
   const std::int64_t h = m.hidden_size, i = m.intermediate_size, l = m.num_hidden_layers;
-  const std::int64_t q = m.num_attention_heads * m.head_dim;
-  const std::int64_t kv = m.num_key_value_heads * m.head_dim;
+  const std::int64_t d = m.head_dim, q = m.num_attention_heads * d;
+  const std::int64_t kv = m.num_key_value_heads * d;
+  const arch::Family& family = arch::family(m.family);
+  const bool qkv_bias =
+      family.attention_bias == arch::AttentionBias::kQkv ||
+      (family.attention_bias == arch::AttentionBias::kFromConfig && m.attention_bias);
+  const bool o_bias = family.attention_bias == arch::AttentionBias::kFromConfig && m.attention_bias;
   const std::int64_t embeddings = m.vocab_size * h * (m.tie_word_embeddings ? 1 : 2);
-  const std::int64_t block = 2 * h * q + 2 * h * kv + 3 * h * i + 2 * h;
+  const std::int64_t norms = (family.sandwich_norms ? 4 : 2) * h + (family.qk_norm ? 2 * d : 0);
+  const std::int64_t biases = (qkv_bias ? q + 2 * kv : 0) + (o_bias ? h : 0);
+  const std::int64_t block = 2 * h * q + 2 * h * kv + 3 * h * i + norms + biases;
   const std::int64_t base = embeddings + h + l * block;
   // A rank-r adapter on an [out, in] projection adds r * (in + out).
   std::int64_t adapters = 0;

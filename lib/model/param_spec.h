@@ -1,6 +1,7 @@
-// The parameters of a Llama model: names (Hugging Face / PEFT), shapes,
-// roles, grouped into FSDP units (0 = embedding, 1..L = decoder blocks,
-// L + 1 = final norm + LM head). Plain C++: shapes only, no tensors.
+// The parameters of a model of any family (lib/arch describes a block's
+// tensors): names (Hugging Face / PEFT), shapes, roles, grouped into FSDP
+// units (0 = embedding, 1..L = decoder blocks, L + 1 = final norm + LM
+// head). Plain C++: shapes only, no tensors.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 namespace nss::model {
 
 /// What a parameter is; decides its initialisation and weight decay.
-enum class ParamRole { kEmbedding, kNorm, kLinear, kLoraA, kLoraB };
+enum class ParamRole { kEmbedding, kNorm, kLinear, kBias, kLoraA, kLoraB };
 
 /// One parameter tensor.
 struct ParamSpec {
@@ -40,8 +41,10 @@ bool is_projection_weight(const ParamSpec& spec);
 int num_units(const config::ModelConfig& model);
 
 /// Parameters of one unit in their fixed (flat-buffer) order. A decoder block:
-/// input_layernorm, q/k/v/o_proj, post_attention_layernorm, gate/up/down_proj,
-/// each LoRA-targeted projection followed by its lora_A and lora_B. The head
+/// its family's tensors in arch::describe's order (Llama: input_layernorm,
+/// q/k/v/o_proj, post_attention_layernorm, gate/up/down_proj; biases after
+/// their weights), each LoRA-targeted projection followed by its lora_A and
+/// lora_B. The head
 /// unit is model.norm plus lm_head, which is absent with tied embeddings (the
 /// head then uses the embedding unit's weight). With quantize_base: nf4 the
 /// seven projections' base weights (only those) are `quantized`.

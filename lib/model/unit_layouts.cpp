@@ -13,6 +13,7 @@ bool weight_decayed(ParamRole role, bool decay_embeddings) {
     case ParamRole::kEmbedding:
       return decay_embeddings;
     case ParamRole::kNorm:
+    case ParamRole::kBias:
       return false;
   }
   return false;
