@@ -219,7 +219,14 @@ std::string commit_of_ref(const fs::path& repo, const HubReference& reference,
                           const HubCacheLocation& cache) {
   const fs::path path = repo / "refs" / reference.revision;
   const std::string where = describe_hub_cache(cache);
-  if (!fs::is_regular_file(status_of(path, reference, cache))) {
+  const fs::file_status status = status_of(path, reference, cache);
+  if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status))
+    throw DataError("hf",
+                    "'" + written(reference) + "': " + shown(path.string()) +
+                        " is not a regular file (a damaged cache: huggingface_hub writes the "
+                        "commit into it)",
+                    repair_hint(path.string(), reference, cache));
+  if (!fs::is_regular_file(status)) {
     const bool short_hash = reference.revision.size() < 40 && is_lowercase_hex(reference.revision);
     throw DataError("hf",
                     "'" + written(reference) + "': " + where + " has " + repo.filename().string() +

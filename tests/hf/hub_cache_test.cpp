@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -249,6 +250,10 @@ TEST_F(HubCacheTest, DamagedRefsAndSnapshots) {
                    "delete " + (repo() / "refs" / "main").string() + ", then run `HF_HUB_CACHE="});
   write_file(repo() / "refs" / "main", "not a hash at all\n");
   expect_contains(resolve_error("Org/Name"), {"does not hold a 40-character commit hash"});
+  fs::remove(repo() / "refs" / "main");
+  ASSERT_EQ(mkfifo((repo() / "refs" / "main").c_str(), 0600), 0);
+  expect_contains(resolve_error("Org/Name"), {"refs/main is not a regular file"});
+  fs::remove(repo() / "refs" / "main");
   write_file(repo() / "refs" / "main", std::string(40, 'f'));
   expect_contains(resolve_error("Org/Name"),
                   {"snapshots/" + std::string(40, 'f') + " is missing (refs/main names it)"});
