@@ -100,8 +100,9 @@ struct ModelConfig {
             "Named shape (tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, smollm2-135m, "
             "smollm2-360m, smollm2-1.7b, tinyllama-1.1b); explicit keys override it.");
     v.field("from_pretrained", from_pretrained,
-            "Local Hugging Face directory (config.json + safetensors) to start from; "
-            "its config.json defines the shape.");
+            "Hugging Face model to start from: a local directory (config.json + "
+            "safetensors), else Org/Name[@revision] in the local Hugging Face cache (never "
+            "downloaded); its config.json defines the shape.");
     v.field("hidden_size", hidden_size, "Model width.", {1, kMaxWidth});
     v.field("intermediate_size", intermediate_size, "SwiGLU MLP width.", {1, 4 * kMaxWidth});
     v.field("num_hidden_layers", num_hidden_layers, "Number of decoder blocks.", {1, 1024});

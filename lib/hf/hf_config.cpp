@@ -12,7 +12,7 @@
 #include "config/problems.h"
 #include "core/error.h"
 #include "core/fs.h"
-#include "hf/pretrained_directory.h"
+#include "hf/hub_cache.h"
 #include "hf/weight_files.h"
 
 namespace nss::hf {
@@ -311,8 +311,8 @@ std::vector<std::string> shape_differences(const config::ModelConfig& a,
 }
 
 config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured) {
-  require_local_model_dir(configured.from_pretrained);
-  const std::string path = configured.from_pretrained + "/" + kConfigFile;
+  const std::string dir = resolve_model_directory(configured.from_pretrained);
+  const std::string path = dir + "/" + kConfigFile;
   const config::ModelConfig pretrained = read_hf_config(path);
   config::ModelConfig preset_shape;
   config::apply_model_preset(configured.preset, preset_shape);
@@ -338,8 +338,7 @@ config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configur
 
   config::ModelConfig resolved = pretrained;
   resolved.preset = configured.preset;
-  resolved.from_pretrained =
-      std::filesystem::absolute(configured.from_pretrained).lexically_normal().string();
+  resolved.from_pretrained = std::filesystem::absolute(dir).lexically_normal().string();
   return resolved;
 }
 

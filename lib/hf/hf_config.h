@@ -37,8 +37,11 @@ std::vector<std::string> shape_differences(const config::ModelConfig& a,
 /// preset (and a preset other than "tiny") must agree with config.json;
 /// otherwise UsageError (exit 2) naming each conflict. Floating keys agree
 /// within a relative 1e-6; the file's values are returned. from_pretrained
-/// becomes absolute, so that the checkpoint (state.lora_base.path) and an
-/// exported adapter (base_model_name_or_path) name the directory from anywhere.
+/// becomes the absolute directory it names (hub_cache.h: a local directory,
+/// else the snapshot of an Org/Name[@revision] in the Hugging Face cache), so
+/// that every reader sees the same files and the checkpoint
+/// (state.lora_base.path) and an exported adapter (base_model_name_or_path)
+/// name the directory from anywhere.
 config::ModelConfig resolve_pretrained_shape(const config::ModelConfig& configured);
 
 }  // namespace nss::hf

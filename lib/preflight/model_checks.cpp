@@ -1,6 +1,7 @@
 #include "preflight/model_checks.h"
 
 #include "core/units.h"
+#include "hf/hub_cache.h"
 #include "model/pretrained_base.h"
 
 namespace nss::preflight {
@@ -20,10 +21,11 @@ Check check_pretrained_model(const PreflightContext& context) {
   for (const auto& name : directory->tensor_names())
     bytes += directory->find(name)->end - directory->find(name)->begin;
   return Check::pass(kId, ExitCode::kData,
-                     config.model.from_pretrained + ": config.json, " +
-                         std::to_string(directory->weight_files().size()) + " weight file(s), " +
-                         std::to_string(directory->tensor_names().size()) + " tensors (" +
-                         format_bytes(bytes) + "), every base tensor present with its shape");
+                     hf::describe_model_directory(config.model.from_pretrained) +
+                         ": config.json, " + std::to_string(directory->weight_files().size()) +
+                         " weight file(s), " + std::to_string(directory->tensor_names().size()) +
+                         " tensors (" + format_bytes(bytes) +
+                         "), every base tensor present with its shape");
 }
 
 }  // namespace nss::preflight
