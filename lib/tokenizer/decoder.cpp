@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
-#include "tokenizer/regex.h"
 #include "tokenizer/utf8.h"
 
 namespace nss::tokenizer {
@@ -14,29 +13,6 @@ std::vector<std::string> byte_level(const std::vector<std::string>& tokens) {
   std::string bytes;
   for (const auto& token : tokens) append_byte_level_bytes(token, bytes);
   return {utf8_lossy(bytes)};
-}
-
-std::vector<std::pair<size_t, size_t>> literal_matches(const std::string& text,
-                                                       const std::string& literal) {
-  std::vector<std::pair<size_t, size_t>> matches;
-  if (literal.empty()) return matches;
-  for (size_t at = text.find(literal); at != std::string::npos;
-       at = text.find(literal, at + literal.size()))
-    matches.emplace_back(at, at + literal.size());
-  return matches;
-}
-
-std::string replaced(const std::string& text, const std::vector<std::pair<size_t, size_t>>& matches,
-                     const std::string& content) {
-  std::string out;
-  size_t previous = 0;
-  for (const auto& [begin, end] : matches) {
-    out.append(text, previous, begin - previous);
-    out.append(content);
-    previous = end;
-  }
-  out.append(text, previous, std::string::npos);
-  return out;
 }
 
 int hex_digit(char c) {
@@ -111,8 +87,7 @@ std::string strip(const std::string& token, const std::string& content, size_t s
 std::vector<std::string> metaspace(std::vector<std::string> tokens, const std::string& replacement,
                                    bool prepend) {
   for (size_t i = 0; i < tokens.size(); ++i)
-    tokens[i] =
-        replaced(tokens[i], literal_matches(tokens[i], replacement), i == 0 && prepend ? "" : " ");
+    tokens[i] = Pattern::literal(replacement).replace(tokens[i], i == 0 && prepend ? "" : " ");
   return tokens;
 }
 
@@ -137,7 +112,7 @@ Decoder Decoder::from_json(const nlohmann::json& spec, const std::string& origin
 
 void Decoder::add(const nlohmann::json& spec, const std::string& origin) {
   const std::string type = spec.at("type").get<std::string>();
-  Step step{Step::Kind::kFuse, {}, nullptr, {}};
+  Step step{Step::Kind::kFuse, {}, {}, {}};
   if (type == "Sequence") {
     for (const auto& inner : spec.at("decoders")) add(inner, origin);
     return;
@@ -146,14 +121,7 @@ void Decoder::add(const nlohmann::json& spec, const std::string& origin) {
   } else if (type == "Replace") {
     step.kind = Step::Kind::kReplace;
     step.content = spec.at("content").get<std::string>();
-    const auto& pattern = spec.at("pattern");
-    if (pattern.contains("Regex"))
-      step.regex = std::make_shared<Regex>(pattern.at("Regex").get<std::string>(), origin);
-    else if (pattern.contains("String"))
-      step.literal = pattern.at("String").get<std::string>();
-    else
-      throw DataError("tokenizer", origin + ": Replace pattern " + pattern.dump() +
-                                       " is neither {\"Regex\": ...} nor {\"String\": ...}");
+    step.pattern = Pattern::from_json(spec.at("pattern"), "Replace pattern", origin);
   } else if (type == "ByteFallback") {
     step.kind = Step::Kind::kByteFallback;
   } else if (type == "Fuse") {
@@ -189,10 +157,7 @@ std::vector<std::string> Decoder::apply(const Step& step, std::vector<std::strin
     case Step::Kind::kByteLevel:
       return byte_level(tokens);
     case Step::Kind::kReplace:
-      for (auto& token : tokens)
-        token = replaced(
-            token, step.regex ? step.regex->find_all(token) : literal_matches(token, step.literal),
-            step.content);
+      for (auto& token : tokens) token = step.pattern.replace(token, step.content);
       return tokens;
     case Step::Kind::kByteFallback:
       return byte_fallback(std::move(tokens));

@@ -7,15 +7,14 @@
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace nss::tokenizer {
+#include "tokenizer/pattern.h"
 
-class Regex;
+namespace nss::tokenizer {
 
 class Decoder {
  public:
@@ -28,11 +27,11 @@ class Decoder {
  private:
   struct Step {
     enum class Kind { kByteLevel, kReplace, kByteFallback, kFuse, kStrip, kMetaspace } kind;
-    std::string literal;  // kReplace's String pattern; kStrip's and kMetaspace's character
-    std::shared_ptr<const Regex> regex;  // kReplace's Regex pattern
-    std::string content;                 // kReplace
-    size_t start = 0, stop = 0;          // kStrip: at most this many at each end
-    bool prepend = true;                 // kMetaspace: the first token's replacement is no space
+    std::string literal;         // kStrip's and kMetaspace's character
+    Pattern pattern;             // kReplace: what it replaces
+    std::string content;         // kReplace: with what
+    size_t start = 0, stop = 0;  // kStrip: at most this many at each end
+    bool prepend = true;         // kMetaspace: the first token's replacement is no space
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);

@@ -11,7 +11,6 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
-#include "tokenizer/regex.h"
 #include "tokenizer/utf8.h"
 
 namespace nss::tokenizer {
@@ -122,29 +121,6 @@ std::string strip(const std::string& text, bool left, bool right) {
   return text.substr(begin, end - begin);
 }
 
-std::string replace(const std::string& text, const std::vector<std::pair<size_t, size_t>>& matches,
-                    const std::string& content) {
-  std::string out;
-  size_t previous = 0;
-  for (const auto& [begin, end] : matches) {
-    out.append(text, previous, begin - previous);
-    out.append(content);
-    previous = end;
-  }
-  out.append(text, previous, std::string::npos);
-  return out;
-}
-
-std::vector<std::pair<size_t, size_t>> literal_matches(const std::string& text,
-                                                       const std::string& literal) {
-  std::vector<std::pair<size_t, size_t>> matches;
-  if (literal.empty()) return matches;
-  for (size_t at = text.find(literal); at != std::string::npos;
-       at = text.find(literal, at + literal.size()))
-    matches.emplace_back(at, at + literal.size());
-  return matches;
-}
-
 }  // namespace
 
 Normalizer Normalizer::from_json(const nlohmann::json& spec, const std::string& origin) {
@@ -155,7 +131,7 @@ Normalizer Normalizer::from_json(const nlohmann::json& spec, const std::string& 
 
 void Normalizer::add(const nlohmann::json& spec, const std::string& origin) {
   const std::string type = spec.at("type").get<std::string>();
-  Step step{Step::Kind::kNfc, false, false, {}, {}, nullptr};
+  Step step{Step::Kind::kNfc, false, false, {}, {}};
   if (type == "Sequence") {
     for (const auto& inner : spec.at("normalizers")) add(inner, origin);
     return;
@@ -179,14 +155,7 @@ void Normalizer::add(const nlohmann::json& spec, const std::string& origin) {
   } else if (type == "Replace") {
     step.kind = Step::Kind::kReplace;
     step.text = spec.at("content").get<std::string>();
-    const auto& pattern = spec.at("pattern");
-    if (pattern.contains("Regex"))
-      step.regex = std::make_shared<Regex>(pattern.at("Regex").get<std::string>(), origin);
-    else if (pattern.contains("String"))
-      step.literal = pattern.at("String").get<std::string>();
-    else
-      throw DataError("tokenizer", origin + ": Replace pattern " + pattern.dump() +
-                                       " is neither {\"Regex\": ...} nor {\"String\": ...}");
+    step.pattern = Pattern::from_json(spec.at("pattern"), "Replace pattern", origin);
   } else if (type == "ByteLevel") {
     step.kind = Step::Kind::kByteLevel;
   } else {
@@ -217,9 +186,7 @@ std::string Normalizer::apply(const Step& step, std::string text) {
     case Step::Kind::kPrepend:
       return text.empty() ? text : step.text + text;
     case Step::Kind::kReplace:
-      return replace(text,
-                     step.regex ? step.regex->find_all(text) : literal_matches(text, step.literal),
-                     step.text);
+      return step.pattern.replace(text, step.text);
     case Step::Kind::kByteLevel:
       return to_byte_level(text);
   }

@@ -8,15 +8,14 @@
 // DataError naming the file and the type.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace nss::tokenizer {
+#include "tokenizer/pattern.h"
 
-class Regex;
+namespace nss::tokenizer {
 
 class Normalizer {
  public:
@@ -44,10 +43,9 @@ class Normalizer {
       kReplace,
       kByteLevel
     } kind;
-    bool left = false, right = false;    // kStrip
-    std::string text;                    // kPrepend, kReplace's content
-    std::string literal;                 // kReplace with a String pattern
-    std::shared_ptr<const Regex> regex;  // kReplace with a Regex pattern
+    bool left = false, right = false;  // kStrip
+    std::string text;                  // kPrepend, kReplace's content
+    Pattern pattern;                   // kReplace: what it replaces
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);

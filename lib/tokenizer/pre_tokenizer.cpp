@@ -50,17 +50,6 @@ std::vector<Segment> segments(const std::string& text,
   return out;
 }
 
-std::vector<std::pair<size_t, size_t>> find_literal(const std::string& text,
-                                                    const std::string& literal) {
-  std::vector<std::pair<size_t, size_t>> matches;
-  if (literal.empty()) return matches;
-  for (size_t at = text.find(literal); at != std::string::npos;
-       at = text.find(literal, at + literal.size())) {
-    matches.emplace_back(at, at + literal.size());
-  }
-  return matches;
-}
-
 // Joins segments the way NormalizedString::split does for each behavior; the
 // flag of a result says whether it is removed.
 std::vector<Segment> apply_behavior(std::vector<Segment> parts, SplitBehavior behavior) {
@@ -135,12 +124,16 @@ void metaspace(const std::string& replacement, bool prepend, bool split, std::st
     out.emplace_back(std::move(replaced), at_start);
     return;
   }
-  auto parts = apply_behavior(segments(replaced, find_literal(replaced, replacement)),
+  auto parts = apply_behavior(segments(replaced, Pattern::literal(replacement).find_all(replaced)),
                               SplitBehavior::kMergedWithNext);
   for (const auto& part : parts)
     if (part.end > part.begin)
       out.emplace_back(replaced.substr(part.begin, part.end - part.begin),
                        at_start && part.begin == 0);
+}
+
+Pattern regex_pattern(const char* expression, const std::string& origin) {
+  return Pattern::regex(std::make_shared<Regex>(expression, origin));
 }
 
 }  // namespace
@@ -151,14 +144,13 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& spec, const std::stri
   return result;
 }
 
-void PreTokenizer::add_split(std::shared_ptr<const Regex> regex, std::string literal,
-                             SplitBehavior behavior, bool invert) {
-  Step step{Step::Kind::kSplit, std::move(regex), std::move(literal), behavior, invert};
+void PreTokenizer::add_split(Pattern pattern, SplitBehavior behavior, bool invert) {
+  Step step{Step::Kind::kSplit, std::move(pattern), {}, behavior, invert};
   steps_.push_back(std::move(step));
 }
 
 void PreTokenizer::add_metaspace(const nlohmann::json& spec, const std::string& origin) {
-  Step step{Step::Kind::kMetaspace, nullptr, spec.value("replacement", std::string("\u2581"))};
+  Step step{Step::Kind::kMetaspace, {}, spec.value("replacement", std::string("\u2581"))};
   if (step.literal.empty())
     throw DataError("tokenizer", origin + ": Metaspace has an empty replacement");
   // Files older than prepend_scheme say add_prefix_space instead.
@@ -183,39 +175,30 @@ void PreTokenizer::add(const nlohmann::json& spec, const std::string& origin) {
   if (type == "Sequence") {
     for (const auto& inner : spec.at("pretokenizers")) add(inner, origin);
   } else if (type == "Split") {
-    const auto& pattern = spec.at("pattern");
-    const auto behavior = parse_behavior(spec.at("behavior").get<std::string>(), origin);
-    const bool invert = spec.value("invert", false);
-    if (pattern.contains("Regex"))
-      add_split(std::make_shared<Regex>(pattern.at("Regex").get<std::string>(), origin), {},
-                behavior, invert);
-    else if (pattern.contains("String"))
-      add_split(nullptr, pattern.at("String").get<std::string>(), behavior, invert);
-    else
-      throw DataError("tokenizer", origin + ": Split pattern " + pattern.dump() +
-                                       " is neither {\"Regex\": ...} nor {\"String\": ...}");
+    add_split(Pattern::from_json(spec.at("pattern"), "Split pattern", origin),
+              parse_behavior(spec.at("behavior").get<std::string>(), origin),
+              spec.value("invert", false));
   } else if (type == "Digits") {
     const bool individual = spec.value("individual_digits", false);
-    add_split(std::make_shared<Regex>(kNumericPattern, origin), {},
+    add_split(regex_pattern(kNumericPattern, origin),
               individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous, false);
   } else if (type == "Punctuation") {
-    add_split(std::make_shared<Regex>(kPunctuationPattern, origin), {},
+    add_split(regex_pattern(kPunctuationPattern, origin),
               parse_behavior(spec.value("behavior", std::string("Isolated")), origin), false);
   } else if (type == "Whitespace") {
-    add_split(std::make_shared<Regex>(kWordsPattern, origin), {}, SplitBehavior::kRemoved, true);
+    add_split(regex_pattern(kWordsPattern, origin), SplitBehavior::kRemoved, true);
   } else if (type == "WhitespaceSplit") {
-    add_split(std::make_shared<Regex>(kWhiteSpacePattern, origin), {}, SplitBehavior::kRemoved,
-              false);
+    add_split(regex_pattern(kWhiteSpacePattern, origin), SplitBehavior::kRemoved, false);
   } else if (type == "CharDelimiterSplit") {
-    add_split(nullptr, spec.at("delimiter").get<std::string>(), SplitBehavior::kRemoved, false);
+    add_split(Pattern::literal(spec.at("delimiter").get<std::string>()), SplitBehavior::kRemoved,
+              false);
   } else if (type == "Metaspace") {
     add_metaspace(spec, origin);
   } else if (type == "ByteLevel") {
-    if (spec.value("add_prefix_space", true))
-      steps_.push_back({Step::Kind::kPrefixSpace, nullptr, {}});
+    if (spec.value("add_prefix_space", true)) steps_.push_back({Step::Kind::kPrefixSpace, {}, {}});
     if (spec.value("use_regex", true))
-      add_split(std::make_shared<Regex>(kGpt2Pattern, origin), {}, SplitBehavior::kIsolated, false);
-    steps_.push_back({Step::Kind::kByteLevel, nullptr, {}});
+      add_split(regex_pattern(kGpt2Pattern, origin), SplitBehavior::kIsolated, false);
+    steps_.push_back({Step::Kind::kByteLevel, {}, {}});
   } else {
     throw DataError("tokenizer", origin + ": pre-tokenizer type \"" + type + "\" is not supported",
                     "supported: Sequence, Split, Digits, Punctuation, Whitespace, "
@@ -225,8 +208,7 @@ void PreTokenizer::add(const nlohmann::json& spec, const std::string& origin) {
 }
 
 void PreTokenizer::split_piece(const Step& step, Piece& piece, std::vector<Piece>& out) {
-  auto parts = segments(piece.text, step.regex ? step.regex->find_all(piece.text)
-                                               : find_literal(piece.text, step.literal));
+  auto parts = segments(piece.text, step.pattern.find_all(piece.text));
   if (step.invert)
     for (auto& part : parts) part.is_match = !part.is_match;
   for (const auto& part : apply_behavior(std::move(parts), step.behavior))

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace nss::tokenizer {
+#include "tokenizer/pattern.h"
 
-class Regex;
+namespace nss::tokenizer {
 
 /// What a Split does with the matches of its pattern (Hugging Face's
 /// SplitDelimiterBehavior).
@@ -39,8 +39,8 @@ class PreTokenizer {
 
   struct Step {
     enum class Kind { kSplit, kPrefixSpace, kByteLevel, kMetaspace } kind;
-    std::shared_ptr<const Regex> regex;  // kSplit with a regular expression
-    std::string literal;                 // kSplit with a String pattern; kMetaspace's replacement
+    Pattern pattern;      // kSplit: what it cuts at
+    std::string literal;  // kMetaspace's replacement
     SplitBehavior behavior = SplitBehavior::kIsolated;
     bool invert = false;
     Prepend prepend = Prepend::kAlways;  // kMetaspace
@@ -52,8 +52,7 @@ class PreTokenizer {
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);
-  void add_split(std::shared_ptr<const Regex> regex, std::string literal, SplitBehavior behavior,
-                 bool invert);
+  void add_split(Pattern pattern, SplitBehavior behavior, bool invert);
   void add_metaspace(const nlohmann::json& spec, const std::string& origin);
   static void split_piece(const Step& step, Piece& piece, std::vector<Piece>& out);
   static void apply(const Step& step, std::vector<Piece>& pieces);
