@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "data/byte_tokenizer.h"
+#include "hf/hub_cache.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nss::data {
@@ -35,8 +36,14 @@ class ByteLevelTokenizer final : public DocumentTokenizer {
 const char* const kBosCandidates[] = {"<|begin_of_text|>", "<s>", "<bos>", "<|startoftext|>"};
 const char* const kEosCandidates[] = {"<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>"};
 
-// As os.path.join(path, "tokenizer.json") for a directory, else the path.
-std::string tokenizer_file(const std::string& path) {
+// As os.path.join(path, "tokenizer.json") for a directory, else the path;
+// a hub name that is no local path ("Org/Name[@revision]") is its snapshot
+// in the local Hugging Face cache.
+std::string tokenizer_file(const std::string& given) {
+  std::error_code error;
+  const std::string path = !std::filesystem::exists(given, error) && hf::parse_hub_reference(given)
+                               ? hf::resolve_model_directory(given)
+                               : given;
   std::string file = path;
   if (std::filesystem::is_directory(path))
     file = path + (!path.empty() && path.back() == '/' ? "" : "/") + "tokenizer.json";

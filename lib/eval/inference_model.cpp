@@ -1,17 +1,32 @@
 #include "eval/inference_model.h"
 
+#include <filesystem>
+
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/committed_step.h"
 #include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "eval/checkpoint_model.h"
 #include "eval/peft_adapter.h"
+#include "hf/hub_cache.h"
 
 namespace nss::eval {
+namespace {
+
+// A hub name that is no local path ("Org/Name[@revision]") is its snapshot
+// in the local Hugging Face cache; anything else stays as given.
+std::string local_or_cached(const std::string& given) {
+  std::error_code error;
+  if (given.empty() || std::filesystem::exists(given, error) || !hf::parse_hub_reference(given))
+    return given;
+  return hf::resolve_model_directory(given);
+}
+
+}  // namespace
 
 InferenceModel load_inference_model(const ModelSource& source, torch::TensorOptions options) {
-  const std::string& path = source.path;
-  const std::string& base = source.base;
+  const std::string path = local_or_cached(source.path);
+  const std::string base = local_or_cached(source.base);
   const QuantizeRequest& quantize = source.quantize;
   check_quantize_request(quantize);
   const bool adapter = is_peft_adapter(path);

@@ -1,10 +1,37 @@
 #include "preflight/model_checks.h"
 
+#include <optional>
+#include <string>
+
 #include "core/units.h"
 #include "hf/hub_cache.h"
 #include "model/pretrained_base.h"
 
 namespace nss::preflight {
+namespace {
+
+// The first rank whose node cannot read the base's config.json, and how many cannot.
+std::optional<Check> unreadable_on_a_rank(const PreflightContext& context, const char* id) {
+  const RankFacts* first = nullptr;
+  int failures = 0;
+  for (const auto& facts : context.ranks)
+    if (facts.model_config && !facts.model_config->readable) {
+      ++failures;
+      if (!first) first = &facts;
+    }
+  if (!first) return std::nullopt;
+  std::string message = rank_label(*first) + ": model.from_pretrained " +
+                        first->model_config->path + " " + first->model_config->problem;
+  if (failures > 1)
+    message +=
+        " (and on " + std::to_string(failures - 1) + " more rank" + (failures > 2 ? "s" : "") + ")";
+  return Check::fail(id, ExitCode::kData, message,
+                     "every rank reads the base from the same path: put it on a filesystem all "
+                     "nodes share, or download it into the same cache on every node "
+                     "(HF_HUB_CACHE=... huggingface-cli download Org/Name)");
+}
+
+}  // namespace
 
 Check check_pretrained_model(const PreflightContext& context) {
   constexpr const char* kId = "model.pretrained";
@@ -14,6 +41,7 @@ Check check_pretrained_model(const PreflightContext& context) {
     return Check::pass(kId, ExitCode::kData,
                        "model.from_pretrained is not set: the weights are initialised from "
                        "run.seed");
+  if (auto unreadable = unreadable_on_a_rank(context, kId)) return std::move(*unreadable);
   // A structural problem throws DataError, which the stage reports as this
   // check's failure with the file and tensor named.
   const auto directory = model::open_pretrained_base(config.model, config.training.lora);

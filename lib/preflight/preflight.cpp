@@ -114,6 +114,9 @@ Verdict run_preflight(comm::Communicator& comm, MPI_Comm world, const PreflightI
   for (const auto& dataset : configured_datasets(inputs.config))
     request.datasets.emplace_back(dataset.role, dataset.path);
   request.checkpoint_dir = inputs.config.checkpoint.dir;
+  // Every rank reads its slices of the base: each node must see the same directory.
+  if (!inputs.config.model.from_pretrained.empty())
+    request.model_config = inputs.config.model.from_pretrained + "/config.json";
   const RankFacts mine = collect_rank_facts(inputs.layout, request);
   std::vector<RankFacts> ranks = exchange_rank_facts(comm, mine);
 

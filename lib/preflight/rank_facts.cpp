@@ -75,10 +75,8 @@ GpuInventory gpus_from_json(const nlohmann::ordered_json& json) {
   return gpus;
 }
 
-nlohmann::ordered_json probe_to_json(const DatasetAccess& access) {
-  const PathProbe& p = access.probe;
-  return {{"role", access.role},
-          {"path", p.path},
+nlohmann::ordered_json path_probe_to_json(const PathProbe& p) {
+  return {{"path", p.path},
           {"readable", p.readable},
           {"timed_out", p.timed_out},
           {"problem", p.problem},
@@ -88,10 +86,8 @@ nlohmann::ordered_json probe_to_json(const DatasetAccess& access) {
           {"hdf5_signature", p.hdf5_signature}};
 }
 
-DatasetAccess probe_from_json(const nlohmann::ordered_json& json) {
-  DatasetAccess access;
-  access.role = json.at("role").get<std::string>();
-  PathProbe& p = access.probe;
+PathProbe path_probe_from_json(const nlohmann::ordered_json& json) {
+  PathProbe p;
   p.path = json.at("path").get<std::string>();
   p.readable = json.at("readable").get<bool>();
   p.timed_out = json.at("timed_out").get<bool>();
@@ -100,7 +96,17 @@ DatasetAccess probe_from_json(const nlohmann::ordered_json& json) {
   p.seconds = json.at("seconds").get<double>();
   p.size_bytes = json.at("size_bytes").get<std::uint64_t>();
   p.hdf5_signature = json.at("hdf5_signature").get<bool>();
-  return access;
+  return p;
+}
+
+nlohmann::ordered_json probe_to_json(const DatasetAccess& access) {
+  nlohmann::ordered_json json = {{"role", access.role}};
+  json.update(path_probe_to_json(access.probe));
+  return json;
+}
+
+DatasetAccess probe_from_json(const nlohmann::ordered_json& json) {
+  return {json.at("role").get<std::string>(), path_probe_from_json(json)};
 }
 
 }  // namespace
@@ -149,6 +155,8 @@ RankFacts collect_rank_facts(const comm::ProcessLayout& layout, const FactsReque
     facts.datasets.push_back({role, probe_path(path, request.timeout_s)});
   if (!request.checkpoint_dir.empty())
     facts.checkpoint_dir = probe_checkpoint_directory(request.checkpoint_dir, request.timeout_s);
+  if (!request.model_config.empty())
+    facts.model_config = probe_path(request.model_config, request.timeout_s);
 
   spdlog::info(
       "[preflight] rank facts: host {}, usable host memory {} (bound by {}), {} CPUs, "
@@ -207,7 +215,9 @@ nlohmann::ordered_json facts_to_json(const RankFacts& facts) {
       {"gpus", gpus_to_json(facts.gpus)},
       {"datasets", datasets},
       {"checkpoint_dir", facts.checkpoint_dir ? checkpoint_access_to_json(*facts.checkpoint_dir)
-                                              : nlohmann::ordered_json()}};
+                                              : nlohmann::ordered_json()},
+      {"model_config",
+       facts.model_config ? path_probe_to_json(*facts.model_config) : nlohmann::ordered_json()}};
 }
 
 RankFacts facts_from_json(const nlohmann::ordered_json& json) {
@@ -229,6 +239,9 @@ RankFacts facts_from_json(const nlohmann::ordered_json& json) {
   for (const auto& access : json.at("datasets")) facts.datasets.push_back(probe_from_json(access));
   if (!json.at("checkpoint_dir").is_null())
     facts.checkpoint_dir = checkpoint_access_from_json(json.at("checkpoint_dir"));
+  // Absent in reports written before it was collected.
+  if (json.contains("model_config") && !json.at("model_config").is_null())
+    facts.model_config = path_probe_from_json(json.at("model_config"));
   return facts;
 }
 

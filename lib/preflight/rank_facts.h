@@ -44,6 +44,8 @@ struct RankFacts {
   GpuInventory gpus;
   std::vector<DatasetAccess> datasets;
   std::optional<CheckpointDirectoryAccess> checkpoint_dir;  // when asked for
+  // model.from_pretrained's config.json as this rank's node sees it, when asked for.
+  std::optional<PathProbe> model_config;
 };
 
 /// What every rank is asked to find out.
@@ -51,7 +53,8 @@ struct FactsRequest {
   DeviceKind device = DeviceKind::kCpu;
   std::vector<std::pair<std::string, std::string>> datasets;  // (role, path)
   std::string checkpoint_dir;                                 // empty: not probed
-  double timeout_s = 60;  // per dataset probe, and the checkpoint directory's
+  std::string model_config;  // model.from_pretrained's config.json; empty: not probed
+  double timeout_s = 60;     // per dataset probe, and the checkpoint directory's
   SystemRoot root;
   EnvLookup env = process_environment();
 };

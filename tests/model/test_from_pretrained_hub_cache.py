@@ -3,8 +3,10 @@ cache, laid out by huggingface_hub's own download code (hub_cache_layout.py,
 in the venv): the preflight's `model.pretrained` names the snapshot that
 huggingface_hub's try_to_load_from_cache finds, under HF_HUB_CACHE and under
 HF_HOME, by branch, tag, slashed ref and commit; a short run trains from the
-cached name; a model or revision the cache lacks, and a blob deleted from
-it, are exit 4 on every rank naming the cache and the download command."""
+cached name; nss_eval --model and nss_prepare_data --tokenizer take the
+cached name too, with the snapshot's results; a model or revision the cache
+lacks, and a blob deleted from it, are exit 4 on every rank naming the cache
+and the download command."""
 import json
 import os
 import shutil
@@ -15,7 +17,8 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
-from nss_e2e import VENV_PYTHON, binary, mpirun, remove, scratch, write, write_token_dataset  # noqa: E402
+from nss_e2e import VENV_PYTHON, binary, mpirun, remove, scratch, write  # noqa: E402
+import bpe_tokenizer  # noqa: E402
 from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
 
 NSS = binary("nss_hpc")
@@ -35,13 +38,19 @@ class FromPretrainedHubCacheTest(unittest.TestCase):
         model = os.path.join(cls.tmp, "model")
         config = llama_config(hidden=32, intermediate=48, layers=2, heads=4, kv_heads=2, vocab=300)
         write_model_dir(model, config, random_llama_weights(config, seed=1, scale=0.05))
+        bpe_tokenizer.train(VENV_PYTHON, os.path.join(model, "tokenizer.json"), 290, ["<s>", "</s>"])
         # HF_HOME's cache: <HF_HOME>/hub.
         cls.cache = os.path.join(cls.tmp, "hf_home", "hub")
         proc = subprocess.run([VENV_PYTHON, LAYOUT, cls.cache, REPO, model] + REVISIONS,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         cls.found = json.loads(proc.stdout)
-        cls.data = write_token_dataset(os.path.join(cls.tmp, "train.h5"))
+        # The training data made with the model's own tokenizer (the preflight checks that).
+        cls.data = os.path.join(cls.tmp, "train.h5")
+        made = subprocess.run([binary("nss_prepare_data"), "--input", "/usr/share/common-licenses/GPL-3",
+                               "--output", cls.data, "--tokenizer", model], capture_output=True, text=True,
+                              timeout=120)
+        assert made.returncode == 0, made.stderr
 
     @classmethod
     def tearDownClass(cls):
@@ -97,6 +106,32 @@ class FromPretrainedHubCacheTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, output)
         self.assertTrue(os.path.isdir(os.path.join(self.run_dir, "checkpoints", "step_00000002")),
                         output)
+
+    def test_the_tools_take_the_cached_name(self):
+        env = dict(os.environ, **{name: "" for name in CACHE_VARIABLES})
+        env["HF_HUB_CACHE"] = self.cache
+        snapshot = os.path.dirname(self.found["v1.0"]["config"])
+        scores = []
+        for model in (REPO + "@v1.0", snapshot):
+            proc = subprocess.run([binary("nss_eval"), "--model", model, "--data", self.data, "--seq-len", "16",
+                                   "--batches", "2", "--batch-size", "2"], capture_output=True, text=True,
+                                  timeout=120, env=env)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            scores.append(json.loads(proc.stdout.splitlines()[-1]))
+        self.assertEqual(scores[0]["loss"], scores[1]["loss"])
+        proc = subprocess.run([binary("nss_eval"), "--model", "TinyOrg/absent", "--data", self.data],
+                              capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn("huggingface-cli download TinyOrg/absent", proc.stderr)
+        tokens = []
+        for tokenizer in (REPO, os.path.dirname(self.found["main"]["config"])):
+            output = os.path.join(self.tmp, "tokens_%d.h5" % len(tokens))
+            proc = subprocess.run([binary("nss_prepare_data"), "--input", self.yaml, "--output", output,
+                                   "--tokenizer", tokenizer], capture_output=True, text=True, timeout=120, env=env)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            with open(output, "rb") as f:
+                tokens.append(f.read())
+        self.assertEqual(tokens[0], tokens[1])
 
     def test_what_the_cache_lacks_is_exit_4_on_every_rank(self):
         hub_cache = {"HF_HUB_CACHE": self.cache}

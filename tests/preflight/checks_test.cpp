@@ -12,6 +12,7 @@
 #include "preflight/checkpoint_checks.h"
 #include "preflight/dataloader_memory.h"
 #include "preflight/layout_checks.h"
+#include "preflight/model_checks.h"
 #include "preflight/preflight.h"
 #include "support/test_paths.h"
 
@@ -77,6 +78,29 @@ class ChecksTest : public ::testing::Test {
   }
   config::Config config;
 };
+
+// --- pretrained model -----------------------------------------------------
+
+TEST_F(ChecksTest, PretrainedModelUnreadableOnSomeNodesIsNamedWithTheFix) {
+  config.model.from_pretrained = "/models/tiny";
+  auto ranks = cluster(2, 2);
+  for (auto& facts : ranks) {
+    PathProbe probe;
+    probe.path = "/models/tiny/config.json";
+    probe.readable = facts.host == "node0";
+    if (!probe.readable) probe.problem = "does not exist";
+    facts.model_config = probe;
+  }
+  const Check check = check_pretrained_model(context(ranks));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kData);
+  EXPECT_NE(check.message.find(rank_label(ranks[2]) +
+                               ": model.from_pretrained /models/tiny/config.json does not exist "
+                               "(and on 1 more rank)"),
+            std::string::npos)
+      << check.message;
+  EXPECT_NE(check.remediation.find("huggingface-cli download"), std::string::npos);
+}
 
 // --- layout ---------------------------------------------------------------
 

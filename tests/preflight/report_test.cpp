@@ -116,6 +116,9 @@ RankFacts sample_facts() {
   probe.size_bytes = 4096;
   probe.hdf5_signature = true;
   facts.datasets = {{"train", probe}};
+  probe.path = "/models/tiny/config.json";
+  probe.hdf5_signature = false;
+  facts.model_config = probe;
   return facts;
 }
 
@@ -126,6 +129,7 @@ TEST(RankFactsJson, RoundTrips) {
   EXPECT_EQ(facts_to_json(back), facts_to_json(facts));
   EXPECT_EQ(back.gpus.devices.at(0).compute_major, 9);
   EXPECT_EQ(*back.gpus.devices.at(0).free_bytes, 79ull << 30);
+  EXPECT_EQ(back.model_config->path, "/models/tiny/config.json");
   EXPECT_EQ(back.datasets.at(0).probe.path, "/data/train.h5");
 }
 
