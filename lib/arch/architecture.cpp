@@ -27,6 +27,7 @@ std::vector<Family> make_families() {
   Family qwen2 = named("qwen2", "Qwen2ForCausalLM", "qwen2");
   qwen2.attention_bias = AttentionBias::kQkv;
   qwen2.sliding_window = true;
+  qwen2.sliding_layers = SlidingLayers::kAboveMaxWindow;
   qwen2.default_lora_targets = q_v;
   all.push_back(qwen2);
 
@@ -34,17 +35,20 @@ std::vector<Family> make_families() {
   qwen3.attention_bias = AttentionBias::kFromConfig;
   qwen3.qk_norm = true;
   qwen3.sliding_window = true;
+  qwen3.sliding_layers = SlidingLayers::kAboveMaxWindow;
   qwen3.default_lora_targets = q_v;
   all.push_back(qwen3);
 
   Family mistral = named("mistral", "MistralForCausalLM", "mistral");
   mistral.sliding_window = true;
+  mistral.sliding_layers = SlidingLayers::kAll;
   mistral.default_lora_targets = q_v;
   all.push_back(mistral);
 
   Family smollm3 = named("smollm3", "SmolLM3ForCausalLM", "smollm3");
   smollm3.attention_bias = AttentionBias::kFromConfig;
   smollm3.sliding_window = true;
+  smollm3.sliding_layers = SlidingLayers::kAboveMaxWindow;
   smollm3.default_lora_targets = q_v;
   all.push_back(smollm3);
 
@@ -56,6 +60,8 @@ std::vector<Family> make_families() {
   gemma3.sandwich_norms = true;
   gemma3.scaled_embedding = true;
   gemma3.sliding_window = true;
+  gemma3.sliding_layers = SlidingLayers::kPattern;
+  gemma3.activation_key = "hidden_activation";
   gemma3.default_lora_targets = q_v;
   all.push_back(gemma3);
   return all;
@@ -132,6 +138,10 @@ std::vector<BlockTensor> block_tensors(const config::ModelConfig& m, const Famil
 }
 
 }  // namespace
+
+const char* hf_activation_name(Activation activation) {
+  return activation == Activation::kGeluTanh ? "gelu_pytorch_tanh" : "silu";
+}
 
 const std::vector<Family>& families() {
   static const std::vector<Family> all = make_families();

@@ -30,6 +30,15 @@ enum class AttentionBias {
   kFromConfig,  // q, k, v and o when model.attention_bias is set (Llama, Qwen3)
 };
 
+/// How a family's config.json says which layers attend in a sliding window
+/// (a "layer_types" list, when present, says it for every family).
+enum class SlidingLayers {
+  kNone,            // no sliding-window attention
+  kAll,             // "sliding_window" set (not null): every layer (Mistral)
+  kAboveMaxWindow,  // "use_sliding_window" and layers from "max_window_layers" on (Qwen2, Qwen3)
+  kPattern,         // every "sliding_window_pattern"-th layer global, the others sliding (Gemma 3)
+};
+
 /// What every model of a family computes.
 struct Family {
   std::string name;             // "qwen3": model.family
@@ -42,6 +51,8 @@ struct Family {
   bool sandwich_norms = false;    // norms after attention and around the MLP (Gemma 3)
   bool scaled_embedding = false;  // embeddings times sqrt(hidden_size) (Gemma)
   bool sliding_window = false;    // model.sliding_window and sliding layer types mean something
+  SlidingLayers sliding_layers = SlidingLayers::kNone;  // how config.json lists them
+  std::string activation_key = "hidden_act";            // config.json's key naming the activation
   // PEFT's default target modules for the family (peft's
   // TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING).
   std::vector<std::string> default_lora_targets;
@@ -75,6 +86,9 @@ struct Architecture {
   double query_scale = 1;      // multiplies q.k: head_dim^-1/2, or query_pre_attn_scalar^-1/2
   double embedding_scale = 1;  // the embedding's output times this
 };
+
+/// Hugging Face's name of an activation ("silu", "gelu_pytorch_tanh").
+const char* hf_activation_name(Activation activation);
 
 /// The family called `name`; ConfigError (exit 2) naming model.family and
 /// the families there are.

@@ -1,5 +1,7 @@
 #include "checkpoint/resume_check.h"
 
+#include "config/config.h"
+#include "config/section_json.h"
 #include "core/error.h"
 
 namespace nss::checkpoint {
@@ -8,9 +10,16 @@ namespace {
 using nlohmann::json;
 
 // What a resume compares of the model: the shape, not how it was obtained
-// (preset, directory) nor the longest sequence it may see.
+// (preset, directory) nor the longest sequence it may see. A key the
+// checkpoint was written without (a step from before it existed, such as
+// model.family) holds the schema's default, which is what that run computed.
 json model_shape(const json& model) {
   json shape = model;
+  if (shape.is_object()) {
+    static const json defaults = config::section_json(config::ModelConfig{});
+    for (const auto& [key, value] : defaults.items())
+      if (!shape.contains(key)) shape[key] = value;
+  }
   for (const char* key : {"preset", "from_pretrained", "max_position_embeddings"}) shape.erase(key);
   return shape;
 }

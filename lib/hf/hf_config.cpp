@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arch/architecture.h"
 #include "config/model_presets.h"
 #include "config/problems.h"
 #include "core/error.h"
@@ -19,8 +20,6 @@ namespace nss::hf {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kArchitecture = "LlamaForCausalLM";
 
 // Reads typed values out of config.json, naming the file and key on errors.
 class ConfigJson {
@@ -78,35 +77,130 @@ class ConfigJson {
   std::string origin_;
 };
 
-void check_architecture(const ConfigJson& c) {
+std::string architecture_list() {
+  std::string list;
+  for (const auto& family : arch::families())
+    list += (list.empty() ? "" : ", ") + family.hf_architecture;
+  return list;
+}
+
+// The family config.json names: "architectures" first, else "model_type".
+const arch::Family& family_of(const ConfigJson& c) {
   const json& root = c.root();
+  const std::string hint = "choose a model of a family nss_hpc implements (docs/model.md)";
   if (const json* architectures = c.get(root, "architectures")) {
     if (!architectures->is_array())
       c.fail("architectures", "must be a list, got " + architectures->dump());
     for (const auto& name : *architectures)
-      if (name == kArchitecture) return;
+      for (const auto& family : arch::families())
+        if (name == family.hf_architecture) return family;
     c.fail("architectures",
-           "is " + architectures->dump() + "; nss_hpc implements only " + kArchitecture,
-           "choose a Llama-family model (Llama 2/3, SmolLM2, TinyLlama, ...)");
+           "is " + architectures->dump() + "; nss_hpc implements " + architecture_list(), hint);
   }
   const std::string model_type = c.string(root, "model_type", "");
-  if (model_type != "llama")
-    c.fail("model_type",
-           "is '" + model_type + "' and no \"architectures\" is given; nss_hpc implements only " +
-               kArchitecture,
-           "choose a Llama-family model (model_type \"llama\")");
+  if (const arch::Family* family = arch::family_of_model_type(model_type)) return *family;
+  c.fail("model_type",
+         "is '" + model_type + "' and no \"architectures\" is given; nss_hpc implements " +
+             architecture_list(),
+         hint);
 }
 
-// Features of other Llama variants that this implementation does not compute.
-void check_unsupported(const ConfigJson& c) {
+// Features of the family's relatives that this implementation does not compute.
+void check_unsupported(const ConfigJson& c, const arch::Family& family) {
   const json& root = c.root();
-  const std::string activation = c.string(root, "hidden_act", "silu");
-  if (activation != "silu")
-    c.fail("hidden_act", "is '" + activation + "'; only \"silu\" (SwiGLU) is implemented");
-  if (c.boolean(root, "attention_bias", false))
-    c.fail("attention_bias", "is true; projections with bias are not implemented");
+  const std::string wanted = arch::hf_activation_name(family.activation);
+  const std::string activation = c.string(root, family.activation_key.c_str(), wanted);
+  if (activation != wanted)
+    c.fail(family.activation_key,
+           "is '" + activation + "'; " + family.hf_architecture + " computes \"" + wanted + "\"");
+  if (family.attention_bias != arch::AttentionBias::kFromConfig &&
+      c.boolean(root, "attention_bias", false))
+    c.fail("attention_bias", "is true; " + family.hf_architecture + " has no such biases");
   if (c.boolean(root, "mlp_bias", false))
     c.fail("mlp_bias", "is true; MLP projections with bias are not implemented");
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"})
+    if (const json* value = c.get(root, key))
+      c.fail(key, "is " + value->dump() + "; logit softcapping is not implemented",
+             "use a model without softcapping (Gemma 3 has none; Gemma 2 is not implemented)");
+}
+
+// transformers' default when a config.json has no "sliding_window" key; null is none.
+constexpr std::int64_t kDefaultSlidingWindow = 4096;
+
+// Which layers attend in a window, as the family's config.json says it.
+std::vector<std::string> layer_types_of(const ConfigJson& c, const arch::Family& family,
+                                        std::int64_t layers, std::int64_t window) {
+  const json& root = c.root();
+  std::vector<std::string> types(static_cast<std::size_t>(layers), arch::kFullAttention);
+  if (const json* listed = c.get(root, "layer_types")) {
+    if (!listed->is_array() || listed->size() != types.size())
+      c.fail("layer_types", "must list one type per layer (" + std::to_string(layers) + ")");
+    for (std::size_t l = 0; l < types.size(); ++l) {
+      const json& type = (*listed)[l];
+      if (type != arch::kFullAttention && type != arch::kSlidingAttention)
+        c.fail("layer_types",
+               "has " + type.dump() + "; implemented: full_attention, sliding_attention");
+      types[l] = type.get<std::string>();
+    }
+    return types;
+  }
+  const auto slide_from = [&](std::int64_t first, std::int64_t pattern) {
+    for (std::int64_t l = first; l < layers; ++l)
+      if (pattern == 0 || (l + 1) % pattern != 0)
+        types[static_cast<std::size_t>(l)] = arch::kSlidingAttention;
+  };
+  switch (family.sliding_layers) {
+    case arch::SlidingLayers::kNone:
+      break;
+    case arch::SlidingLayers::kAll:
+      if (window > 0) slide_from(0, 0);
+      break;
+    case arch::SlidingLayers::kAboveMaxWindow:
+      if (window > 0 && c.boolean(root, "use_sliding_window", false))
+        slide_from(c.integer(root, "max_window_layers", layers), 0);
+      break;
+    case arch::SlidingLayers::kPattern:
+      if (window > 0) slide_from(0, c.integer(root, "sliding_window_pattern", 6));
+      break;
+  }
+  return types;
+}
+
+// The per-layer plan: sliding windows, layers without RoPE (SmolLM3's
+// "no_rope_layers", 0 for a layer without), the local RoPE base and the query
+// scaling; model.layer_types stays empty when every layer is full attention
+// with RoPE, as a Llama's is.
+void read_layers(const ConfigJson& c, const arch::Family& family, config::ModelConfig& m) {
+  const json& root = c.root();
+  if (family.sliding_window) {
+    const auto it = root.find("sliding_window");
+    m.sliding_window =
+        it == root.end() ? kDefaultSlidingWindow : c.integer(root, "sliding_window", 0);
+    if (m.sliding_window < 0) c.fail("sliding_window", "must be positive or null");
+  }
+  std::vector<std::string> types = layer_types_of(c, family, m.num_hidden_layers, m.sliding_window);
+  if (const json* rope_layers = c.get(root, "no_rope_layers")) {
+    if (!rope_layers->is_array() || rope_layers->size() != types.size())
+      c.fail("no_rope_layers", "must list 0 or 1 for each layer");
+    for (std::size_t l = 0; l < types.size(); ++l) {
+      if ((*rope_layers)[l] == 1) continue;
+      if ((*rope_layers)[l] != 0) c.fail("no_rope_layers", "must list 0 or 1 for each layer");
+      if (types[l] != arch::kFullAttention)
+        c.fail("no_rope_layers",
+               "turns RoPE off in a sliding-window layer, which is not implemented");
+      types[l] = arch::kFullAttentionNoRope;
+    }
+  }
+  const bool all_full = std::all_of(types.begin(), types.end(),
+                                    [](const std::string& t) { return t == arch::kFullAttention; });
+  if (!all_full) m.layer_types = std::move(types);
+  if (std::find(m.layer_types.begin(), m.layer_types.end(), arch::kSlidingAttention) ==
+      m.layer_types.end())
+    m.sliding_window = 0;  // a window no layer uses is no part of the model
+  m.rope_local_theta = c.number(root, "rope_local_base_freq", 0);
+  m.query_pre_attn_scalar = c.number(root, "query_pre_attn_scalar", 0);
+  if (family.attention_bias == arch::AttentionBias::kFromConfig)
+    m.attention_bias = c.boolean(root, "attention_bias", false);
 }
 
 void read_rope_scaling(const ConfigJson& c, config::RopeScalingConfig& rope) {
@@ -158,6 +252,14 @@ std::string to_text(double value) {
   const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
   return std::string(buffer, end);
 }
+std::string to_text(const std::string& value) {
+  return "'" + value + "'";
+}
+std::string to_text(const std::vector<std::string>& value) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < value.size(); ++i) text += (i ? ", " : "") + value[i];
+  return text + "]";
+}
 std::string to_text(config::RopeScaling value) {
   return config::choice_name(value);
 }
@@ -202,6 +304,12 @@ const std::vector<ShapeKey>& shape_keys() {
       key("rope_scaling.original_max_position_embeddings",
           [](const M& m) { return m.rope_scaling.original_max_position_embeddings; }),
       key("tie_word_embeddings", [](const M& m) { return m.tie_word_embeddings; }),
+      key("family", [](const M& m) { return m.family; }),
+      key("attention_bias", [](const M& m) { return m.attention_bias; }),
+      key("sliding_window", [](const M& m) { return m.sliding_window; }),
+      key("layer_types", [](const M& m) { return m.layer_types; }),
+      key("rope_local_theta", [](const M& m) { return m.rope_local_theta; }),
+      key("query_pre_attn_scalar", [](const M& m) { return m.query_pre_attn_scalar; }),
   };
   return keys;
 }
@@ -218,11 +326,12 @@ config::ModelConfig parse_hf_config(const std::string& json_text, const std::str
   }
   if (!root.is_object()) throw DataError("hf", origin + " must hold a JSON object");
   const ConfigJson c(root, origin);
-  check_architecture(c);
-  check_unsupported(c);
+  const arch::Family& family = family_of(c);
+  check_unsupported(c, family);
 
   // Defaults are transformers' LlamaConfig defaults.
   config::ModelConfig m;
+  m.family = family.name;
   m.hidden_size = c.integer(root, "hidden_size", 4096);
   m.intermediate_size = c.integer(root, "intermediate_size", 11008);
   m.num_hidden_layers = c.integer(root, "num_hidden_layers", 32);
@@ -255,6 +364,7 @@ config::ModelConfig parse_hf_config(const std::string& json_text, const std::str
   if (m.head_dim % 2 != 0) c.fail("head_dim", "must be even for rotary embeddings");
   if (!(m.rms_norm_eps > 0)) c.fail("rms_norm_eps", "must be positive");
   if (!(m.rope_theta > 0)) c.fail("rope_theta", "must be positive");
+  read_layers(c, family, m);
   return m;
 }
 
@@ -262,12 +372,51 @@ config::ModelConfig read_hf_config(const std::string& path) {
   return parse_hf_config(read_text_file(path, "hf"), path);
 }
 
+namespace {
+
+// The layer plan in the keys transformers reads: "layer_types" (recent
+// releases), the family's older keys where the plan fits them, SmolLM3's
+// "no_rope_layers", the window (null when no layer slides).
+void write_layers(nlohmann::ordered_json& out, const arch::Family& family,
+                  const config::ModelConfig& m) {
+  const auto layers = static_cast<std::size_t>(m.num_hidden_layers);
+  std::vector<std::string> types(layers, arch::kFullAttention);
+  std::vector<int> rope(layers, 1);
+  std::vector<std::size_t> sliding;
+  for (std::size_t l = 0; l < m.layer_types.size(); ++l) {
+    if (m.layer_types[l] == arch::kSlidingAttention) {
+      types[l] = arch::kSlidingAttention;
+      sliding.push_back(l);
+    }
+    if (m.layer_types[l] == arch::kFullAttentionNoRope) rope[l] = 0;
+  }
+  out["sliding_window"] =
+      sliding.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(m.sliding_window);
+  if (family.sliding_layers == arch::SlidingLayers::kAboveMaxWindow) {
+    out["use_sliding_window"] = !sliding.empty();
+    out["max_window_layers"] =
+        sliding.empty() ? m.num_hidden_layers : static_cast<std::int64_t>(sliding.front());
+  }
+  if (family.sliding_layers == arch::SlidingLayers::kPattern && !sliding.empty() &&
+      sliding.size() < layers) {
+    const auto first_full = static_cast<std::int64_t>(
+        std::find(types.begin(), types.end(), arch::kFullAttention) - types.begin());
+    out["sliding_window_pattern"] = first_full + 1;
+  }
+  out["layer_types"] = types;
+  if (std::find(rope.begin(), rope.end(), 0) != rope.end()) out["no_rope_layers"] = rope;
+}
+
+}  // namespace
+
 std::string hf_config_json(const config::ModelConfig& m, const std::string& torch_dtype) {
+  const arch::Family& family = arch::family(m.family);
   nlohmann::ordered_json out;
-  out["architectures"] = {kArchitecture};
-  out["model_type"] = "llama";
-  out["hidden_act"] = "silu";
-  out["attention_bias"] = false;
+  out["architectures"] = {family.hf_architecture};
+  out["model_type"] = family.model_type;
+  out[family.activation_key] = arch::hf_activation_name(family.activation);
+  out["attention_bias"] =
+      m.attention_bias && family.attention_bias == arch::AttentionBias::kFromConfig;
   out["attention_dropout"] = 0.0;
   out["mlp_bias"] = false;
   out["hidden_size"] = m.hidden_size;
@@ -295,6 +444,9 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& torc
     out["rope_scaling"] = scaling;
   }
   out["tie_word_embeddings"] = m.tie_word_embeddings;
+  if (family.sliding_window) write_layers(out, family, m);
+  if (m.rope_local_theta > 0) out["rope_local_base_freq"] = m.rope_local_theta;
+  if (m.query_pre_attn_scalar > 0) out["query_pre_attn_scalar"] = m.query_pre_attn_scalar;
   out["initializer_range"] = 0.02;
   out["torch_dtype"] = torch_dtype;
   out["use_cache"] = true;

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include "arch/architecture.h"
 #include "core/error.h"
 #include "model/chunked_head.h"
 #include "model/fused_ops.h"
@@ -16,29 +17,45 @@
 namespace nss::model {
 namespace {
 
-// Positions of a block's tensors inside its parameter list (unit_parameters order).
+// Positions of a block's tensors inside its parameter list (unit_parameters
+// order: the family's block tensors from arch::describe, each LoRA-targeted
+// projection followed by its lora_A and lora_B).
 struct BlockLayout {
-  int input_norm = 0;
-  int post_attention_norm = 0;
+  int input_norm = -1;
+  int post_attention_norm = -1;
   int weight[7] = {};
-  int lora_a[7] = {};  // -1: no adapter on this projection
+  int bias[7] = {-1, -1, -1, -1, -1, -1, -1};    // -1: no bias on this projection
+  int lora_a[7] = {-1, -1, -1, -1, -1, -1, -1};  // -1: no adapter on this projection
   std::size_t size = 0;
 };
 
 enum Projection { kQ, kK, kV, kO, kGate, kUp, kDown };
 
-BlockLayout block_layout(const config::LoraConfig& lora) {
+int projection_index(const std::string& name) {
+  const auto& names = projection_names();
+  const auto it = std::find(names.begin(), names.end(), name);
+  NSS_ASSERT(it != names.end(), "model", "unknown projection " + name);
+  return static_cast<int>(it - names.begin());
+}
+
+BlockLayout block_layout(const config::ModelConfig& model, const config::LoraConfig& lora) {
   BlockLayout layout;
   int next = 0;
-  layout.input_norm = next++;
-  const auto& names = projection_names();
-  for (int p = 0; p < 7; ++p) {
-    if (p == kGate) layout.post_attention_norm = next++;
-    layout.weight[p] = next++;
+  for (const auto& tensor : arch::describe(model).block) {
+    const int slot = next++;
+    if (tensor.name == "input_layernorm.weight") layout.input_norm = slot;
+    if (tensor.name == "post_attention_layernorm.weight") layout.post_attention_norm = slot;
+    if (tensor.kind == arch::TensorKind::kBias)
+      layout.bias[projection_index(tensor.projection)] = slot;
+    if (tensor.kind != arch::TensorKind::kProjection) continue;
+    const int p = projection_index(tensor.projection);
+    layout.weight[p] = slot;
     const bool adapted = lora.enabled && std::find(lora.targets.begin(), lora.targets.end(),
-                                                   names[p]) != lora.targets.end();
-    layout.lora_a[p] = adapted ? next : -1;
-    if (adapted) next += 2;
+                                                   tensor.projection) != lora.targets.end();
+    if (adapted) {
+      layout.lora_a[p] = next;
+      next += 2;
+    }
   }
   layout.size = static_cast<std::size_t>(next);
   return layout;
@@ -53,9 +70,9 @@ torch::Tensor adapter(const torch::Tensor& x, const torch::Tensor& w) {
 // A block's projections, with their LoRA adapters and dropout.
 class BlockProjections {
  public:
-  BlockProjections(const std::vector<torch::Tensor>& params, const config::LoraConfig& lora,
-                   const DropoutKey* dropout)
-      : params_(params), lora_(lora), layout_(block_layout(lora)), dropout_(dropout) {
+  BlockProjections(const std::vector<torch::Tensor>& params, const config::ModelConfig& model,
+                   const config::LoraConfig& lora, const DropoutKey* dropout)
+      : params_(params), lora_(lora), layout_(block_layout(model, lora)), dropout_(dropout) {
     NSS_ASSERT(params.size() == layout_.size, "model",
                "a decoder block takes " + std::to_string(layout_.size) + " tensors, got " +
                    std::to_string(params.size()));
@@ -64,9 +81,12 @@ class BlockProjections {
   const torch::Tensor& input_norm() const { return params_[layout_.input_norm]; }
   const torch::Tensor& post_attention_norm() const { return params_[layout_.post_attention_norm]; }
 
-  // PEFT's Linear: base(x) + lora_B(lora_A(dropout(x))) * alpha / r.
+  // PEFT's Linear: base(x) + lora_B(lora_A(dropout(x))) * alpha / r; the
+  // base with its bias when the family has one.
   torch::Tensor operator()(Projection p, const torch::Tensor& x) const {
-    torch::Tensor y = torch::linear(x, params_[layout_.weight[p]]);
+    const int bias = layout_.bias[p];
+    torch::Tensor y =
+        torch::linear(x, params_[layout_.weight[p]], bias < 0 ? torch::Tensor() : params_[bias]);
     const int a = layout_.lora_a[p];
     if (a < 0) return y;
     torch::Tensor input = x;
@@ -221,7 +241,7 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const config::LoraConfig& lora, const RotaryEmbedding& rope,
                                     const DropoutKey* dropout, const torch::Tensor& positions,
                                     const BlockAttention& attend) {
-  const BlockProjections proj(params, lora, dropout);
+  const BlockProjections proj(params, model, lora, dropout);
   const std::int64_t b = hidden.size(0), s = hidden.size(1);
   const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;
   const std::int64_t d = model.head_dim;

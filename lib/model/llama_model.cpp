@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "hf/pretrained_directory.h"
+#include "model/forward_support.h"
 #include "model/llama_functional.h"
 #include "model/rotary_embedding.h"
 #include "quant/nf4_storage.h"
@@ -21,6 +22,7 @@ constexpr std::int64_t kLoadPieceElements = std::int64_t{1} << 22;
 LlamaModel::LlamaModel(const config::ModelConfig& model, const config::LoraConfig& lora,
                        torch::TensorOptions options)
     : model_(model), lora_(lora) {
+  require_forward_support(model);
   for (int unit = 0; unit < nss::model::num_units(model); ++unit) {
     specs_.push_back(unit_parameters(model, lora, unit));
     std::vector<torch::Tensor> tensors;

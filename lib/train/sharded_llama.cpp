@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "comm/agreement.h"
+#include "model/forward_support.h"
 #include "model/initial_weights.h"
 #include "model/llama_functional.h"
 #include "model/param_spec.h"
@@ -15,6 +16,7 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
                            bool decay_embeddings, fsdp::ShardComms comms, const plan::RunPlan& plan,
                            const torch::Device& device, std::int64_t max_positions)
     : model_(model), lora_(lora), comms_(comms), plan_(plan), rope_(model, max_positions, device) {
+  model::require_forward_support(model_);
   fsdp::ShardOptions options = shard_options(plan_, device);
   options.double_quant = lora_.double_quant;
   const int units = model::num_units(model_);

@@ -2,10 +2,12 @@
 transformers writes them: SmolLM2's after save_pretrained with an empty
 normalizer Sequence (the file users reported), and the Gemma, Mistral and
 Qwen2 pipelines of tests/tokenizer/family_tokenizers.py (byte fallback,
-Metaspace, NFC). Beside each, a tiny random Llama of its vocabulary written
-by transformers: greedy generation writes the tokens transformers'
-generate() writes from the same prompt ids, and the text is the tokenizer's
-decode of those tokens."""
+Metaspace, NFC). Beside each, a tiny random model of its vocabulary written
+by transformers — a Llama, and beside the Mistral tokenizer a
+MistralForCausalLM without a window, beside the Qwen2 tokenizer a
+Qwen2ForCausalLM with random q/k/v biases: greedy generation writes the
+tokens transformers' generate() writes from the same prompt ids, and the
+text is the tokenizer's decode of those tokens."""
 import json
 import os
 import subprocess
@@ -21,15 +23,22 @@ PROMPTS = ["Checkpoints are", "naïve café: 1234 ✓", "日本語 tokens\tand  
 NEW_TOKENS = 8
 MAKE = r"""
 import json, sys, torch
-from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-directory, new_tokens, prompts = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
-tokenizer = AutoTokenizer.from_pretrained(directory)
+import transformers
+directory, new_tokens, prompts, family = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3]), sys.argv[4]
+tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
 torch.manual_seed(0)
-config = LlamaConfig(vocab_size=max(tokenizer.get_vocab().values()) + 1, hidden_size=32, intermediate_size=64,
-                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
-                     tie_word_embeddings=False, initializer_range=0.2)
-LlamaForCausalLM(config).eval().save_pretrained(directory, safe_serialization=True)
-model = LlamaForCausalLM.from_pretrained(directory, torch_dtype=torch.float32).eval()
+Config, Model = getattr(transformers, family + "Config"), getattr(transformers, family + "ForCausalLM")
+extra = {"sliding_window": None} if family == "Mistral" else {}
+config = Config(vocab_size=max(tokenizer.get_vocab().values()) + 1, hidden_size=32, intermediate_size=64,
+                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                tie_word_embeddings=False, initializer_range=0.2, **extra)
+made = Model(config).eval()
+with torch.no_grad():  # transformers initialises biases to 0: make them count
+    for name, parameter in made.named_parameters():
+        if name.endswith(".bias"):
+            parameter.normal_(0.0, 0.2)
+made.save_pretrained(directory, safe_serialization=True)
+model = Model.from_pretrained(directory, torch_dtype=torch.float32).eval()
 reference = []
 for prompt in prompts:
     ids = torch.tensor([tokenizer(prompt).input_ids])
@@ -66,10 +75,12 @@ class FamilyTokenizerGenerateTest(unittest.TestCase):
             out.write(f.read() + "\n".join(PROMPTS * 10) + "\n")
         venv(FAMILIES, "resave", SMOLLM2, os.path.join(cls.tmp, "smollm2"))
         venv(FAMILIES, "families", os.path.join(cls.tmp, "families"), corpus)
-        cls.directories = [os.path.join(cls.tmp, "smollm2")] + [
-            os.path.join(cls.tmp, "families", name) for name in ("gemma", "mistral", "qwen2")]
-        cls.reference = {d: json.loads(venv("-c", MAKE, d, str(NEW_TOKENS), json.dumps(PROMPTS)))
-                         for d in cls.directories}
+        families = os.path.join(cls.tmp, "families")
+        made = {os.path.join(cls.tmp, "smollm2"): "Llama", os.path.join(families, "gemma"): "Llama",
+                os.path.join(families, "mistral"): "Mistral", os.path.join(families, "qwen2"): "Qwen2"}
+        cls.reference = {d: json.loads(venv("-c", MAKE, d, str(NEW_TOKENS), json.dumps(PROMPTS), family))
+                         for d, family in made.items()}
+        cls.directories = list(made)
         cls.prompts = os.path.join(cls.tmp, "prompts.jsonl")
         with open(cls.prompts, "w", encoding="utf-8") as f:
             f.write("".join(json.dumps({"prompt": p}) + "\n" for p in PROMPTS))

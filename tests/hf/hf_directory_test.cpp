@@ -95,15 +95,75 @@ TEST(HfConfig, DefaultsAndLegacyKeys) {
   EXPECT_EQ(d.rope_scaling.type, config::RopeScaling::kNone);
 }
 
+// Each family's keys as transformers writes them: the layer plan, biases,
+// the local RoPE base and query scaling; written back, read the same.
+TEST(HfConfig, FamiliesReadTheirKeys) {
+  const auto qwen2 = parse_hf_config(R"({"architectures": ["Qwen2ForCausalLM"],
+      "num_hidden_layers": 4, "use_sliding_window": true, "sliding_window": 64,
+      "max_window_layers": 2})",
+                                     "qwen2");
+  EXPECT_EQ(qwen2.family, "qwen2");
+  EXPECT_EQ(qwen2.sliding_window, 64);
+  EXPECT_EQ(qwen2.layer_types,
+            (std::vector<std::string>{"full_attention", "full_attention", "sliding_attention",
+                                      "sliding_attention"}));
+  const auto qwen2_full = parse_hf_config(
+      R"({"model_type": "qwen2", "use_sliding_window": false, "sliding_window": 4096})", "q");
+  EXPECT_TRUE(qwen2_full.layer_types.empty());
+  EXPECT_EQ(qwen2_full.sliding_window, 0);  // no layer uses it
+  const auto mistral_absent = parse_hf_config(R"({"model_type": "mistral",
+      "num_hidden_layers": 2})",
+                                              "m");
+  EXPECT_EQ(mistral_absent.sliding_window, 4096);  // transformers' default
+  EXPECT_EQ(mistral_absent.layer_types.size(), 2u);
+  const auto mistral_null =
+      parse_hf_config(R"({"model_type": "mistral", "sliding_window": null})", "m");
+  EXPECT_TRUE(mistral_null.layer_types.empty());
+  const auto gemma = parse_hf_config(R"({"model_type": "gemma3_text", "num_hidden_layers": 7,
+      "sliding_window": 512, "sliding_window_pattern": 6, "rope_local_base_freq": 10000.0,
+      "rope_theta": 1000000.0, "query_pre_attn_scalar": 256, "head_dim": 256,
+      "hidden_activation": "gelu_pytorch_tanh", "final_logit_softcapping": null})",
+                                     "gemma");
+  EXPECT_EQ(gemma.family, "gemma3");
+  EXPECT_EQ(gemma.layer_types[4], "sliding_attention");
+  EXPECT_EQ(gemma.layer_types[5], "full_attention");
+  EXPECT_EQ(gemma.layer_types[6], "sliding_attention");
+  EXPECT_DOUBLE_EQ(gemma.rope_local_theta, 10000.0);
+  EXPECT_DOUBLE_EQ(gemma.query_pre_attn_scalar, 256.0);
+  const auto smollm3 = parse_hf_config(R"({"model_type": "smollm3", "num_hidden_layers": 4,
+      "no_rope_layers": [1, 1, 1, 0], "sliding_window": null})",
+                                       "s");
+  EXPECT_EQ(smollm3.layer_types[3], "full_attention_no_rope");
+  EXPECT_EQ(smollm3.layer_types[0], "full_attention");
+  for (const auto* m : {&qwen2, &mistral_absent, &gemma, &smollm3}) {
+    const auto back = parse_hf_config(hf_config_json(*m), "written");
+    EXPECT_EQ(back.family, m->family);
+    EXPECT_EQ(back.layer_types, m->layer_types) << m->family;
+    EXPECT_EQ(back.sliding_window, m->sliding_window) << m->family;
+    EXPECT_EQ(shape_differences(back, *m), std::vector<std::string>{}) << m->family;
+  }
+}
+
 TEST(HfConfig, Errors) {
   auto parse = [](const std::string& text) {
     return [text] { parse_hf_config(text, "cfg.json"); };
   };
-  expect_data_error(parse(R"({"architectures": ["MistralForCausalLM"]})"),
-                    "nss_hpc implements only LlamaForCausalLM");
+  expect_data_error(parse(R"({"architectures": ["GPT2LMHeadModel"]})"),
+                    "nss_hpc implements LlamaForCausalLM, Qwen2ForCausalLM");
+  expect_data_error(parse(R"({"model_type": "gemma3_text", "final_logit_softcapping": 30.0})"),
+                    "logit softcapping is not implemented");
+  expect_data_error(parse(R"({"model_type": "gemma3_text", "hidden_activation": "gelu"})"),
+                    "Gemma3ForCausalLM computes \"gelu_pytorch_tanh\"");
+  expect_data_error(parse(R"({"model_type": "mistral", "attention_bias": true})"),
+                    "MistralForCausalLM has no such biases");
+  expect_data_error(parse(R"({"model_type": "smollm3", "num_hidden_layers": 2,
+                              "no_rope_layers": [1, 2]})"),
+                    "no_rope_layers");
+  expect_data_error(parse(R"({"model_type": "qwen3", "num_hidden_layers": 2,
+                              "layer_types": ["full_attention", "chunked_attention"]})"),
+                    "chunked_attention");
   expect_data_error(parse(R"({"model_type": "gpt2"})"), "model_type");
   expect_data_error(parse(R"({"model_type": "llama", "hidden_act": "gelu"})"), "hidden_act");
-  expect_data_error(parse(R"({"model_type": "llama", "attention_bias": true})"), "attention_bias");
   expect_data_error(
       parse(R"({"model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": 4}})"),
       "type 'yarn'");

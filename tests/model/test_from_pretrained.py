@@ -9,6 +9,8 @@ tokenizer than the one beside the weights is exit 4."""
 import hashlib
 import json
 import os
+import re
+import subprocess
 import sys
 import unittest
 
@@ -115,6 +117,22 @@ class FromPretrainedTest(unittest.TestCase):
             self.assertIn(message, output)
             self.assertEqual(output.count("nss_hpc: error:"), 1, output)
 
+    def test_a_node_that_cannot_see_the_model_is_named_exit_4(self):
+        # Rank 1 runs in its own mount namespace with an empty tmpfs over the
+        # model directory: a node whose filesystem lacks what rank 0's has.
+        hide = ('if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec unshare -m sh -c '
+                '\'mount -t tmpfs none "$0" && exec "$@"\' "$0" "$@"; else exec "$@"; fi')
+        probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("unshare -m is not permitted here: %s" % probe.stderr.decode().strip())
+        proc = mpirun(2, ["sh", "-c", hide, self.model, NSS, self.yaml], timeout=240)
+        output = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 4, output)
+        self.assertIn("no-go: [model.pretrained]", output)
+        self.assertRegex(output, r"rank 1 [^:]*: model.from_pretrained %s/config.json" % re.escape(self.model))
+        self.assertIn("huggingface-cli download", output)
+        self.assertEqual(saved_steps(self.run_dir), [])
+
     def broken_model(self, name, change_config=None, change_weights=None):
         """A copy of the test model with config.json or the weights changed."""
         config = llama_config(hidden=48, intermediate=80, layers=2, heads=4, kv_heads=2,
@@ -156,7 +174,8 @@ class FromPretrainedTest(unittest.TestCase):
 
         def mistral(config):
             config["architectures"] = ["MistralForCausalLM"]
-        # Refused while the configuration is read, before the preflight.
+        # Mistral's default window of 4096 makes every layer sliding, which the
+        # forward does not compute yet: refused before anything trains.
         self.expect_exit_4_before_training(self.broken_model("arch", change_config=mistral),
                                            "MistralForCausalLM", check=None)
 

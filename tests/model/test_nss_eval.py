@@ -220,8 +220,12 @@ class NssEvalTest(unittest.TestCase):
         self.expect_failure(4, ["--model", bad, "--data", self.data],
                             "has shape [48, 32] but config.json implies [64, 32]")
         with open(os.path.join(bad, "config.json"), "w") as f:
-            json.dump(dict(config, architectures=["MistralForCausalLM"]), f)
+            json.dump(dict(config, architectures=["GPTNeoXForCausalLM"]), f)
         self.expect_failure(4, ["--model", bad, "--data", self.data], "LlamaForCausalLM")
+        with open(os.path.join(bad, "config.json"), "w") as f:
+            json.dump(dict(config, architectures=["MistralForCausalLM"], sliding_window=8), f)
+        self.expect_failure(4, ["--model", bad, "--data", self.data], "MistralForCausalLM",
+                            "sliding-window attention")
         with open(os.path.join(bad, "config.json"), "w") as f:
             json.dump(dict(config, tie_word_embeddings=True, vocab_size=62), f)
         self.expect_failure(4, ["--model", bad, "--data", self.data], "model.embed_tokens.weight")
