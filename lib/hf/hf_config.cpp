@@ -197,26 +197,27 @@ void read_layers(const ConfigJson& c, const arch::Family& family, config::ModelC
   if (std::find(m.layer_types.begin(), m.layer_types.end(), arch::kSlidingAttention) ==
       m.layer_types.end())
     m.sliding_window = 0;  // a window no layer uses is no part of the model
-  m.rope_local_theta = c.number(root, "rope_local_base_freq", 0);
+  m.rope_local_theta = c.number(root, "rope_local_base_freq", m.rope_local_theta);
   m.query_pre_attn_scalar = c.number(root, "query_pre_attn_scalar", 0);
   if (family.attention_bias == arch::AttentionBias::kFromConfig)
     m.attention_bias = c.boolean(root, "attention_bias", false);
 }
 
-void read_rope_scaling(const ConfigJson& c, config::RopeScalingConfig& rope) {
-  const json* scaling = c.get(c.root(), "rope_scaling");
+// One RoPE description: the legacy "rope_scaling" object, or an entry of
+// transformers 5's "rope_parameters" (`key` names it in errors).
+void read_rope_type(const ConfigJson& c, const json* scaling, const std::string& key,
+                    config::RopeScalingConfig& rope) {
   if (!scaling) return;
-  if (!scaling->is_object())
-    c.fail("rope_scaling", "must be an object or null, got " + scaling->dump());
+  if (!scaling->is_object()) c.fail(key, "must be an object or null, got " + scaling->dump());
   // transformers copies the legacy "type" into "rope_type" when only it is given.
   std::string type = c.string(*scaling, "rope_type", "");
   if (type.empty()) type = c.string(*scaling, "type", "");
-  if (type.empty()) c.fail("rope_scaling", "has neither \"rope_type\" nor \"type\"");
+  if (type.empty()) c.fail(key, "has neither \"rope_type\" nor \"type\"");
   if (type == "default") return;
   // Hugging Face names the scalings as the configuration does; "default" is none.
   const auto parsed = config::choice_of<config::RopeScaling>(type);
   if (!parsed || *parsed == config::RopeScaling::kNone)
-    c.fail("rope_scaling", "has type '" + type + "'; implemented: default, linear, llama3",
+    c.fail(key, "has type '" + type + "'; implemented: default, linear, llama3",
            "use a model whose RoPE scaling is linear or llama3 (or none)");
   rope.type = *parsed;
   rope.factor = c.required_number(*scaling, "factor");
@@ -228,6 +229,48 @@ void read_rope_scaling(const ConfigJson& c, config::RopeScalingConfig& rope) {
     rope.original_max_position_embeddings =
         c.integer(*scaling, "original_max_position_embeddings", 0);
   }
+}
+
+// RoPE's base and scaling: "rope_theta" and "rope_scaling", or transformers
+// 5's "rope_parameters" — one description, or one per layer type (Gemma 3:
+// its sliding layers' base is model.rope_local_theta, unscaled).
+void read_rope(const ConfigJson& c, config::ModelConfig& m) {
+  const json& root = c.root();
+  m.rope_scaling = config::RopeScalingConfig{};
+  const json* parameters = c.get(root, "rope_parameters");
+  if (!parameters) {
+    m.rope_theta = c.number(root, "rope_theta", 10000.0);
+    read_rope_type(c, c.get(root, "rope_scaling"), "rope_scaling", m.rope_scaling);
+    return;
+  }
+  if (!parameters->is_object())
+    c.fail("rope_parameters", "must be an object, got " + parameters->dump());
+  const json* global = parameters;
+  // One entry per layer type: objects only, no description of its own.
+  const bool per_layer_type = !parameters->empty() && !parameters->contains("rope_type") &&
+                              !parameters->contains("rope_theta") &&
+                              std::all_of(parameters->begin(), parameters->end(),
+                                          [](const json& entry) { return entry.is_object(); });
+  if (per_layer_type) {
+    for (const auto& [layer_type, unused] : parameters->items()) {
+      (void)unused;
+      if (layer_type != arch::kFullAttention && layer_type != arch::kSlidingAttention)
+        c.fail("rope_parameters", "has an entry for layer type '" + layer_type +
+                                      "'; implemented: full_attention, sliding_attention");
+    }
+    global = c.get(*parameters, arch::kFullAttention);
+    if (!global) c.fail("rope_parameters", "has no full_attention entry");
+    if (const json* local = c.get(*parameters, arch::kSlidingAttention)) {
+      config::RopeScalingConfig local_scaling;
+      read_rope_type(c, local, "rope_parameters.sliding_attention", local_scaling);
+      if (local_scaling.type != config::RopeScaling::kNone)
+        c.fail("rope_parameters.sliding_attention",
+               "is scaled; only unscaled local RoPE is implemented");
+      m.rope_local_theta = c.number(*local, "rope_theta", 10000.0);
+    }
+  }
+  m.rope_theta = c.number(*global, "rope_theta", 10000.0);
+  read_rope_type(c, global, "rope_parameters", m.rope_scaling);
 }
 
 // Every shape key: its text for messages and whether two models agree on it.
@@ -342,10 +385,8 @@ config::ModelConfig parse_hf_config(const std::string& json_text, const std::str
   m.vocab_size = c.integer(root, "vocab_size", 32000);
   m.max_position_embeddings = c.integer(root, "max_position_embeddings", 2048);
   m.rms_norm_eps = c.number(root, "rms_norm_eps", 1e-6);
-  m.rope_theta = c.number(root, "rope_theta", 10000.0);
   m.tie_word_embeddings = c.boolean(root, "tie_word_embeddings", false);
-  m.rope_scaling = config::RopeScalingConfig{};
-  read_rope_scaling(c, m.rope_scaling);
+  read_rope(c, m);
 
   const std::pair<const char*, std::int64_t> positives[] = {
       {"hidden_size", m.hidden_size},

@@ -13,7 +13,9 @@ void require_forward_support(const config::ModelConfig& model) {
   const arch::Architecture a = arch::describe(model);
   const arch::Family& family = *a.family;
   std::vector<std::string> missing;
-  if (family.qk_norm) missing.push_back("q/k norms");
+  // Per-head norms with a plain weight (Qwen3); Gemma's (1 + weight) ones need the norm scale.
+  if (family.qk_norm && family.norm_scale != arch::NormScale::kWeight)
+    missing.push_back("q/k norms");
   if (family.sandwich_norms) missing.push_back("post-attention and feed-forward norms");
   if (family.norm_scale != arch::NormScale::kWeight) missing.push_back("(1 + weight) norms");
   if (family.activation != arch::Activation::kSilu) missing.push_back("the tanh-GELU gate");

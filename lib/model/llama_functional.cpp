@@ -23,6 +23,7 @@ namespace {
 struct BlockLayout {
   int input_norm = -1;
   int post_attention_norm = -1;
+  int q_norm = -1, k_norm = -1;  // per-head norms of q and k (Qwen3); -1: none
   int weight[7] = {};
   int bias[7] = {-1, -1, -1, -1, -1, -1, -1};    // -1: no bias on this projection
   int lora_a[7] = {-1, -1, -1, -1, -1, -1, -1};  // -1: no adapter on this projection
@@ -45,6 +46,8 @@ BlockLayout block_layout(const config::ModelConfig& model, const config::LoraCon
     const int slot = next++;
     if (tensor.name == "input_layernorm.weight") layout.input_norm = slot;
     if (tensor.name == "post_attention_layernorm.weight") layout.post_attention_norm = slot;
+    if (tensor.name == "self_attn.q_norm.weight") layout.q_norm = slot;
+    if (tensor.name == "self_attn.k_norm.weight") layout.k_norm = slot;
     if (tensor.kind == arch::TensorKind::kBias)
       layout.bias[projection_index(tensor.projection)] = slot;
     if (tensor.kind != arch::TensorKind::kProjection) continue;
@@ -80,6 +83,16 @@ class BlockProjections {
 
   const torch::Tensor& input_norm() const { return params_[layout_.input_norm]; }
   const torch::Tensor& post_attention_norm() const { return params_[layout_.post_attention_norm]; }
+
+  // Projection p's output as [B, heads, S, D], each head RMS-normalised
+  // first when the family has a q or k norm (Qwen3).
+  torch::Tensor heads(Projection p, const torch::Tensor& x, std::int64_t heads, std::int64_t d,
+                      double eps) const {
+    torch::Tensor t = (*this)(p, x).view({x.size(0), x.size(1), heads, d});
+    const int norm = p == kQ ? layout_.q_norm : p == kK ? layout_.k_norm : -1;
+    if (norm >= 0) t = rms_norm(t, params_[norm], eps);
+    return t.transpose(1, 2);
+  }
 
   // PEFT's Linear: base(x) + lora_B(lora_A(dropout(x))) * alpha / r; the
   // base with its bias when the family has one.
@@ -250,8 +263,8 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
   const auto rotate = [&](const torch::Tensor& t) {
     return positions.defined() ? rope.apply(t, positions) : rope.apply(t);
   };
-  const torch::Tensor q = rotate(proj(kQ, x).view({b, s, heads, d}).transpose(1, 2));
-  const torch::Tensor k = rotate(proj(kK, x).view({b, s, kv_heads, d}).transpose(1, 2));
+  const torch::Tensor q = rotate(proj.heads(kQ, x, heads, d, model.rms_norm_eps));
+  const torch::Tensor k = rotate(proj.heads(kK, x, kv_heads, d, model.rms_norm_eps));
   const torch::Tensor v = proj(kV, x).view({b, s, kv_heads, d}).transpose(1, 2);
   const torch::Tensor attended = attend(q, k, v).transpose(1, 2).reshape({b, s, heads * d});
   const torch::Tensor h = hidden + proj(kO, attended);

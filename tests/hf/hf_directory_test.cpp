@@ -144,6 +144,41 @@ TEST(HfConfig, FamiliesReadTheirKeys) {
   }
 }
 
+// transformers 5 writes "rope_parameters" instead of rope_theta and
+// rope_scaling: one description, or one per layer type.
+TEST(HfConfig, RopeParametersOfTransformers5) {
+  const auto llama = parse_hf_config(R"({"model_type": "llama", "rope_parameters": {
+      "rope_theta": 500000.0, "rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}})",
+                                     "llama");
+  EXPECT_DOUBLE_EQ(llama.rope_theta, 500000.0);
+  EXPECT_EQ(llama.rope_scaling.type, config::RopeScaling::kLlama3);
+  EXPECT_DOUBLE_EQ(llama.rope_scaling.factor, 32.0);
+  const auto smollm3 = parse_hf_config(
+      R"({"model_type": "smollm3", "rope_parameters": {"rope_theta": 2000000.0, "rope_type": "default"}})",
+      "smollm3");
+  EXPECT_DOUBLE_EQ(smollm3.rope_theta, 2000000.0);
+  EXPECT_EQ(smollm3.rope_scaling.type, config::RopeScaling::kNone);
+  const auto gemma = parse_hf_config(R"({"model_type": "gemma3_text", "num_hidden_layers": 2,
+      "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"],
+      "rope_parameters": {"full_attention": {"rope_theta": 1000000.0, "rope_type": "linear",
+                                             "factor": 8.0},
+                          "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}})",
+                                     "gemma");
+  EXPECT_DOUBLE_EQ(gemma.rope_theta, 1000000.0);
+  EXPECT_EQ(gemma.rope_scaling.type, config::RopeScaling::kLinear);
+  EXPECT_DOUBLE_EQ(gemma.rope_local_theta, 10000.0);
+  const auto parse = [](const std::string& text) {
+    return [text] { parse_hf_config(text, "cfg.json"); };
+  };
+  expect_data_error(parse(R"({"model_type": "gemma3_text", "rope_parameters": {
+      "chunked_attention": {"rope_theta": 1.0, "rope_type": "default"}}})"),
+                    "layer type 'chunked_attention'");
+  expect_data_error(parse(R"({"model_type": "llama", "rope_parameters": {"rope_theta": 1.0,
+      "rope_type": "yarn", "factor": 4.0}})"),
+                    "type 'yarn'");
+}
+
 TEST(HfConfig, Errors) {
   auto parse = [](const std::string& text) {
     return [text] { parse_hf_config(text, "cfg.json"); };
