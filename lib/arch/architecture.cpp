@@ -108,9 +108,7 @@ Layer layer_of(const config::ModelConfig& m, const Family& family, const std::st
 std::vector<BlockTensor> block_tensors(const config::ModelConfig& m, const Family& family) {
   const std::int64_t h = m.hidden_size, i = m.intermediate_size, d = m.head_dim;
   const std::int64_t q = m.num_attention_heads * d, kv = m.num_key_value_heads * d;
-  const bool qkv_bias = family.attention_bias == AttentionBias::kQkv ||
-                        (family.attention_bias == AttentionBias::kFromConfig && m.attention_bias);
-  const bool o_bias = family.attention_bias == AttentionBias::kFromConfig && m.attention_bias;
+  const AttentionBiases biases = attention_biases(family, m);
   std::vector<BlockTensor> block = {{"input_layernorm.weight", TensorKind::kNorm, "", {h}}};
   const auto projection = [&](const char* module, const char* name, std::int64_t out,
                               std::int64_t in, bool bias) {
@@ -118,10 +116,10 @@ std::vector<BlockTensor> block_tensors(const config::ModelConfig& m, const Famil
     block.push_back({path + ".weight", TensorKind::kProjection, name, {out, in}});
     if (bias) block.push_back({path + ".bias", TensorKind::kBias, name, {out}});
   };
-  projection("self_attn", "q_proj", q, h, qkv_bias);
-  projection("self_attn", "k_proj", kv, h, qkv_bias);
-  projection("self_attn", "v_proj", kv, h, qkv_bias);
-  projection("self_attn", "o_proj", h, q, o_bias);
+  projection("self_attn", "q_proj", q, h, biases.qkv);
+  projection("self_attn", "k_proj", kv, h, biases.qkv);
+  projection("self_attn", "v_proj", kv, h, biases.qkv);
+  projection("self_attn", "o_proj", h, q, biases.o);
   if (family.qk_norm) {
     block.push_back({"self_attn.q_norm.weight", TensorKind::kHeadNorm, "", {d}});
     block.push_back({"self_attn.k_norm.weight", TensorKind::kHeadNorm, "", {d}});
@@ -141,6 +139,12 @@ std::vector<BlockTensor> block_tensors(const config::ModelConfig& m, const Famil
 
 const char* hf_activation_name(Activation activation) {
   return activation == Activation::kGeluTanh ? "gelu_pytorch_tanh" : "silu";
+}
+
+AttentionBiases attention_biases(const Family& family, const config::ModelConfig& model) {
+  const bool configured =
+      family.attention_bias == AttentionBias::kFromConfig && model.attention_bias;
+  return {family.attention_bias == AttentionBias::kQkv || configured, configured};
 }
 
 const std::vector<Family>& families() {

@@ -90,6 +90,12 @@ struct Architecture {
 /// Hugging Face's name of an activation ("silu", "gelu_pytorch_tanh").
 const char* hf_activation_name(Activation activation);
 
+/// Which attention projections of `model` carry a bias: q, k and v; o.
+struct AttentionBiases {
+  bool qkv = false, o = false;
+};
+AttentionBiases attention_biases(const Family& family, const config::ModelConfig& model);
+
 /// The family called `name`; ConfigError (exit 2) naming model.family and
 /// the families there are.
 const Family& family(const std::string& name);

@@ -456,8 +456,8 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& torc
   out["architectures"] = {family.hf_architecture};
   out["model_type"] = family.model_type;
   out[family.activation_key] = arch::hf_activation_name(family.activation);
-  out["attention_bias"] =
-      m.attention_bias && family.attention_bias == arch::AttentionBias::kFromConfig;
+  // The key means q, k, v and o biases: what the families that read it compute.
+  out["attention_bias"] = arch::attention_biases(family, m).o;
   out["attention_dropout"] = 0.0;
   out["mlp_bias"] = false;
   out["hidden_size"] = m.hidden_size;

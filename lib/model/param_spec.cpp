@@ -122,13 +122,10 @@ ParameterCount parameter_count_formula(const config::ModelConfig& m,
   const std::int64_t d = m.head_dim, q = m.num_attention_heads * d;
   const std::int64_t kv = m.num_key_value_heads * d;
   const arch::Family& family = arch::family(m.family);
-  const bool qkv_bias =
-      family.attention_bias == arch::AttentionBias::kQkv ||
-      (family.attention_bias == arch::AttentionBias::kFromConfig && m.attention_bias);
-  const bool o_bias = family.attention_bias == arch::AttentionBias::kFromConfig && m.attention_bias;
+  const arch::AttentionBiases bias = arch::attention_biases(family, m);
   const std::int64_t embeddings = m.vocab_size * h * (m.tie_word_embeddings ? 1 : 2);
   const std::int64_t norms = (family.sandwich_norms ? 4 : 2) * h + (family.qk_norm ? 2 * d : 0);
-  const std::int64_t biases = (qkv_bias ? q + 2 * kv : 0) + (o_bias ? h : 0);
+  const std::int64_t biases = (bias.qkv ? q + 2 * kv : 0) + (bias.o ? h : 0);
   const std::int64_t block = 2 * h * q + 2 * h * kv + 3 * h * i + norms + biases;
   const std::int64_t base = embeddings + h + l * block;
   // A rank-r adapter on an [out, in] projection adds r * (in + out).
