@@ -8,7 +8,13 @@
 #include "core/error.h"
 #include "quant/double_quant.h"
 #include "quant/nf4.h"
+#include "quant/nf4_cuda.h"
 #include "quant/nf4_storage.h"
+
+#if NSS_HAVE_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace nss::fsdp {
 namespace {
@@ -148,6 +154,9 @@ torch::Tensor QuantizedShard::dequantize(const std::vector<torch::Tensor>& gathe
                                          torch::Dtype dtype, Dequantizer path) const {
   torch::NoGradGuard no_grad;
   if (path == Dequantizer::kAuto && device_.is_cpu()) return dequantize_on_host(gathered, dtype);
+  if (path == Dequantizer::kAuto && device_.is_cuda() && NSS_HAVE_CUDA &&
+      quant::nf4_cuda_compiled())
+    return dequantize_with_kernels(gathered, dtype);
   return dequantize_with_torch(gathered, dtype);
 }
 
@@ -216,6 +225,43 @@ torch::Tensor QuantizedShard::dequantize_with_torch(const std::vector<torch::Ten
     out.narrow(0, tensor.offset, tensor.numel).copy_(levels.mul(scale));
   }
   return out;
+}
+
+torch::Tensor QuantizedShard::dequantize_with_kernels(const std::vector<torch::Tensor>& gathered,
+                                                      torch::Dtype dtype) const {
+#if NSS_HAVE_CUDA
+  const c10::cuda::CUDAGuard guard(device_);
+  void* stream = c10::cuda::getCurrentCUDAStream(device_.index()).stream();
+  const auto fp32 = torch::TensorOptions().dtype(torch::kFloat32).device(device_);
+  const bool direct = dtype == torch::kFloat32 || dtype == torch::kBFloat16;
+  torch::Tensor out = torch::empty({padded_}, fp32.dtype(direct ? dtype : torch::kFloat32));
+  const auto* codes = gathered[0].data_ptr<std::uint8_t>();
+  for (const auto& tensor : tensors_) {
+    const std::int64_t blocks = blocks_of(tensor.numel);
+    const std::int64_t first_block = tensor.offset / kNf4BlockSize;
+    // A freed block is reused only in this stream's order: safe while the kernels run.
+    torch::Tensor absmax;
+    if (double_quant_) {
+      absmax = torch::empty({blocks}, fp32);
+      quant::dequantize_absmax_cuda(gathered[1].data_ptr<std::uint8_t>() + first_block,
+                                    gathered[2].data_ptr<float>() + tensor.offset / kGroupElements,
+                                    blocks, tensor.mean_absmax, absmax.data_ptr<float>(), stream);
+    } else {
+      absmax = gathered[1].narrow(0, first_block, blocks);
+    }
+    if (out.scalar_type() == torch::kBFloat16)
+      quant::dequantize_nf4_cuda_bf16(
+          codes + tensor.offset / 2, absmax.data_ptr<float>(), tensor.numel,
+          reinterpret_cast<std::uint16_t*>(out.data_ptr()) + tensor.offset, stream);
+    else
+      quant::dequantize_nf4_cuda(codes + tensor.offset / 2, absmax.data_ptr<float>(), tensor.numel,
+                                 out.data_ptr<float>() + tensor.offset, stream);
+  }
+  return direct ? out : out.to(dtype);
+#else
+  (void)gathered, (void)dtype;
+  throw InternalError("fsdp", "the NF4 CUDA kernels need a CUDA libtorch");
+#endif
 }
 
 std::int64_t QuantizedShard::bytes() const {

@@ -51,7 +51,8 @@ class QuantizedShard final : public ShardStorage {
   void quantize_scales(comm::Communicator& comm, const std::string& label);
 
   /// How dequantize() computes: kAuto is the table loops on the host and
-  /// torch operations on a device; kTorch on the host is for tests.
+  /// the NF4 CUDA kernels (quant/nf4_cuda.h) on a GPU, both bit-equal to
+  /// kTorch, torch operations, for tests and builds without the kernels.
   enum class Dequantizer { kAuto, kTorch };
   /// The gathered (waited-for) bytes, in all_gather_inputs() order, as the
   /// unit's quantised buffer in `dtype`: quantized_padded() elements, only
@@ -72,6 +73,8 @@ class QuantizedShard final : public ShardStorage {
                                    torch::Dtype dtype) const;
   torch::Tensor dequantize_with_torch(const std::vector<torch::Tensor>& gathered,
                                       torch::Dtype dtype) const;
+  torch::Tensor dequantize_with_kernels(const std::vector<torch::Tensor>& gathered,
+                                        torch::Dtype dtype) const;
 
   std::vector<Tensor> tensors_;
   std::vector<layout::ShardPiece> pieces_;

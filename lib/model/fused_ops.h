@@ -10,8 +10,8 @@
 namespace nss::model {
 
 /// True when the fused ops apply to `x`: kernels compiled, a CUDA libtorch, x
-/// on a CUDA device in fp32 or bf16, and NSS_FUSED_KERNELS=1 in the environment
-/// (off by default).
+/// on a CUDA device in fp32 or bf16, and NSS_FUSED_KERNELS not 0 in the
+/// environment (on by default).
 bool fused_kernels_enabled(const torch::Tensor& x);
 
 /// rms_norm(x, weight, eps) for x [..., cols] and weight [cols] of x's dtype.

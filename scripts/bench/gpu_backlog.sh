@@ -22,16 +22,23 @@
 # from the package or a build (--bin build/bin), so that a library missing
 # from the package, a command line or a report that is wrong shows before a
 # device minute is spent; its figures mean nothing.
-# Environment: NSS_BACKLOG_BUDGET_S (540: the whole run, 9 minutes),
+# Environment: NSS_BACKLOG_BUDGET_S (570: the whole run, 9.5 minutes),
 # NSS_BACKLOG_CAPS (part=seconds,...: other caps for a retry of a part),
-# NSS_BACKLOG_1B_STEPS (8), NSS_GPU_PEAK_TFLOPS (989, H100 SXM dense bf16).
+# NSS_BACKLOG_1B_STEPS (8), NSS_GPU_PEAK_TFLOPS (989, H100 SXM dense bf16),
+# NSS_BACKLOG_RECOMPUTE ("selective": the throughput part's rows, each with
+# the fused kernels off and on; none and full were measured on 2026-11-27),
+# NSS_BACKLOG_TORCH ("full": its PyTorch eager rows; none was measured). A 1B
+# run or eager row gets an equal share of its part's cap, one share kept
+# spare (a 1B run needs about 45 s on an H100: 9 s of preflight, 25 s of
+# initialisation, the pinned mirrors, the steps).
 set -euo pipefail
 
 NSS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REPORT="$NSS_ROOT/scripts/bench/gpu_backlog_report.py"
 ALL_PARTS=(smoke tests async throughput adapters generate)
-# Seconds per part; together the 540 s of the default budget.
-declare -A CAP=([smoke]=60 [tests]=140 [async]=50 [throughput]=170 [adapters]=65 [generate]=55)
+# Seconds per part; together the 570 s of the default budget (on an H100 on
+# 2026-11-27 smoke took 22-26 s, tests 44 s, async 13 s, a 1B run about 45 s).
+declare -A CAP=([smoke]=40 [tests]=60 [async]=30 [throughput]=230 [adapters]=150 [generate]=60)
 declare -A DECIDES=(
   [smoke]="whether anything else can run: the binaries start, CUDA and NCCL answer, one tiny step trains on the GPU"
   [tests]="which switches may go on: the NF4 CUDA dequantiser (nf4_cuda_test), the fused kernels (fused_kernels_test), variable-length attention (packed tests with NSS_VARLEN_ATTENTION=1), the private step and optimizer offload on CUDA, greedy decoding equal to the CPU's"
@@ -45,7 +52,7 @@ TOOLS=(nss_hpc nss_ckpt nss_generate)
 UNIT_TESTS=(cuda_memory_test memory_meter_test host_mirror_test synthetic_step_test optim_test
   sharded_unit_test nf4_cuda_test fused_kernels_test model_test offloaded_adamw_test decoder_test)
 MPI_TESTS=(nccl_communicator_test device_selection_test compute_device_test sharded_training_test
-  private_step_test offload_test)
+  private_step_test offload_test quantized_shard_test)
 
 usage() {
   sed -n 's/^#   \(scripts\/bench\/gpu_backlog.sh\)/usage: \1/p' "${BASH_SOURCE[0]}" >&2
@@ -92,7 +99,7 @@ for setting in ${caps//,/ }; do  # part=seconds,...: a retry's own caps
     { echo "gpu_backlog: NSS_BACKLOG_CAPS takes part=seconds,... with parts ${ALL_PARTS[*]}, not '$setting'" >&2; exit 2; }
   CAP[$name]=$seconds
 done
-budget=${NSS_BACKLOG_BUDGET_S:-540}
+budget=${NSS_BACKLOG_BUDGET_S:-570}
 steps_1b=${NSS_BACKLOG_1B_STEPS:-8}
 peak_tflops=${NSS_GPU_PEAK_TFLOPS:-989}
 for value in "$budget" "$steps_1b"; do
@@ -259,7 +266,7 @@ part_tests() {
   # Their CPU cases ran in CI; on the device only the CUDA ones.
   for name in "${MPI_TESTS[@]}"; do
     case $name in
-      sharded_training_test | private_step_test | offload_test)
+      sharded_training_test | private_step_test | offload_test | quantized_shard_test)
         step "$name.log" 60 mpirun_1 "$bin/$name" --gtest_filter='*Cuda*' || true ;;
       *) step "$name.log" 60 mpirun_1 "$bin/$name" || true ;;
     esac
@@ -293,7 +300,8 @@ may_skip() {  # cases written for builds or machines without CUDA
 must_run() {  # tests whose device cases must not skip on a GPU
   case $1 in
     nf4_cuda_test | fused_kernels_test | cuda_memory_test | memory_meter_test | nccl_communicator_test | \
-      sharded_training_test | model_test | private_step_test | offload_test | synthetic_step_test) echo 1 ;;
+      sharded_training_test | model_test | private_step_test | offload_test | synthetic_step_test | \
+      quantized_shard_test) echo 1 ;;
     *) echo 0 ;;
   esac
 }
@@ -341,32 +349,49 @@ one_b() {  # RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape in bf16,
 }
 
 part_throughput() {
-  local recompute fused failed=0
+  local recompute fused failed=0 rows=0
+  local modes=(${NSS_BACKLOG_RECOMPUTE-selective}) eager=(${NSS_BACKLOG_TORCH-full})
+  [ "$rehearse" = 0 ] || eager=()
+  local mode
+  for mode in "${modes[@]}" "${eager[@]}"; do
+    [[ $mode =~ ^(none|selective|full)$ ]] || { say "- recompute '$mode' is not none, selective or full"; verdict throughput FAIL "NSS_BACKLOG_RECOMPUTE/NSS_BACKLOG_TORCH name none, selective or full"; return; }
+  done
+  local row_cap=$((part_cap / (2 * ${#modes[@]} + ${#eager[@]} + 2)))
   [ "$dry_run" = 1 ] || "$PYTHON" "$REPORT" train-header >>"$summary"
-  for recompute in none selective full; do
+  for recompute in "${modes[@]}"; do
     for fused in 0 1; do
       local name=1b_${recompute}_fused$fused
+      rows=$((rows + 1))
       # A row is its figures: one cut during its final save (to memory) still has them.
-      one_b "$work/$name" "$name.log" 22 "$fused" --set training.activation_checkpointing=$recompute || true
+      one_b "$work/$name" "$name.log" "$row_cap" "$fused" --set training.activation_checkpointing=$recompute || true
       report train "$work/$name" --smi "$work/$name.smi" --peak-tflops "$peak_tflops" --steps "$steps_1b" \
         --label "recompute $recompute, fused kernels $([ "$fused" = 1 ] && echo on || echo off)" ||
         failed=$((failed + 1))
       [ "$dry_run" = 1 ] || rm -rf "${work:?}/$name"
     done
   done
+  # The chunked head against the unchunked one (none and full ran 7-10% below
+  # 2026-11-22's figures, before the head was chunked).
+  rows=$((rows + 1))
+  one_b "$work/1b_none_chunk0" 1b_none_chunk0.log "$row_cap" 1 --set training.activation_checkpointing=none \
+    --set training.loss_chunk_tokens=0 || true
+  report train "$work/1b_none_chunk0" --smi "$work/1b_none_chunk0.smi" --peak-tflops "$peak_tflops" \
+    --steps "$steps_1b" --label "recompute none, fused kernels on, loss_chunk_tokens 0 (unchunked head)" ||
+    failed=$((failed + 1))
+  [ "$dry_run" = 1 ] || rm -rf "${work:?}/1b_none_chunk0"
   local torch_rows=""
   [ "$rehearse" = 0 ] || say "- the PyTorch reference needs CUDA: not rehearsed"
-  for recompute in $([ "$rehearse" = 1 ] || echo none full); do
+  for recompute in "${eager[@]}"; do
     local keep=()
     [ "$recompute" = full ] || keep=(--no-recompute)
-    step "torch_1b_$recompute.log" 19 "$PYTHON" "$NSS_ROOT/scripts/bench/torch_llama_step.py" --device cuda --bf16 \
+    step "torch_1b_$recompute.log" "$row_cap" "$PYTHON" "$NSS_ROOT/scripts/bench/torch_llama_step.py" --device cuda --bf16 \
       --sdpa --tied --vocab 128256 --hidden 2048 --intermediate 8192 --layers 16 --heads 32 --kv-heads 8 \
       --seq 2048 --batch 4 --accum 2 --steps 6 --warmup 2 "${keep[@]}" || true
     [ "$dry_run" = 1 ] || torch_rows+="$recompute: $(tail -1 "$work/logs/torch_1b_$recompute.log") "
   done
   [ -z "$torch_rows" ] || say "- PyTorch $("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null) eager, same shape: $torch_rows"
-  if [ "$failed" = 0 ]; then verdict throughput PASS "six rows measured; compare MFU with the goals and the fused rows with the plain ones"
-  else verdict throughput FAIL "$failed of six rows did not finish: see logs/1b_*.log"; fi
+  if [ "$failed" = 0 ]; then verdict throughput PASS "$rows rows measured; compare MFU with the goals and the fused rows with the plain ones"
+  else verdict throughput FAIL "$failed of $rows rows did not finish: see logs/1b_*.log"; fi
 }
 
 part_adapters() {
@@ -380,7 +405,7 @@ part_adapters() {
       qlora) extra=(--set training.lora.quantize_base=nf4) ;;
       dpsgd) extra=(--set privacy.enabled=true --set data.packing=none) ;;
     esac
-    one_b "$work/1b_$name" "1b_$name.log" 20 0 "${lora[@]}" "${extra[@]}" || true
+    one_b "$work/1b_$name" "1b_$name.log" $((part_cap / 3)) 0 "${lora[@]}" "${extra[@]}" || true
     report train "$work/1b_$name" --smi "$work/1b_$name.smi" --peak-tflops 0 --steps "$steps_1b" \
       --label "$name, rank 16, all seven projections" || failed=$((failed + 1))
     [ "$dry_run" = 1 ] || rm -rf "$work/1b_$name"

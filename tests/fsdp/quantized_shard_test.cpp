@@ -86,6 +86,37 @@ TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
   }
 }
 
+// On a GPU the gathered bytes are dequantised by the NF4 CUDA kernels: the
+// same bits as the torch operations and the host round trip.
+TEST_F(QuantizedShardTest, CudaKernelsGiveTheHostRoundTrip) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device (or a CPU-only libtorch)";
+  if (comm_->size() != 1) GTEST_SKIP() << "checked at one rank, whose shard is the whole buffer";
+  const layout::FlatLayout layout(params(), comm_->size());
+  const torch::Device device(torch::kCUDA, 0);
+  for (const bool double_quant : {false, true}) {
+    QuantizedShard shard(layout, comm_->rank(), double_quant, device, torch::kBFloat16);
+    const auto host = host_shard(layout, comm_->rank());
+    shard.quantize(host.data());
+    shard.quantize_scales(*comm_, "test");
+    std::vector<torch::Tensor> gathered;
+    for (const torch::Tensor& part : shard.all_gather_inputs()) gathered.push_back(part.to(device));
+    for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+      const torch::Tensor kernels = shard.dequantize(gathered, dtype).cpu();
+      const torch::Tensor torch_path =
+          shard.dequantize(gathered, dtype, QuantizedShard::Dequantizer::kTorch).cpu();
+      for (std::size_t i = 0; i < layout.params().size(); ++i) {
+        const layout::FlatParam& p = layout.params()[i];
+        if (!p.quantized) continue;
+        const torch::Tensor expected = expected_round_trip(p, double_quant).to(dtype);
+        const auto at = layout.slot(i).offset;
+        EXPECT_TRUE(torch::equal(kernels.narrow(0, at, p.numel()), expected))
+            << p.name << " double_quant " << double_quant << " " << c10::toString(dtype);
+        EXPECT_TRUE(torch::equal(torch_path.narrow(0, at, p.numel()), expected)) << p.name;
+      }
+    }
+  }
+}
+
 TEST_F(QuantizedShardTest, HoldsAndGathersTheDocumentedBytes) {
   const layout::FlatLayout layout(params(), comm_->size());
   const std::int64_t shard = layout.quantized_shard_size();
