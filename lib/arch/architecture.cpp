@@ -176,6 +176,15 @@ Architecture describe(const config::ModelConfig& m) {
   for (std::size_t l = 0; l < layers; ++l)
     a.layers.push_back(
         layer_of(m, *a.family, m.layer_types.empty() ? kFullAttention : m.layer_types[l], l));
+  for (std::size_t l = 0; l < layers; ++l) {
+    Layer& layer = a.layers[l];
+    if (!layer.rope) continue;
+    for (std::size_t e = 0; e < l && layer.rope_table < 0; ++e)
+      if (a.layers[e].rope && a.layers[e].rope_theta == layer.rope_theta &&
+          a.layers[e].rope_scaled == layer.rope_scaled)
+        layer.rope_table = a.layers[e].rope_table;
+    if (layer.rope_table < 0) layer.rope_table = a.rope_tables++;
+  }
   a.block = block_tensors(m, *a.family);
   a.query_scale = 1.0 / std::sqrt(m.query_pre_attn_scalar > 0 ? m.query_pre_attn_scalar
                                                               : static_cast<double>(m.head_dim));

@@ -65,6 +65,7 @@ struct Layer {
   bool rope = true;         // false: no rotary embedding (SmolLM3's NoPE layers)
   double rope_theta = 0;    // this layer's RoPE base
   bool rope_scaled = true;  // model.rope_scaling applies (Gemma 3's local layers: no)
+  int rope_table = -1;      // which of the model's distinct RoPE tables; -1: none
 };
 
 /// What a block tensor is: it decides its initialisation and weight decay.
@@ -82,6 +83,7 @@ struct BlockTensor {
 struct Architecture {
   const Family* family = nullptr;
   std::vector<Layer> layers;  // num_hidden_layers of them
+  int rope_tables = 0;        // distinct (rope_theta, rope_scaled) among the layers with RoPE
   std::vector<BlockTensor> block;
   double query_scale = 1;      // multiplies q.k: head_dim^-1/2, or query_pre_attn_scalar^-1/2
   double embedding_scale = 1;  // the embedding's output times this

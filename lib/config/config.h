@@ -98,7 +98,9 @@ struct ModelConfig {
   void visit(V& v) {
     v.field("preset", preset,
             "Named shape (tiny, llama-3.2-1b, llama-3.2-3b, llama-3.1-8b, smollm2-135m, "
-            "smollm2-360m, smollm2-1.7b, tinyllama-1.1b); explicit keys override it.");
+            "smollm2-360m, smollm2-1.7b, tinyllama-1.1b, qwen2.5-0.5b, qwen3-0.6b, "
+            "mistral-7b-v0.1, smollm3-3b, gemma3-1b: docs/model.md); a family's sets its family "
+            "keys too; explicit keys override it.");
     v.field("from_pretrained", from_pretrained,
             "Hugging Face model to start from: a local directory (config.json + "
             "safetensors), else Org/Name[@revision] in the local Hugging Face cache (never "

@@ -11,6 +11,12 @@ struct Preset {
   double rope_factor, low_freq_factor, high_freq_factor;
   std::int64_t rope_original_max_positions;
   bool tied;
+  // Another family than Llama (lib/arch) and its per-layer plan:
+  const char* family = "llama";
+  std::int64_t sliding_window = 0;  // > 0: layers attend in a window of this many keys,
+  std::int64_t global_every = 0;    // but every global_every-th (0: none) attends fully
+  std::int64_t no_rope_every = 0;   // every no_rope_every-th layer without RoPE (0: none)
+  double rope_local_theta = 0, query_pre_attn_scalar = 0;
 };
 
 // Shapes as published in each model's Hugging Face config.json.
@@ -37,7 +43,38 @@ constexpr Preset kPresets[] = {
     // TinyLlama/TinyLlama-1.1B: separate LM head.
     {"tinyllama-1.1b", 2048, 5632, 22, 32, 4, 64, 32000, 2048, 1e-5, 10000.0, RopeScaling::kNone, 1,
      1, 4, 8192, false},
+    // Qwen/Qwen2.5-0.5B: q/k/v biases, tied embeddings (no layer slides: use_sliding_window false).
+    {"qwen2.5-0.5b", 896, 4864, 24, 14, 2, 64, 151936, 32768, 1e-6, 1000000.0, RopeScaling::kNone,
+     1, 1, 4, 8192, true, "qwen2"},
+    // Qwen/Qwen3-0.6B: per-head q/k norms, head_dim 128 of a 1024-wide model, tied embeddings.
+    {"qwen3-0.6b", 1024, 3072, 28, 16, 8, 128, 151936, 40960, 1e-6, 1000000.0, RopeScaling::kNone,
+     1, 1, 4, 8192, true, "qwen3"},
+    // mistralai/Mistral-7B-v0.1: every layer in a window of 4096 keys.
+    {"mistral-7b-v0.1", 4096, 14336, 32, 32, 8, 128, 32000, 32768, 1e-5, 10000.0,
+     RopeScaling::kNone, 1, 1, 4, 8192, false, "mistral", 4096},
+    // HuggingFaceTB/SmolLM3-3B: every fourth layer without RoPE, tied embeddings.
+    {"smollm3-3b",       2048, 11008, 36, 16,   4,    128,       128256, 65536, 1e-6, 5000000.0,
+     RopeScaling::kNone, 1,    1,     4,  8192, true, "smollm3", 0,      0,     4},
+    // google/gemma-3-1b-pt: five local layers (window 512, RoPE base 1e4) to one global.
+    {"gemma3-1b", 1152,   6912,  26,      4,         1,
+     256,         262144, 32768, 1e-6,    1000000.0, RopeScaling::kNone,
+     1,           1,      4,     8192,    true,      "gemma3",
+     512,         6,      0,     10000.0, 256},
 };
+
+// The per-layer types of a preset (empty: every layer full attention with RoPE).
+std::vector<std::string> layer_types_of(const Preset& p) {
+  if (p.sliding_window == 0 && p.no_rope_every == 0) return {};
+  std::vector<std::string> types;
+  for (std::int64_t layer = 1; layer <= p.layers; ++layer) {
+    const bool global = p.global_every > 0 && layer % p.global_every == 0;
+    const bool no_rope = p.no_rope_every > 0 && layer % p.no_rope_every == 0;
+    types.push_back(p.sliding_window > 0 && !global ? "sliding_attention"
+                    : no_rope                       ? "full_attention_no_rope"
+                                                    : "full_attention");
+  }
+  return types;
+}
 
 }  // namespace
 
@@ -67,6 +104,12 @@ bool apply_model_preset(const std::string& name, ModelConfig& model) {
     model.rope_scaling.high_freq_factor = p.high_freq_factor;
     model.rope_scaling.original_max_position_embeddings = p.rope_original_max_positions;
     model.tie_word_embeddings = p.tied;
+    model.family = p.family;
+    model.attention_bias = false;
+    model.sliding_window = p.sliding_window;
+    model.layer_types = layer_types_of(p);
+    model.rope_local_theta = p.rope_local_theta;
+    model.query_pre_attn_scalar = p.query_pre_attn_scalar;
     return true;
   }
   return false;

@@ -1,6 +1,7 @@
 #include "generate/decoder.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include <torch/torch.h>
@@ -40,14 +41,14 @@ torch::Tensor left_padded(const std::vector<std::vector<std::int64_t>>& prompts,
 // groups) become rows of one [B, kv_heads, groups * S, D] query.
 torch::Tensor grouped_attention(const torch::Tensor& q, const torch::Tensor& keys,
                                 const torch::Tensor& values, const torch::Tensor& allowed,
-                                std::int64_t groups) {
+                                std::int64_t groups, double scale) {
   const std::int64_t b = q.size(0), heads = q.size(1), s = q.size(2), d = q.size(3);
   const std::int64_t kv_heads = keys.size(1), t = keys.size(2);
   const torch::Tensor rows = q.reshape({b, kv_heads, groups * s, d});
   const torch::Tensor mask =
       s == 1 ? allowed
              : allowed.unsqueeze(2).expand({b, 1, groups, s, t}).reshape({b, 1, groups * s, t});
-  return model::masked_attention(rows, keys, values, mask).reshape({b, heads, s, d});
+  return model::masked_attention(rows, keys, values, mask, scale).reshape({b, heads, s, d});
 }
 
 }  // namespace
@@ -82,7 +83,7 @@ torch::Tensor Decoder::prefill(const std::vector<std::vector<std::int64_t>>& pro
   const auto batch = static_cast<std::int64_t>(prompts.size());
   cache_.emplace(config.num_hidden_layers, batch, config.num_key_value_heads, capacity,
                  config.head_dim, weight.options().requires_grad(false));
-  rope_.emplace(config, capacity, device);
+  layers_.emplace(config, capacity, device);
 
   // Sequence b's first real token sits in slot longest - lengths[b]; padding
   // slots get position 0 (any finite angle: no real query reads them).
@@ -137,15 +138,26 @@ torch::Tensor Decoder::forward(const torch::Tensor& tokens, const torch::Tensor&
   torch::NoGradGuard no_grad;
   const config::ModelConfig& config = model_.config();
   const std::int64_t groups = config.num_attention_heads / config.num_key_value_heads;
-  torch::Tensor hidden = model::embedding_forward(tokens, model_.unit_tensors(0).front());
+  torch::Tensor hidden = model::embedding_forward(tokens, model_.unit_tensors(0).front(), config);
+  const double scale = model::attention_scale(config);
+  // Slots advance with positions, so a window over slots is one over positions.
+  const std::int64_t key_slots = cache_->length() + tokens.size(1);
+  std::map<std::int64_t, torch::Tensor> windowed;  // window -> allowed within it
   for (int layer = 0; layer < config.num_hidden_layers; ++layer) {
+    const model::LayerPlan plan = (*layers_)[layer];
+    torch::Tensor& layer_allowed = windowed[plan.window];
+    if (!layer_allowed.defined())
+      layer_allowed = plan.window <= 0
+                          ? allowed
+                          : allowed.logical_and(model::sliding_window_mask(
+                                tokens.size(1), key_slots, plan.window, allowed.device()));
     const auto attend = [&](const torch::Tensor& q, const torch::Tensor& k,
                             const torch::Tensor& v) {
       const auto [keys, values] = cache_->append(layer, k, v);
-      return grouped_attention(q, keys, values, allowed, groups);
+      return grouped_attention(q, keys, values, layer_allowed, groups, scale);
     };
     hidden = model::decoder_block_forward(hidden, model_.unit_tensors(layer + 1), config,
-                                          model_.lora(), *rope_, nullptr, positions, attend);
+                                          model_.lora(), plan.rope, nullptr, positions, attend);
   }
   cache_->advance(tokens.size(1));
   const torch::Tensor last = hidden.narrow(1, hidden.size(1) - 1, 1);

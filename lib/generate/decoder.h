@@ -15,8 +15,8 @@
 #include <torch/types.h>
 
 #include "generate/kv_cache.h"
+#include "model/layer_plan.h"
 #include "model/llama_model.h"
-#include "model/rotary_embedding.h"
 
 namespace nss::generate {
 
@@ -52,9 +52,9 @@ class Decoder {
 
   const model::LlamaModel& model_;
   std::optional<KvCache> cache_;
-  std::optional<model::RotaryEmbedding> rope_;
-  torch::Tensor key_is_real_;    // bool [B, capacity]: false for padding slots
-  torch::Tensor next_position_;  // int64 [B, 1]: the RoPE position of each next token
+  std::optional<model::LayerPlans> layers_;  // each layer's RoPE table and window
+  torch::Tensor key_is_real_;                // bool [B, capacity]: false for padding slots
+  torch::Tensor next_position_;              // int64 [B, 1]: the RoPE position of each next token
 };
 
 }  // namespace nss::generate

@@ -23,6 +23,7 @@ namespace {
 struct BlockLayout {
   int input_norm = -1;
   int post_attention_norm = -1;
+  int pre_feedforward_norm = -1, post_feedforward_norm = -1;  // sandwich norms (Gemma 3)
   int q_norm = -1, k_norm = -1;  // per-head norms of q and k (Qwen3); -1: none
   int weight[7] = {};
   int bias[7] = {-1, -1, -1, -1, -1, -1, -1};    // -1: no bias on this projection
@@ -39,13 +40,15 @@ int projection_index(const std::string& name) {
   return static_cast<int>(it - names.begin());
 }
 
-BlockLayout block_layout(const config::ModelConfig& model, const config::LoraConfig& lora) {
+BlockLayout block_layout(const arch::Architecture& architecture, const config::LoraConfig& lora) {
   BlockLayout layout;
   int next = 0;
-  for (const auto& tensor : arch::describe(model).block) {
+  for (const auto& tensor : architecture.block) {
     const int slot = next++;
     if (tensor.name == "input_layernorm.weight") layout.input_norm = slot;
     if (tensor.name == "post_attention_layernorm.weight") layout.post_attention_norm = slot;
+    if (tensor.name == "pre_feedforward_layernorm.weight") layout.pre_feedforward_norm = slot;
+    if (tensor.name == "post_feedforward_layernorm.weight") layout.post_feedforward_norm = slot;
     if (tensor.name == "self_attn.q_norm.weight") layout.q_norm = slot;
     if (tensor.name == "self_attn.k_norm.weight") layout.k_norm = slot;
     if (tensor.kind == arch::TensorKind::kBias)
@@ -73,25 +76,41 @@ torch::Tensor adapter(const torch::Tensor& x, const torch::Tensor& w) {
 // A block's projections, with their LoRA adapters and dropout.
 class BlockProjections {
  public:
-  BlockProjections(const std::vector<torch::Tensor>& params, const config::ModelConfig& model,
-                   const config::LoraConfig& lora, const DropoutKey* dropout)
-      : params_(params), lora_(lora), layout_(block_layout(model, lora)), dropout_(dropout) {
+  BlockProjections(const std::vector<torch::Tensor>& params, const arch::Architecture& architecture,
+                   const config::LoraConfig& lora, const DropoutKey* dropout, double eps)
+      : params_(params),
+        lora_(lora),
+        layout_(block_layout(architecture, lora)),
+        dropout_(dropout),
+        scale_(architecture.family->norm_scale),
+        eps_(eps) {
     NSS_ASSERT(params.size() == layout_.size, "model",
                "a decoder block takes " + std::to_string(layout_.size) + " tensors, got " +
                    std::to_string(params.size()));
   }
 
-  const torch::Tensor& input_norm() const { return params_[layout_.input_norm]; }
-  const torch::Tensor& post_attention_norm() const { return params_[layout_.post_attention_norm]; }
+  // x through the block's norm at `slot` (-1: the family has none there, x itself).
+  torch::Tensor norm(int slot, const torch::Tensor& x) const {
+    return slot < 0 ? x : rms_norm(x, params_[slot], eps_, scale_);
+  }
+  torch::Tensor input_norm(const torch::Tensor& x) const { return norm(layout_.input_norm, x); }
+  torch::Tensor post_attention_norm(const torch::Tensor& x) const {
+    return norm(layout_.post_attention_norm, x);
+  }
+  torch::Tensor pre_feedforward_norm(const torch::Tensor& x) const {
+    return norm(layout_.pre_feedforward_norm, x);
+  }
+  torch::Tensor post_feedforward_norm(const torch::Tensor& x) const {
+    return norm(layout_.post_feedforward_norm, x);
+  }
+  bool sandwich() const { return layout_.pre_feedforward_norm >= 0; }
 
   // Projection p's output as [B, heads, S, D], each head RMS-normalised
-  // first when the family has a q or k norm (Qwen3).
-  torch::Tensor heads(Projection p, const torch::Tensor& x, std::int64_t heads, std::int64_t d,
-                      double eps) const {
-    torch::Tensor t = (*this)(p, x).view({x.size(0), x.size(1), heads, d});
-    const int norm = p == kQ ? layout_.q_norm : p == kK ? layout_.k_norm : -1;
-    if (norm >= 0) t = rms_norm(t, params_[norm], eps);
-    return t.transpose(1, 2);
+  // first when the family has a q or k norm (Qwen3, Gemma 3).
+  torch::Tensor heads(Projection p, const torch::Tensor& x, std::int64_t heads,
+                      std::int64_t d) const {
+    const torch::Tensor t = (*this)(p, x).view({x.size(0), x.size(1), heads, d});
+    return norm(p == kQ ? layout_.q_norm : p == kK ? layout_.k_norm : -1, t).transpose(1, 2);
   }
 
   // PEFT's Linear: base(x) + lora_B(lora_A(dropout(x))) * alpha / r; the
@@ -114,6 +133,8 @@ class BlockProjections {
   const config::LoraConfig& lora_;
   BlockLayout layout_;
   const DropoutKey* dropout_;
+  arch::NormScale scale_;
+  double eps_;
 };
 
 // [B, kv_heads, S, D] -> [B, kv_heads * groups, S, D], head h reading kv head h / groups (HF
@@ -124,12 +145,38 @@ torch::Tensor repeat_kv(const torch::Tensor& x, std::int64_t groups) {
   return x.unsqueeze(2).expand({b, heads, groups, s, d}).reshape({b, heads * groups, s, d});
 }
 
-// Causal attention, or inside each document of packed rows.
+// How a layer attends besides causally: within `window` keys when it is > 0,
+// q.k scaled by `scale` (0: head_dim^-1/2).
+struct AttentionRule {
+  std::int64_t window = 0;
+  double scale = 0;
+  bool windowed(std::int64_t keys) const { return window > 0 && window < keys; }
+};
+
+// Causal attention of rows of s queries and keys under `rule`.
+torch::Tensor causal_attention(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const AttentionRule& rule) {
+  const std::int64_t s = q.size(2);
+  if (!rule.windowed(s)) return masked_attention(q, k, v, {}, rule.scale);
+  return masked_attention(q, k, v, sliding_window_mask(s, s, rule.window, q.device()), rule.scale);
+}
+
+// Causal attention, or inside each document of packed rows, under `rule`.
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                        const DocumentMask* documents) {
-  if (!documents) return masked_attention(q, k, v, {});
-  if (documents->allowed.defined()) return masked_attention(q, k, v, documents->allowed);
-  if (documents->cumulative_lengths.defined() && varlen_attention_applies(q))
+                        const DocumentMask* documents, const AttentionRule& rule) {
+  if (!documents) return causal_attention(q, k, v, rule);
+  if (documents->allowed.defined()) {
+    const std::int64_t s = q.size(2);
+    const torch::Tensor& allowed = documents->allowed;
+    return masked_attention(
+        q, k, v,
+        rule.windowed(s) ? allowed.logical_and(sliding_window_mask(s, s, rule.window, q.device()))
+                         : allowed,
+        rule.scale);
+  }
+  // The variable-length kernels attend causally at head_dim^-1/2 only.
+  const bool plain = !rule.windowed(documents->longest_span) && rule.scale == 0;
+  if (documents->cumulative_lengths.defined() && plain && varlen_attention_applies(q))
     return varlen_attention(q, k, v, documents->cumulative_lengths, documents->longest_span);
   std::vector<torch::Tensor> rows;
   for (std::size_t b = 0; b < documents->spans.size(); ++b) {
@@ -140,24 +187,34 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
         return t.narrow(0, row, 1).narrow(2, span.first, span.end - span.first);
       };
       pieces.push_back(span.padding ? torch::zeros_like(slice(q))
-                                    : masked_attention(slice(q), slice(k), slice(v), {}));
+                                    : causal_attention(slice(q), slice(k), slice(v), rule));
     }
     rows.push_back(pieces.size() == 1 ? pieces.front() : torch::cat(pieces, 2));
   }
   return rows.size() == 1 ? rows.front() : torch::cat(rows, 0);
 }
 
+// The gated MLP: down(act(gate(y)) * up(y)).
+torch::Tensor mlp(const BlockProjections& proj, const torch::Tensor& y,
+                  arch::Activation activation) {
+  const torch::Tensor gate = proj(kGate, y), up = proj(kUp, y);
+  if (activation == arch::Activation::kGeluTanh) return proj(kDown, torch::gelu(gate, "tanh") * up);
+  return proj(kDown, fused_kernels_enabled(gate) ? fused_swiglu(gate, up) : torch::silu(gate) * up);
+}
+
 }  // namespace
 
 // Like HF's eager path, the softmax is in float32 (SDPA's kernels accumulate in it).
 torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, const torch::Tensor& allowed) {
+                               const torch::Tensor& v, const torch::Tensor& allowed, double scale) {
 #if TORCH_VERSION_MAJOR >= 2
-  if (allowed.defined()) return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false);
-  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  const std::optional<double> scaling = scale > 0 ? std::optional<double>(scale) : std::nullopt;
+  if (allowed.defined())
+    return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scaling);
+  return at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scaling);
 #else
   const std::int64_t s = q.size(2);
-  const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
+  const double scaling = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling;
   const torch::Tensor hidden =
       allowed.defined()
@@ -168,6 +225,14 @@ torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
   const torch::Tensor weights = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
   return torch::matmul(weights, v);
 #endif
+}
+
+torch::Tensor sliding_window_mask(std::int64_t queries, std::int64_t keys, std::int64_t window,
+                                  torch::Device device) {
+  const auto options = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  const torch::Tensor query_slots = torch::arange(keys - queries, keys, options).unsqueeze(1);
+  const torch::Tensor distance = query_slots - torch::arange(keys, options).unsqueeze(0);
+  return distance.ge(0).logical_and(distance.lt(window));
 }
 
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments) {
@@ -217,68 +282,97 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
   return documents;
 }
 
-torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight) {
-  return torch::embedding(weight, tokens);
+torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight,
+                                const config::ModelConfig& model) {
+  const torch::Tensor embedded = torch::embedding(weight, tokens);
+  const double scale = arch::describe(model).embedding_scale;
+  if (scale == 1.0) return embedded;
+  // Gemma: a float32 scalar cast to the weight's dtype, then the product in it.
+  return embedded * torch::scalar_tensor(scale, torch::kFloat32).to(weight.scalar_type());
 }
 
-torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps,
+                       arch::NormScale scale) {
+  const torch::Tensor x32 = x.to(torch::kFloat32);
+  if (scale == arch::NormScale::kOnePlusWeight) {  // Gemma: scaled in float32, then cast
+    const torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps);
+    return (normed * (1.0 + weight.to(torch::kFloat32))).to(x.scalar_type());
+  }
   // One weight of x's dtype (per-example weights take the libtorch ops).
   if (fused_kernels_enabled(x) && weight.dim() == 1 && weight.scalar_type() == x.scalar_type())
     return fused_rms_norm(x, weight, eps);
-  const torch::Tensor x32 = x.to(torch::kFloat32);
   const torch::Tensor variance = x32.pow(2).mean(-1, /*keepdim=*/true);
   return weight * (x32 * torch::rsqrt(variance + eps)).to(x.scalar_type());
 }
 
-BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents) {
+double attention_scale(const config::ModelConfig& model) {
+  const double scale = arch::describe(model).query_scale;
+  const double standard = 1.0 / std::sqrt(static_cast<double>(model.head_dim));
+  return std::fabs(scale - standard) <= 1e-12 * standard ? 0.0 : scale;
+}
+
+BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents,
+                               std::int64_t window) {
   const std::int64_t groups = model.num_attention_heads / model.num_key_value_heads;
-  return
-      [groups, documents](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-        return attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents);
-      };
+  const AttentionRule rule{window, attention_scale(model)};
+  return [groups, documents, rule](const torch::Tensor& q, const torch::Tensor& k,
+                                   const torch::Tensor& v) {
+    return attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents, rule);
+  };
 }
 
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
-                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const config::LoraConfig& lora, const LayerPlan& layer,
                                     const DropoutKey* dropout, const DocumentMask* documents) {
-  return decoder_block_forward(hidden, params, model, lora, rope, dropout,
+  return decoder_block_forward(hidden, params, model, lora, layer.rope, dropout,
                                documents ? documents->positions : torch::Tensor(),
-                               block_attention(model, documents));
+                               block_attention(model, documents, layer.window));
 }
 
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
-                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const config::LoraConfig& lora, const RotaryEmbedding* rope,
                                     const DropoutKey* dropout, const torch::Tensor& positions,
                                     const BlockAttention& attend) {
-  const BlockProjections proj(params, model, lora, dropout);
+  const arch::Architecture architecture = arch::describe(model);
+  const BlockProjections proj(params, architecture, lora, dropout, model.rms_norm_eps);
   const std::int64_t b = hidden.size(0), s = hidden.size(1);
   const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;
   const std::int64_t d = model.head_dim;
 
-  const torch::Tensor x = rms_norm(hidden, proj.input_norm(), model.rms_norm_eps);
+  const torch::Tensor x = proj.input_norm(hidden);
   const auto rotate = [&](const torch::Tensor& t) {
-    return positions.defined() ? rope.apply(t, positions) : rope.apply(t);
+    if (!rope) return t;
+    return positions.defined() ? rope->apply(t, positions) : rope->apply(t);
   };
-  const torch::Tensor q = rotate(proj.heads(kQ, x, heads, d, model.rms_norm_eps));
-  const torch::Tensor k = rotate(proj.heads(kK, x, kv_heads, d, model.rms_norm_eps));
+  const torch::Tensor q = rotate(proj.heads(kQ, x, heads, d));
+  const torch::Tensor k = rotate(proj.heads(kK, x, kv_heads, d));
   const torch::Tensor v = proj(kV, x).view({b, s, kv_heads, d}).transpose(1, 2);
   const torch::Tensor attended = attend(q, k, v).transpose(1, 2).reshape({b, s, heads * d});
-  const torch::Tensor h = hidden + proj(kO, attended);
+  const torch::Tensor attention_out = proj(kO, attended);
+  // Sandwich norms (Gemma 3): the attention's and the MLP's outputs are normed
+  // before their residuals, the MLP's input by a norm of its own.
+  if (proj.sandwich()) {
+    const torch::Tensor h = hidden + proj.post_attention_norm(attention_out);
+    return h + proj.post_feedforward_norm(
+                   mlp(proj, proj.pre_feedforward_norm(h), architecture.family->activation));
+  }
+  const torch::Tensor h = hidden + attention_out;
+  return h + mlp(proj, proj.post_attention_norm(h), architecture.family->activation);
+}
 
-  const torch::Tensor y = rms_norm(h, proj.post_attention_norm(), model.rms_norm_eps);
-  const torch::Tensor gate = proj(kGate, y), up = proj(kUp, y);
-  return h +
-         proj(kDown, fused_kernels_enabled(gate) ? fused_swiglu(gate, up) : torch::silu(gate) * up);
+torch::Tensor final_norm(const torch::Tensor& hidden, const torch::Tensor& weight,
+                         const config::ModelConfig& model) {
+  return rms_norm(hidden, weight, model.rms_norm_eps, arch::family(model.family).norm_scale);
 }
 
 torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                   const torch::Tensor& lm_head_weight,
                                   const config::ModelConfig& model) {
-  return torch::linear(rms_norm(hidden, norm_weight, model.rms_norm_eps), lm_head_weight);
+  return torch::linear(final_norm(hidden, norm_weight, model), lm_head_weight);
 }
 
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
@@ -288,7 +382,7 @@ torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor
   // The chunked head's gradients are those of one shared weight: a weight
   // with a row per example (per-example gradients) goes the unfused way.
   if (chunk_tokens > 0 && norm_weight.dim() == 1 && lm_head_weight.dim() == 2) {
-    const torch::Tensor normed = rms_norm(hidden, norm_weight, model.rms_norm_eps);
+    const torch::Tensor normed = final_norm(hidden, norm_weight, model);
     return chunked_linear_cross_entropy(normed.reshape({-1, normed.size(-1)}), lm_head_weight,
                                         targets.reshape({-1}), weights.reshape({-1}), chunk_tokens);
   }

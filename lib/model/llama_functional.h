@@ -9,7 +9,9 @@
 
 #include <torch/types.h>
 
+#include "arch/architecture.h"
 #include "config/config.h"
+#include "model/layer_plan.h"
 #include "model/lora_dropout.h"
 #include "model/rotary_embedding.h"
 #include "plan/run_plan.h"
@@ -49,21 +51,35 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
 /// device with this process's switches (for tools without a run plan).
 DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& segments);
 
-/// Unit 0: token ids int64 [B, S] -> hidden [B, S, H].
-torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight);
+/// Unit 0: token ids int64 [B, S] -> hidden [B, S, H], times the family's
+/// embedding scale (Gemma: sqrt(hidden_size), rounded to the weight's dtype).
+torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight,
+                                const config::ModelConfig& model);
 
-/// HF LlamaRMSNorm: normalised in float32, cast back, then scaled by `weight`.
-torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+/// HF LlamaRMSNorm: normalised in float32, cast back, then scaled by
+/// `weight`; with kOnePlusWeight Gemma3RMSNorm: normalised and scaled by
+/// 1 + weight in float32, then cast back.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps,
+                       arch::NormScale scale = arch::NormScale::kWeight);
+
+/// The final norm before the head, the family's kind of RMSNorm.
+torch::Tensor final_norm(const torch::Tensor& hidden, const torch::Tensor& weight,
+                         const config::ModelConfig& model);
+
+/// The factor q.k is scaled by when it is not head_dim^-1/2
+/// (query_pre_attn_scalar^-1/2, Gemma); 0 when it is.
+double attention_scale(const config::ModelConfig& model);
 
 /// Units 1..L: one decoder block (pre-norm attention with grouped-query heads
-/// and RoPE, pre-norm SwiGLU MLP, both residual). LoRA adapters add
-/// B(A(dropout(x))) * alpha / rank to their projections; `dropout` nullptr
-/// (evaluation) or lora.dropout == 0 disables dropout. `documents` (packed
-/// rows) restarts RoPE per document and keeps attention inside each.
+/// and the layer's RoPE and window, pre-norm SwiGLU MLP, both residual). LoRA
+/// adapters add B(A(dropout(x))) * alpha / rank to their projections;
+/// `dropout` nullptr (evaluation) or lora.dropout == 0 disables dropout.
+/// `documents` (packed rows) restarts RoPE per document and keeps attention
+/// inside each.
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
-                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const config::LoraConfig& lora, const LayerPlan& layer,
                                     const DropoutKey* dropout, const DocumentMask* documents);
 
 /// A decoder block's attention: rotated queries [B, heads, S, D] and the
@@ -73,22 +89,32 @@ using BlockAttention = std::function<torch::Tensor(const torch::Tensor& q, const
                                                    const torch::Tensor& v)>;
 
 /// The attention decoder_block_forward(..., documents) computes: causal, or
-/// inside each document of packed rows; `documents` must outlive it.
-BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents);
-/// The decoder block above with RoPE at `positions` (int64 [B, S]; undefined:
-/// 0..S-1) and its attention computed by `attend`.
+/// inside each document of packed rows, and within `window` keys when it is
+/// > 0; `documents` must outlive it.
+BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents,
+                               std::int64_t window = 0);
+/// The decoder block above with `rope` (nullptr: none) at `positions` (int64
+/// [B, S]; undefined: 0..S-1) and its attention computed by `attend`.
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
-                                    const config::LoraConfig& lora, const RotaryEmbedding& rope,
+                                    const config::LoraConfig& lora, const RotaryEmbedding* rope,
                                     const DropoutKey* dropout, const torch::Tensor& positions,
                                     const BlockAttention& attend);
 
 /// Attention of q [B, heads, S, D] over k, v [B, heads, T, D]: causal when
-/// `allowed` is undefined, else restricted to it (bool [B, 1, S, T], true
-/// where query i may read key j; every row needs one); softmax in float32.
+/// `allowed` is undefined, else restricted to it (bool, broadcast to [B, 1,
+/// S, T], true where query i may read key j; every row needs one); q.k
+/// scaled by `scale` (0: D^-1/2); softmax in float32.
 torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
-                               const torch::Tensor& v, const torch::Tensor& allowed);
+                               const torch::Tensor& v, const torch::Tensor& allowed,
+                               double scale = 0);
+
+/// Sliding-window attention's keys, bool [queries, keys]: the queries are the
+/// last `queries` of `keys` slots, and query i reads key j when 0 <= i - j <
+/// window (HF: the query and window - 1 keys before it; causal too).
+torch::Tensor sliding_window_mask(std::int64_t queries, std::int64_t keys, std::int64_t window,
+                                  torch::Device device);
 
 /// Unit L + 1 without the loss: logits [B, S, V] in the compute dtype.
 torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,

@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "hf/pretrained_directory.h"
-#include "model/forward_support.h"
 #include "model/llama_functional.h"
 #include "model/rotary_embedding.h"
 #include "quant/nf4_storage.h"
@@ -22,7 +21,6 @@ constexpr std::int64_t kLoadPieceElements = std::int64_t{1} << 22;
 LlamaModel::LlamaModel(const config::ModelConfig& model, const config::LoraConfig& lora,
                        torch::TensorOptions options)
     : model_(model), lora_(lora) {
-  require_forward_support(model);
   for (int unit = 0; unit < nss::model::num_units(model); ++unit) {
     specs_.push_back(unit_parameters(model, lora, unit));
     std::vector<torch::Tensor> tensors;
@@ -77,15 +75,15 @@ torch::Tensor LlamaModel::lm_head_weight() const {
 
 torch::Tensor LlamaModel::hidden_states(const torch::Tensor& tokens, const DropoutKey* dropout,
                                         const DocumentMask* documents) const {
-  const RotaryEmbedding rope(model_, tokens.size(1), tensors_.front().front().device());
-  torch::Tensor hidden = embedding_forward(tokens, tensors_.front().front());
+  const LayerPlans layers(model_, tokens.size(1), tensors_.front().front().device());
+  torch::Tensor hidden = embedding_forward(tokens, tensors_.front().front(), model_);
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
     DropoutKey key;
     if (dropout) {
       key = *dropout;
       key.layer = layer;
     }
-    hidden = decoder_block_forward(hidden, tensors_[layer + 1], model_, lora_, rope,
+    hidden = decoder_block_forward(hidden, tensors_[layer + 1], model_, lora_, layers[layer],
                                    dropout ? &key : nullptr, documents);
   }
   return hidden;

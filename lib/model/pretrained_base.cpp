@@ -2,7 +2,6 @@
 
 #include "core/error.h"
 #include "hf/hf_config.h"
-#include "model/forward_support.h"
 #include "model/param_spec.h"
 
 namespace nss::model {
@@ -10,7 +9,6 @@ namespace nss::model {
 std::shared_ptr<const hf::PretrainedDirectory> open_pretrained_base(
     const config::ModelConfig& model, const config::LoraConfig& lora) {
   auto directory = hf::PretrainedDirectory::open(model.from_pretrained);
-  require_forward_support(directory->config());
   const auto differences = hf::shape_differences(model, directory->config());
   if (!differences.empty()) {
     std::string list;

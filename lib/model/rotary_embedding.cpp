@@ -35,13 +35,18 @@ torch::Tensor rotate_half(const torch::Tensor& x) {
 }  // namespace
 
 torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model) {
+  return rope_inverse_frequencies(model, {model.rope_theta, true});
+}
+
+torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model, const RopeBase& base) {
   const std::int64_t dim = model.head_dim;
   const torch::Tensor exponents =
       torch::arange(0, dim, 2, torch::kInt64).to(torch::kFloat32) / static_cast<double>(dim);
   // HF: 1.0 / (base ** exponents), with base ** t evaluated as tensor(base, float32) ** t.
   const torch::Tensor inv_freq =
-      torch::pow(torch::scalar_tensor(model.rope_theta, torch::kFloat32), exponents).reciprocal();
+      torch::pow(torch::scalar_tensor(base.theta, torch::kFloat32), exponents).reciprocal();
   const auto& rope = model.rope_scaling;
+  if (!base.scaled) return inv_freq;
   switch (rope.type) {
     case config::RopeScaling::kLinear:
       return inv_freq / rope.factor;
@@ -54,10 +59,14 @@ torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model) {
 }
 
 RotaryEmbedding::RotaryEmbedding(const config::ModelConfig& model, std::int64_t max_positions,
-                                 torch::Device device) {
+                                 torch::Device device)
+    : RotaryEmbedding(model, max_positions, device, {model.rope_theta, true}) {}
+
+RotaryEmbedding::RotaryEmbedding(const config::ModelConfig& model, std::int64_t max_positions,
+                                 torch::Device device, const RopeBase& base) {
   torch::NoGradGuard no_grad;
   const torch::Tensor positions = torch::arange(max_positions, torch::kInt64).to(torch::kFloat32);
-  const torch::Tensor angles = torch::outer(positions, rope_inverse_frequencies(model));
+  const torch::Tensor angles = torch::outer(positions, rope_inverse_frequencies(model, base));
   const torch::Tensor doubled = torch::cat({angles, angles}, -1);
   cos_ = doubled.cos().to(device);
   sin_ = doubled.sin().to(device);

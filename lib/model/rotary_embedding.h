@@ -11,14 +11,26 @@
 
 namespace nss::model {
 
-/// HF's inv_freq for `model` (float32, [head_dim / 2]), on the CPU.
+/// A layer's RoPE base and whether model.rope_scaling applies to it
+/// (Gemma 3's local layers: their own base, unscaled).
+struct RopeBase {
+  double theta = 0;
+  bool scaled = true;
+};
+
+/// HF's inv_freq for `model` (float32, [head_dim / 2]), on the CPU: at
+/// model.rope_theta, scaled by model.rope_scaling, or at `base`.
 torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model);
+torch::Tensor rope_inverse_frequencies(const config::ModelConfig& model, const RopeBase& base);
 
 class RotaryEmbedding {
  public:
   /// cos/sin tables for positions [0, max_positions) on `device`, float32.
   RotaryEmbedding(const config::ModelConfig& model, std::int64_t max_positions,
                   torch::Device device);
+  /// The same at `base`.
+  RotaryEmbedding(const config::ModelConfig& model, std::int64_t max_positions,
+                  torch::Device device, const RopeBase& base);
 
   /// Applies the rotation to q [B, heads, S, head_dim] or k in their dtype,
   /// for positions 0..S-1.

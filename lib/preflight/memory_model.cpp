@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "arch/architecture.h"
 #include "config/derived.h"
 #include "config/size_checks.h"
 #include "layout/sharded_state_layout.h"
@@ -169,8 +170,10 @@ class StepReplay {
     // The offloaded step's two staging slots, kept from the first step on.
     if (plan_.offload_optimizer)
       t_.allocate("staging", u64(offload_plan().staging_bytes()), Part::kOptimizerTemporaries);
-    // RotaryEmbedding's cos and sin tables, fp32 [seq_len, head_dim].
-    t_.allocate("rope", 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
+    // model::LayerPlans' cos and sin tables, fp32 [seq_len, head_dim], one
+    // pair per distinct RoPE base.
+    const auto tables = u64(arch::describe(config_.model).rope_tables);
+    t_.allocate("rope", tables * 2 * u64(s_.seq * s_.head_dim) * 4, Part::kRopeTables);
     state_bytes_ = t_.now();
     hold_last_batch();
   }

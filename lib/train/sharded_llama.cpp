@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include "comm/agreement.h"
-#include "model/forward_support.h"
 #include "model/initial_weights.h"
 #include "model/llama_functional.h"
 #include "model/param_spec.h"
@@ -15,8 +14,11 @@ namespace nss::train {
 ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
                            bool decay_embeddings, fsdp::ShardComms comms, const plan::RunPlan& plan,
                            const torch::Device& device, std::int64_t max_positions)
-    : model_(model), lora_(lora), comms_(comms), plan_(plan), rope_(model, max_positions, device) {
-  model::require_forward_support(model_);
+    : model_(model),
+      lora_(lora),
+      comms_(comms),
+      plan_(plan),
+      layers_(model, max_positions, device) {
   fsdp::ShardOptions options = shard_options(plan_, device);
   options.double_quant = lora_.double_quant;
   const int units = model::num_units(model_);
@@ -34,8 +36,9 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
         unit_at(plan_.forward_prefetch(u, units)),
         unit_at(plan_.backward_prefetch(u, embedding_trains)));
 
-  computes_.push_back([](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
-                         fsdp::KeptSegments*) { return model::embedding_forward(tokens, p[0]); });
+  computes_.push_back(
+      [this](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
+             fsdp::KeptSegments*) { return model::embedding_forward(tokens, p[0], model_); });
   // A block's attention is the segment selective recompute keeps.
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
     computes_.push_back([this, layer](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
@@ -43,9 +46,10 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
       const model::DropoutKey* key =
           dropout_keys_.empty() ? nullptr : &dropout_keys_[static_cast<std::size_t>(layer)];
       const model::DocumentMask* documents = documents_ ? &*documents_ : nullptr;
-      const model::BlockAttention attend = model::block_attention(model_, documents);
+      const model::LayerPlan plan = layers_[layer];
+      const model::BlockAttention attend = model::block_attention(model_, documents, plan.window);
       return model::decoder_block_forward(
-          x, p, model_, lora_, rope_, key, documents ? documents->positions : torch::Tensor(),
+          x, p, model_, lora_, plan.rope, key, documents ? documents->positions : torch::Tensor(),
           [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
             return fsdp::run_segment(kept, {q, k, v}, [&](const std::vector<torch::Tensor>& in) {
               return attend(in[0], in[1], in[2]);

@@ -13,9 +13,9 @@
 #include "comm/communicator.h"
 #include "config/config.h"
 #include "fsdp/sharded_unit.h"
+#include "model/layer_plan.h"
 #include "model/llama_functional.h"
 #include "model/lora_dropout.h"
-#include "model/rotary_embedding.h"
 #include "plan/run_plan.h"
 
 namespace nss::model {
@@ -79,7 +79,7 @@ class ShardedLlama {
   config::LoraConfig lora_;
   fsdp::ShardComms comms_;
   plan::RunPlan plan_;
-  model::RotaryEmbedding rope_;
+  model::LayerPlans layers_;  // each layer's RoPE table and attention window
   std::vector<std::unique_ptr<fsdp::ShardedUnit>> units_;
   std::vector<fsdp::UnitCompute> computes_;
 

@@ -63,7 +63,7 @@ def theirs(args, batch):
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
     network = AutoModelForCausalLM.from_pretrained(args.model, torch_dtype=dtype).to(args.device).eval()
     ids = torch.tensor([tokenizer.encode(PROMPT).ids] * batch, device=args.device)
-    rates = []
+    rates, first = [], None
     for repeat in range(args.repeats + (args.device != "cpu")):  # a GPU's first call is a warm-up
         start = time.perf_counter()
         with torch.no_grad():
@@ -74,9 +74,12 @@ def theirs(args, batch):
         if args.device != "cpu":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
+        rate = (out.shape[1] - ids.shape[1]) * batch / seconds
         if repeat >= (args.device != "cpu"):
-            rates.append((out.shape[1] - ids.shape[1]) * batch / seconds)
-    return statistics.median(rates)
+            rates.append(rate)
+        elif first is None:
+            first = rate
+    return statistics.median(rates), first
 
 
 def write_random_1b(directory, tokenizer, layers):
@@ -118,16 +121,19 @@ def main():
         if not args.tokenizer:
             sys.exit("--random-1b needs --tokenizer")
         write_random_1b(args.model, args.tokenizer, args.layers)
-    print("| batch | nss_generate tokens/s | transformers tokens/s | ratio |")
-    print("|---|---|---|---|")
+    # nss_generate's figure is a fresh process's (its first CUDA calls
+    # included); transformers' first call in its process is the like figure.
+    print("| batch | nss_generate tokens/s | transformers tokens/s | ratio | transformers' first call | ratio |")
+    print("|---|---|---|---|---|---|")
     for batch in (int(b) for b in args.batches.split(",")):
         a = ours(args, batch)
         try:
-            b = theirs(args, batch)
+            b, first = theirs(args, batch)
         except ImportError as e:
-            print("| %d | %.1f | — (%s) | — |" % (batch, a, e), flush=True)
+            print("| %d | %.1f | — (%s) | — | — | — |" % (batch, a, e), flush=True)
             continue
-        print("| %d | %.1f | %.1f | %.2fx |" % (batch, a, b, a / b), flush=True)
+        cold = "| %.1f | %.2fx |" % (first, a / first) if first else "| — | — |"
+        print("| %d | %.1f | %.1f | %.2fx %s" % (batch, a, b, a / b, cold), flush=True)
 
 
 if __name__ == "__main__":

@@ -42,10 +42,13 @@ TEST(CounterRng, PhiloxKnownAnswers) {
 // Published parameter counts (model cards / safetensors metadata) match our shapes.
 TEST(ParamSpec, PresetCountsMatchPublishedSizes) {
   const std::map<std::string, std::int64_t> published = {
-      {"llama-3.2-1b", 1'235'814'400},   {"llama-3.2-3b", 3'212'749'824},
-      {"llama-3.1-8b", 8'030'261'248},   {"smollm2-135m", 134'515'008},
-      {"smollm2-360m", 361'821'120},     {"smollm2-1.7b", 1'711'376'384},
-      {"tinyllama-1.1b", 1'100'048'384}, {"tiny", 125'504}};
+      {"llama-3.2-1b", 1'235'814'400},    {"llama-3.2-3b", 3'212'749'824},
+      {"llama-3.1-8b", 8'030'261'248},    {"smollm2-135m", 134'515'008},
+      {"smollm2-360m", 361'821'120},      {"smollm2-1.7b", 1'711'376'384},
+      {"tinyllama-1.1b", 1'100'048'384},  {"tiny", 125'504},
+      {"qwen2.5-0.5b", 494'032'768},      {"qwen3-0.6b", 596'049'920},
+      {"mistral-7b-v0.1", 7'241'732'096}, {"smollm3-3b", 3'075'098'624},
+      {"gemma3-1b", 999'885'952}};
   const config::LoraConfig no_lora;
   for (const auto& name : config::preset_names()) {
     const auto m = preset(name);

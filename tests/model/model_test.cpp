@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "model/block_activations.h"
 #include "model/initial_weights.h"
+#include "model/layer_plan.h"
 #include "model/llama_functional.h"
 #include "model/llama_model.h"
 #include "model/param_spec.h"
@@ -253,6 +254,98 @@ TEST(LlamaModel, PackedDocumentsSeeOnlyThemselves) {
             1e-5);
 }
 
+// HF's sliding window: query i reads key j when 0 <= i - j < window; the
+// queries are the last slots (the decoder's step reads the whole cache).
+TEST(SlidingWindow, MaskKeepsTheQueryAndWindowMinusOneKeysBefore) {
+  const torch::Tensor mask = sliding_window_mask(3, 5, 2, torch::kCPU);
+  const torch::Tensor want =
+      torch::tensor({0, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1}, torch::kBool).view({3, 5});
+  EXPECT_TRUE(mask.equal(want)) << mask;
+  EXPECT_TRUE(sliding_window_mask(4, 4, 1, torch::kCPU).equal(torch::eye(4, torch::kBool)));
+  EXPECT_TRUE(
+      sliding_window_mask(4, 4, 4, torch::kCPU).equal(torch::ones({4, 4}, torch::kBool).tril()));
+}
+
+config::ModelConfig windowed(const std::string& family, std::int64_t window) {
+  auto m = preset("tiny");
+  m.family = family;
+  m.sliding_window = window;
+  m.layer_types.assign(static_cast<std::size_t>(m.num_hidden_layers), "sliding_attention");
+  return m;
+}
+
+// With L layers of window W, logit p depends on tokens p - L (W - 1) .. p:
+// a change of token 0 reaches exactly the positions up to L (W - 1).
+TEST(SlidingWindow, LayersAttendWithinTheirWindow) {
+  const auto m = windowed("mistral", 3);
+  const auto model = build(m, {}, 2);
+  torch::Tensor tokens = tokens_for(m, 1, 12);
+  const torch::Tensor before = model.logits(tokens);
+  tokens[0][0] = (tokens[0][0].item<std::int64_t>() + 1) % m.vocab_size;
+  const torch::Tensor after = model.logits(tokens);
+  const std::int64_t reach = m.num_hidden_layers * (m.sliding_window - 1);  // 4
+  EXPECT_GT(max_difference(before.narrow(1, reach, 1), after.narrow(1, reach, 1)), 1e-5);
+  EXPECT_TRUE(before.narrow(1, reach + 1, 12 - reach - 1)
+                  .equal(after.narrow(1, reach + 1, 12 - reach - 1)));
+  // A window as long as the rows is full causal attention.
+  auto full = m;
+  full.sliding_window = 12;
+  auto plain = m;
+  plain.layer_types.clear();
+  EXPECT_LT(max_difference(build(full, {}, 2).logits(tokens), build(plain, {}, 2).logits(tokens)),
+            1e-6);
+}
+
+// Packed rows under a window: every document attention path gives each
+// document the logits it has alone.
+TEST(SlidingWindow, PackedDocumentsKeepTheirWindow) {
+  const auto m = windowed("qwen3", 3);
+  const auto model = build(m, lora_on(), 5);
+  const torch::Tensor a = tokens_for(m, 1, 5, 1), b = tokens_for(m, 1, 7, 2);
+  const torch::Tensor row = torch::cat({a, b, torch::zeros({1, 4}, torch::kInt64)}, 1);
+  const torch::Tensor positions =
+      torch::cat({torch::arange(5), torch::arange(7), torch::arange(4)}).unsqueeze(0);
+  const torch::Tensor segments = torch::cat({torch::zeros(5), torch::ones(7), torch::full({4}, -1)})
+                                     .to(torch::kInt64)
+                                     .unsqueeze(0);
+  for (const auto how :
+       {DocumentAttention::kMask, DocumentAttention::kPerDocument, DocumentAttention::kVarlen}) {
+    const DocumentMask documents = document_mask(positions, segments, how);
+    const torch::Tensor packed = model.logits(row, &documents);
+    EXPECT_LT(max_difference(packed.narrow(1, 0, 5), model.logits(a)), 1e-5);
+    EXPECT_LT(max_difference(packed.narrow(1, 5, 7), model.logits(b)), 1e-5);
+  }
+}
+
+// One rotary table per distinct base: SmolLM3's NoPE layers have none,
+// Gemma 3's local layers share one of their own.
+TEST(LayerPlans, OneRotaryTablePerBaseAndNoneForNoRopeLayers) {
+  auto m = preset("tiny");
+  m.family = "smollm3";
+  m.num_hidden_layers = 4;
+  m.layer_types = {"full_attention", "full_attention", "full_attention", "full_attention_no_rope"};
+  const LayerPlans smollm3(m, 16, torch::kCPU);
+  EXPECT_EQ(smollm3[0].rope, smollm3[2].rope);
+  EXPECT_NE(smollm3[0].rope, nullptr);
+  EXPECT_EQ(smollm3[3].rope, nullptr);
+  EXPECT_EQ(smollm3[0].window, 0);
+
+  m.family = "gemma3";
+  m.sliding_window = 5;
+  m.rope_theta = 1e6;
+  m.rope_local_theta = 1e4;
+  m.layer_types = {"sliding_attention", "sliding_attention", "full_attention", "sliding_attention"};
+  const LayerPlans gemma3(m, 16, torch::kCPU);
+  EXPECT_EQ(gemma3[0].rope, gemma3[3].rope);
+  EXPECT_NE(gemma3[0].rope, gemma3[2].rope);
+  EXPECT_EQ(gemma3[0].window, 5);
+  EXPECT_EQ(gemma3[2].window, 0);
+  auto local = m;
+  local.rope_theta = 1e4;
+  EXPECT_TRUE(gemma3[0].rope->cos().equal(RotaryEmbedding(local, 16, torch::kCPU).cos()));
+  EXPECT_TRUE(gemma3[2].rope->cos().equal(RotaryEmbedding(m, 16, torch::kCPU).cos()));
+}
+
 // The size table the preflight prices activations from (block_activations.h)
 // is the forward's: q, k, v, the attention's output, the MLP's width, the
 // block's output, the causal and the packed rows' masks and the spans the
@@ -286,7 +379,7 @@ TEST(BlockActivations, SizeTableIsTheForwardsTensors) {
     return out;
   };
   const torch::Tensor hidden = torch::randn({batch, seq, m.hidden_size});
-  const torch::Tensor out = decoder_block_forward(hidden, model.unit_tensors(1), m, {}, rope,
+  const torch::Tensor out = decoder_block_forward(hidden, model.unit_tensors(1), m, {}, &rope,
                                                   nullptr, torch::Tensor(), recording);
   EXPECT_EQ(sizes.tokens, batch * seq);
   EXPECT_EQ(q_elements, sizes.queries);

@@ -172,12 +172,11 @@ class FromPretrainedTest(unittest.TestCase):
         self.expect_exit_4_before_training(self.broken_model("shape", change_weights=reshape),
                                            "model.norm.weight")
 
-        def mistral(config):
-            config["architectures"] = ["MistralForCausalLM"]
-        # Mistral's default window of 4096 makes every layer sliding, which the
-        # forward does not compute yet: refused before anything trains.
-        self.expect_exit_4_before_training(self.broken_model("arch", change_config=mistral),
-                                           "MistralForCausalLM", check=None)
+        def phi3(config):
+            config["architectures"] = ["Phi3ForCausalLM"]
+        # A family nss_hpc has no description of: refused before anything trains.
+        self.expect_exit_4_before_training(self.broken_model("arch", change_config=phi3),
+                                           "Phi3ForCausalLM", check=None)
 
     def test_a_non_finite_weight_is_exit_4_at_load_naming_the_tensor(self):
         def poison(weights):

@@ -223,9 +223,9 @@ class NssEvalTest(unittest.TestCase):
             json.dump(dict(config, architectures=["GPTNeoXForCausalLM"]), f)
         self.expect_failure(4, ["--model", bad, "--data", self.data], "LlamaForCausalLM")
         with open(os.path.join(bad, "config.json"), "w") as f:
-            json.dump(dict(config, architectures=["MistralForCausalLM"], sliding_window=8), f)
-        self.expect_failure(4, ["--model", bad, "--data", self.data], "MistralForCausalLM",
-                            "sliding-window attention")
+            json.dump(dict(config, architectures=["Gemma3ForCausalLM"], final_logit_softcapping=30.0), f)
+        self.expect_failure(4, ["--model", bad, "--data", self.data], "final_logit_softcapping",
+                            "logit softcapping is not implemented")
         with open(os.path.join(bad, "config.json"), "w") as f:
             json.dump(dict(config, tie_word_embeddings=True, vocab_size=62), f)
         self.expect_failure(4, ["--model", bad, "--data", self.data], "model.embed_tokens.weight")

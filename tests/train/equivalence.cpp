@@ -55,6 +55,7 @@ training: {lr: 0.001, min_lr: 0.0001, warmup_steps: 2, max_steps: 8, weight_deca
   config.training.lora.dropout = 0.1;
   config.training.lora.targets = {"q_proj", "v_proj", "down_proj"};
   if (c.loss_chunk_tokens >= 0) config.training.loss_chunk_tokens = c.loss_chunk_tokens;
+  use_family(config.model, c.family);
   return config;
 }
 

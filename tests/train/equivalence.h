@@ -33,6 +33,7 @@ struct Case {
   bool packed = false;                  // rows of several documents (pack)
   std::int64_t loss_chunk_tokens = -1;  // training.loss_chunk_tokens; -1: the default
   bool selective = false;               // with checkpointing: selective recompute, not full
+  std::string family = "llama";         // model.family, with each of its features used (use_family)
 };
 
 struct Result {

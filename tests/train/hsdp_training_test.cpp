@@ -29,6 +29,15 @@ TEST(HybridSharding, EveryGroupSizeMatchesUnsharded) {
     for (const Case& c : {Case{8, 1, false, false, true}, Case{8, 1, true, true, true},
                           Case{8, 0, false, false, false, true}, Case{8, 2, true, false, true}})
       expect_equivalent(c, layout.unit_comms(), layout.step_comms());
+    // The other families' features under both levels (Gemma 3's parameters
+    // within 1e-4: sharded_training_test's EveryFamilyMatchesUnsharded says why).
+    Tolerance tolerance;
+    tolerance.params = 1e-4;
+    for (const char* family : {"qwen3", "gemma3"}) {
+      Case c{8, 1, true, true, true, false, true};
+      c.family = family;
+      expect_equivalent(c, layout.unit_comms(), layout.step_comms(), {}, tolerance);
+    }
   }
 }
 

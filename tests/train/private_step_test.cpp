@@ -42,6 +42,7 @@ struct Case {
   std::int64_t micro_batch = 1;
   bool tied = false;  // tied embeddings (the head gathers the embedding unit)
   bool nf4 = false;   // QLoRA: an NF4 base with double quantisation
+  std::string family = "llama";
 };
 
 config::Config make_config(const Case& c) {
@@ -56,6 +57,7 @@ training: {lora: {enabled: true, rank: 4, dropout: 0.1, targets: [q_proj, v_proj
   config.training.activation_checkpointing =
       c.checkpointing ? config::Recompute::kFull : config::Recompute::kNone;
   config.model.tie_word_embeddings = c.tied;
+  testing::use_family(config.model, c.family);
   if (c.nf4) {
     config.training.lora.quantize_base = config::QuantizeBase::kNf4;
     config.training.lora.double_quant = true;
@@ -261,6 +263,15 @@ TEST(PrivateStep, ClippedSumWithTiedEmbeddings) {
 
 TEST(PrivateStep, ClippedSumOnAnNf4Base) {
   expect_clipped_sum({true, 2, false, true});
+}
+
+// The per-example gradients of the other families' features (q/k norms,
+// windows, sandwich norms, GeGLU, scaled embeddings; an NF4 base for Gemma 3).
+TEST(PrivateStep, ClippedSumForQwen3AndGemma3) {
+  expect_clipped_sum({true, 2, true, false, "qwen3"});
+  expect_clipped_sum({false, 2, false, false, "qwen3"});
+  expect_clipped_sum({true, 2, true, false, "gemma3"});
+  expect_clipped_sum({true, 3, false, true, "gemma3"});
 }
 
 // On GPUs (one rank per GPU, NCCL): fp32 compute within the CPU's tolerance

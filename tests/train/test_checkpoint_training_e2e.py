@@ -278,6 +278,10 @@ class CheckpointTrainingTest(unittest.TestCase):
         self.assertNotIn("repair or remove", output)
         self.assertNotIn("NOT USING", output)
         self.assertEqual(output.count("nss_hpc: error:"), 1, output)
+        # Another family with the same tensors (Mistral's, no layer sliding) is another model too.
+        _, output = self.train(2, "family", "checkpoint.resume=" + step, "model.family=mistral", expect=5)
+        self.assertIn('model.family: checkpoint "llama", this run "mistral"', output)
+        self.assertEqual(output.count("nss_hpc: error:"), 1, output)
 
     def test_eval_scores_a_step_like_its_consolidated_directory(self):
         step = os.path.join(self.uninterrupted(2), "checkpoints", "step_%08d" % STEPS)

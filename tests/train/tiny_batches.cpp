@@ -85,4 +85,27 @@ std::map<std::string, torch::Tensor> gather_trainable(
   return out;
 }
 
+void use_family(config::ModelConfig& m, const std::string& family) {
+  m.family = family;
+  const auto layers = static_cast<std::size_t>(m.num_hidden_layers);
+  if (family == "mistral") {
+    m.sliding_window = 5;
+    m.layer_types.assign(layers, "sliding_attention");
+  } else if (family == "qwen2" || family == "qwen3") {
+    m.sliding_window = 5;
+    m.layer_types.assign(layers, "full_attention");
+    m.layer_types.back() = "sliding_attention";
+  } else if (family == "smollm3") {
+    m.layer_types.assign(layers, "full_attention");
+    m.layer_types.back() = "full_attention_no_rope";
+  } else if (family == "gemma3") {
+    m.sliding_window = 5;
+    m.layer_types.assign(layers, "sliding_attention");
+    m.layer_types.back() = "full_attention";
+    m.rope_theta = 1e6;
+    m.rope_local_theta = 1e4;
+    m.query_pre_attn_scalar = 12;
+  }
+}
+
 }  // namespace nss::train::testing

@@ -18,6 +18,11 @@ namespace nss::train::testing {
 
 inline constexpr std::int64_t kSeqLen = 12;
 
+/// `family` on the tests' tiny shape with every feature of its description
+/// in use: windows shorter than a row, layers without RoPE, local RoPE
+/// bases, a query scale of its own.
+void use_family(config::ModelConfig& model, const std::string& family);
+
 /// Tokens of global sample `id` (kSeqLen + 1 of them).
 std::vector<std::int64_t> sample_tokens(std::int64_t id, std::int64_t vocab);
 

@@ -114,6 +114,17 @@ TEST(TrainingState, ResumeRefusesAnotherShapeOrAdapterAndReportsOtherData) {
     EXPECT_NE(e.hint().find("start fresh in another checkpoint.dir"), std::string::npos);
   }
 
+  config::Config qwen3 = config;  // another family
+  qwen3.model.family = "qwen3";
+  try {
+    check_resume(saved, state_of(qwen3), "step_12");
+    FAIL() << "another family was accepted";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(e.message().find("model.family: checkpoint \"llama\", this run \"qwen3\""),
+              std::string::npos)
+        << e.message();
+  }
+
   config::Config reseeded = config;  // a random LoRA base is its seed
   reseeded.run.seed = 99;
   try {

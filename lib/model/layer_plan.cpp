@@ -1,0 +1,31 @@
+#include "model/layer_plan.h"
+
+#include <string>
+
+#include "arch/architecture.h"
+#include "core/error.h"
+
+namespace nss::model {
+
+LayerPlans::LayerPlans(const config::ModelConfig& model, std::int64_t max_positions,
+                       torch::Device device) {
+  const arch::Architecture architecture = arch::describe(model);
+  tables_.reserve(static_cast<std::size_t>(architecture.rope_tables));
+  for (const arch::Layer& layer : architecture.layers) {
+    windows_.push_back(layer.sliding ? layer.window : 0);
+    table_of_layer_.push_back(layer.rope_table);
+    if (layer.rope_table == static_cast<int>(tables_.size()))
+      tables_.emplace_back(model, max_positions, device,
+                           RopeBase{layer.rope_theta, layer.rope_scaled});
+  }
+}
+
+LayerPlan LayerPlans::operator[](int layer) const {
+  NSS_ASSERT(layer >= 0 && layer < size(), "model",
+             "layer " + std::to_string(layer) + " of " + std::to_string(size()));
+  const int table = table_of_layer_[static_cast<std::size_t>(layer)];
+  return {table < 0 ? nullptr : &tables_[static_cast<std::size_t>(table)],
+          windows_[static_cast<std::size_t>(layer)]};
+}
+
+}  // namespace nss::model

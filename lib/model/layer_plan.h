@@ -1,0 +1,40 @@
+// What differs between the decoder layers of one model, for the forward:
+// the rotary table a layer rotates q and k with (none for SmolLM3's NoPE
+// layers; Gemma 3's local layers their own unscaled base) and the window
+// its attention keeps (Mistral, Qwen's upper layers, Gemma 3's local
+// layers). Built once from arch::describe's plan of the layers; one table
+// per distinct base, shared by the layers that use it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "config/config.h"
+#include "model/rotary_embedding.h"
+
+namespace nss::model {
+
+/// How one layer computes.
+struct LayerPlan {
+  const RotaryEmbedding* rope = nullptr;  // nullptr: q and k are not rotated
+  std::int64_t window = 0;                // > 0: the query and window - 1 keys before it
+};
+
+class LayerPlans {
+ public:
+  /// The plans of `model`'s layers with rotary tables for positions
+  /// [0, max_positions) on `device`.
+  LayerPlans(const config::ModelConfig& model, std::int64_t max_positions, torch::Device device);
+
+  LayerPlan operator[](int layer) const;
+  int size() const { return static_cast<int>(windows_.size()); }
+
+ private:
+  std::vector<RotaryEmbedding> tables_;
+  std::vector<int> table_of_layer_;  // index into tables_, -1: no RoPE
+  std::vector<std::int64_t> windows_;
+};
+
+}  // namespace nss::model
