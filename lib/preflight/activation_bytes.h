@@ -49,6 +49,8 @@ inline model::BlockBatch block_batch(const UnitShapes& s) {
 struct Bytes {
   std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, call_scores, call_mask, rope;
   bool apart;
+  std::uint64_t normed;  // bytes per element of the normalised value a norm keeps
+  std::uint64_t heads, kv_heads;
   explicit Bytes(const UnitShapes& s) : Bytes(s, model::block_activation_sizes(block_batch(s))) {}
   Bytes(const UnitShapes& s, const model::BlockActivationSizes& e)
       : c(u64(s.compute_bytes)),
@@ -62,16 +64,26 @@ struct Bytes {
         call_scores(u64(e.call_scores)),
         call_mask(u64(e.call_mask)),
         rope(u64(e.gathered_rope) * c),
-        apart(s.rows_apart) {}
+        apart(s.rows_apart),
+        normed(s.one_plus_norms ? kF32 : c),
+        heads(u64(s.heads)),
+        kv_heads(u64(s.kv_heads)) {}
   bool fp32() const { return c == kF32; }
 };
 
-// RMSNorm in fp32 (llama_functional rms_norm): x.to(f32) (bf16 runs), x^2
-// and rsqrt kept for the input's gradient, the normalised value (in the
-// compute dtype) kept for the weight's; `y` itself is counted by the caller.
+// RMSNorm in fp32 (llama_functional rms_norm) over `elements` in `rows`
+// rows: x.to(f32) (bf16 runs), x^2 and rsqrt kept for the input's gradient,
+// the normalised value kept for the weight's (in the compute dtype; in fp32
+// for Gemma's (1 + weight)); `y` itself is counted by the caller.
+inline std::uint64_t norm_graph(const Bytes& b, std::uint64_t elements, std::uint64_t rows,
+                                bool input_grad, bool weight_grad) {
+  return when(input_grad, (b.fp32() ? 0 : kF32 * elements) + kF32 * elements + kF32 * rows) +
+         when(weight_grad, b.normed * elements);
+}
+
+// The same over the hidden states (a block's or the head's norm).
 inline std::uint64_t norm_graph(const Bytes& b, bool input_grad, bool weight_grad) {
-  return when(input_grad, (b.fp32() ? 0 : kF32 * b.nh) + kF32 * b.nh + kF32 * b.n) +
-         when(weight_grad, b.c * b.nh);
+  return norm_graph(b, b.nh, b.n, input_grad, weight_grad);
 }
 
 // The norm's own peak: fp32 x^2, rsqrt, normalised (and its bf16 copies).

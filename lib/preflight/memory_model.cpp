@@ -58,6 +58,10 @@ UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
   if (s.rows_apart) s.row_spans = packed_row_spans;
   s.per_example = plan.per_example;
   s.loss_chunk_tokens = plan.loss_chunk_tokens;
+  const arch::Family& family = arch::family(m.family);
+  s.qk_norm = family.qk_norm;
+  s.sandwich_norms = family.sandwich_norms;
+  s.one_plus_norms = family.norm_scale == arch::NormScale::kOnePlusWeight;
   return s;
 }
 

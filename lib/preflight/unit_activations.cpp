@@ -93,10 +93,23 @@ struct Block {
   // attention weights (without those when selective recompute kept them).
   std::uint64_t attention_graph(bool attention_kept = false) const {
     return norm_graph(b, x, base) + when(y1_saved(), b.c * b.nh) + adapter_graph(0, y1) +
-           adapter_graph(1, y1) + adapter_graph(2, y1) + when(q, b.rope) +
+           adapter_graph(1, y1) + adapter_graph(2, y1) + head_norms_graph() + when(q, b.rope) +
            when(k, b.rope) /* gathered cos and sin, saved by the products */ +
            (attention_kept ? 0 : attention_core_graph());
   }
+  // Per-head q and k norms (Qwen3, Gemma 3) on the projections' outputs.
+  std::uint64_t head_norms_graph() const {
+    if (!s.qk_norm) return 0;
+    return norm_graph(b, b.nq, b.n * b.heads, q, base) +
+           norm_graph(b, b.nkv, b.n * b.kv_heads, k, base);
+  }
+  // Sandwich norms (Gemma 3): after attention (on o_proj's output) and after
+  // the MLP (on down_proj's), beside the MLP's own input norm.
+  std::uint64_t sandwich_graph() const {
+    if (!s.sandwich_norms) return 0;
+    return norm_graph(b, h || base, base) + norm_graph(b, prod || base || adapted(6), base);
+  }
+
   // Selective recompute's kept attention (fsdp::KeptSegments): the graph of
   // the attention on leaves standing for q, k and v (each requiring grad),
   // those leaves (the forward's q, k, v) and the attention's output.
@@ -110,7 +123,7 @@ struct Block {
            when(b.fp32() && h, b.c * b.nh) + norm_graph(b, h, base) + when(y2_saved(), b.c * b.nh) +
            adapter_graph(4, h || base) + adapter_graph(5, h || base) + adapter_graph(6, prod) +
            when(gate, 2 * b.c * b.ni) + when(up, b.c * b.ni) +
-           when(saves_input(6) && prod, b.c * b.ni);
+           when(saves_input(6) && prod, b.c * b.ni) + sandwich_graph();
   }
 
   // The forward's highest point above its input. C++ locals live until the
@@ -177,7 +190,11 @@ struct Block {
     const std::uint64_t grads = when(v, b.c * b.nq) + when(weights_grad, 2 * kF32 * call);
     const std::uint64_t released =
         when(scores, b.c * b.nq) + when(!b.fp32() && weights_grad && w_saved(), b.c * call);
-    return grads > released ? grads - released : 0;
+    // Then the per-head q and k norms' backward (Qwen3, Gemma 3): q's and k's
+    // gradients with the norm's fp32 temporaries over q.
+    const std::uint64_t head_norms =
+        !s.qk_norm ? 0 : b.c * (b.nq + b.nkv) + (b.fp32() ? 2 : 3) * kF32 * b.nq;
+    return std::max(grads > released ? grads - released : 0, head_norms);
   }
   std::uint64_t mlp_weight_grads() const {
     return weight_grads(3) + weight_grads(4) + weight_grads(5) + weight_grads(6) +

@@ -37,6 +37,9 @@ struct UnitShapes {
   std::vector<std::int64_t> row_spans;
   // DP-SGD: the adapters' gradients come per example, [rows, shape...].
   bool per_example = false;
+  // The family's norms (lib/arch): per-head q/k norms, sandwich norms (two
+  // more per block), Gemma's (1 + weight) scale.
+  bool qk_norm = false, sandwich_norms = false, one_plus_norms = false;
   // training.loss_chunk_tokens: the head's fused linear + cross-entropy
   // (model/chunked_head.h) over chunks of this many tokens; 0: unchunked.
   std::int64_t loss_chunk_tokens = 0;

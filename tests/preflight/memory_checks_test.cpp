@@ -123,6 +123,27 @@ TEST_F(MemoryChecksTest, ModelComponentsSumToThePredictedPeak) {
   EXPECT_LT(small, large);
 }
 
+// The families' extra norms keep their graphs: without recompute every
+// block's graph is held at the peak, so Qwen3's per-head q/k norms and
+// Gemma 3's two sandwich norms add at least their kept fp32 inputs per layer.
+TEST_F(MemoryChecksTest, FamilyNormsAddTheirGraphs) {
+  config.training.activation_checkpointing = config::Recompute::kNone;
+  const auto peak = [&](const std::string& family) {
+    config.model.family = family;
+    return predict_step_memory(config, 1, DeviceKind::kCpu, 4).peak_bytes;
+  };
+  const auto& m = config.model;
+  const auto tokens = static_cast<std::uint64_t>(4 * config.data.seq_len);
+  const auto layers = static_cast<std::uint64_t>(m.num_hidden_layers);
+  const auto head_dim = static_cast<std::uint64_t>(m.head_dim);
+  const std::uint64_t q = tokens * static_cast<std::uint64_t>(m.num_attention_heads) * head_dim * 4;
+  const std::uint64_t k = tokens * static_cast<std::uint64_t>(m.num_key_value_heads) * head_dim * 4;
+  const std::uint64_t hidden = tokens * static_cast<std::uint64_t>(m.hidden_size) * 4;
+  const std::uint64_t llama = peak("llama"), qwen3 = peak("qwen3"), gemma3 = peak("gemma3");
+  EXPECT_GE(qwen3, llama + layers * (q + k));
+  EXPECT_GE(gemma3, qwen3 + layers * 2 * hidden);
+}
+
 // Packed rows on the CPU cost their documents' attention, one row at a time:
 // even one document filling each row (the default) holds less than the
 // batch-wide scores of windows, and short documents less still; on a GPU the
