@@ -220,6 +220,18 @@ void apply_preset(const YAML::Node& root, Config& config, Problems& problems,
   problems.add("model.preset", origins.where("model.preset", preset), message, "presets: " + names);
 }
 
+// A family preset's layer plan follows an explicit model.num_hidden_layers
+// (gemma3-1b at 2 layers, say) unless model.layer_types is given too.
+void follow_preset_layer_plan(const YAML::Node& root, Config& config) {
+  const YAML::Node model = root.IsMap() ? root["model"] : YAML::Node();
+  if (!model.IsDefined() || !model.IsMap() || !model["preset"].IsDefined() ||
+      !model["num_hidden_layers"].IsDefined() || model["layer_types"].IsDefined())
+    return;
+  const std::int64_t layers = config.model.num_hidden_layers;
+  if (layers < 1 || layers > 1024) return;  // out of range: check_values says so
+  config.model.layer_types = preset_layer_types(config.model.preset, layers);
+}
+
 Config read_tree(YAML::Node root, const std::string& origin,
                  const std::vector<std::string>& overrides) {
   Problems problems;
@@ -238,6 +250,7 @@ Config read_tree(YAML::Node root, const std::string& origin,
   YamlReader reader(root, problems, origins);
   config.visit(reader);
   reader.report_unknown_keys();
+  follow_preset_layer_plan(root, config);
   // A key that did not read keeps its default, so the values can still be
   // checked: every problem of the file is reported at once.
   resolve_derived(config);

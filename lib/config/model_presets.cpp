@@ -62,11 +62,12 @@ constexpr Preset kPresets[] = {
      512,         6,      0,     10000.0, 256},
 };
 
-// The per-layer types of a preset (empty: every layer full attention with RoPE).
-std::vector<std::string> layer_types_of(const Preset& p) {
+// The per-layer types of a preset's rule for `layers` layers (empty: every
+// layer full attention with RoPE).
+std::vector<std::string> layer_types_of(const Preset& p, std::int64_t layers) {
   if (p.sliding_window == 0 && p.no_rope_every == 0) return {};
   std::vector<std::string> types;
-  for (std::int64_t layer = 1; layer <= p.layers; ++layer) {
+  for (std::int64_t layer = 1; layer <= layers; ++layer) {
     const bool global = p.global_every > 0 && layer % p.global_every == 0;
     const bool no_rope = p.no_rope_every > 0 && layer % p.no_rope_every == 0;
     types.push_back(p.sliding_window > 0 && !global ? "sliding_attention"
@@ -82,6 +83,12 @@ std::vector<std::string> preset_names() {
   std::vector<std::string> names;
   for (const auto& preset : kPresets) names.emplace_back(preset.name);
   return names;
+}
+
+std::vector<std::string> preset_layer_types(const std::string& name, std::int64_t layers) {
+  for (const auto& p : kPresets)
+    if (name == p.name) return layer_types_of(p, layers);
+  return {};
 }
 
 bool apply_model_preset(const std::string& name, ModelConfig& model) {
@@ -107,7 +114,7 @@ bool apply_model_preset(const std::string& name, ModelConfig& model) {
     model.family = p.family;
     model.attention_bias = false;
     model.sliding_window = p.sliding_window;
-    model.layer_types = layer_types_of(p);
+    model.layer_types = layer_types_of(p, p.layers);
     model.rope_local_theta = p.rope_local_theta;
     model.query_pre_attn_scalar = p.query_pre_attn_scalar;
     return true;

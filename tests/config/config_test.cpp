@@ -99,6 +99,25 @@ TEST(Config, PresetThenExplicitKeysOverride) {
   EXPECT_EQ(model.intermediate_size, 14336);
 }
 
+// A family preset scaled down keeps its layer rule; explicit layer types win.
+TEST(Config, FamilyPresetsLayerPlanFollowsTheLayerCount) {
+  const Config gemma = parse("model: {preset: gemma3-1b, num_hidden_layers: 7}");
+  EXPECT_EQ(gemma.model.family, "gemma3");
+  EXPECT_EQ(gemma.model.layer_types,
+            (std::vector<std::string>{"sliding_attention", "sliding_attention", "sliding_attention",
+                                      "sliding_attention", "sliding_attention", "full_attention",
+                                      "sliding_attention"}));
+  EXPECT_EQ(parse("model: {preset: gemma3-1b}").model.layer_types.size(), 26u);
+  const Config smollm3 = parse("model: {preset: smollm3-3b, num_hidden_layers: 4}");
+  EXPECT_EQ(smollm3.model.layer_types.back(), "full_attention_no_rope");
+  const Config listed = parse(
+      "model: {preset: gemma3-1b, num_hidden_layers: 2, layer_types: [full_attention, "
+      "sliding_attention]}");
+  EXPECT_EQ(listed.model.layer_types,
+            (std::vector<std::string>{"full_attention", "sliding_attention"}));
+  EXPECT_TRUE(parse("model: {preset: qwen3-0.6b, num_hidden_layers: 2}").model.layer_types.empty());
+}
+
 TEST(Config, OverridesAreTypedLikeYaml) {
   const Config config = parse("", {"training.lr=1e-4", "training.lora.targets=[v_proj]",
                                    "checkpoint.async=true", "run.name=x"});
