@@ -293,16 +293,17 @@ torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps,
                        arch::NormScale scale) {
-  const torch::Tensor x32 = x.to(torch::kFloat32);
-  if (scale == arch::NormScale::kOnePlusWeight) {  // Gemma: scaled in float32, then cast
-    const torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, true) + eps);
-    return (normed * (1.0 + weight.to(torch::kFloat32))).to(x.scalar_type());
-  }
-  // One weight of x's dtype (per-example weights take the libtorch ops).
-  if (fused_kernels_enabled(x) && weight.dim() == 1 && weight.scalar_type() == x.scalar_type())
+  const bool plain_weight = scale == arch::NormScale::kWeight;
+  // One weight of x's dtype (per-example weights take the libtorch ops); no
+  // float32 copy of x on this path.
+  if (plain_weight && fused_kernels_enabled(x) && weight.dim() == 1 &&
+      weight.scalar_type() == x.scalar_type())
     return fused_rms_norm(x, weight, eps);
-  const torch::Tensor variance = x32.pow(2).mean(-1, /*keepdim=*/true);
-  return weight * (x32 * torch::rsqrt(variance + eps)).to(x.scalar_type());
+  const torch::Tensor x32 = x.to(torch::kFloat32);
+  const torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  if (plain_weight) return weight * normed.to(x.scalar_type());
+  // Gemma: scaled by 1 + weight in float32, then cast.
+  return (normed * (1.0 + weight.to(torch::kFloat32))).to(x.scalar_type());
 }
 
 double attention_scale(const config::ModelConfig& model) {
