@@ -138,8 +138,10 @@ torch::Tensor Decoder::forward(const torch::Tensor& tokens, const torch::Tensor&
   torch::NoGradGuard no_grad;
   const config::ModelConfig& config = model_.config();
   const std::int64_t groups = config.num_attention_heads / config.num_key_value_heads;
-  torch::Tensor hidden = model::embedding_forward(tokens, model_.unit_tensors(0).front(), config);
-  const double scale = model::attention_scale(config);
+  const arch::Architecture& architecture = layers_->architecture();
+  torch::Tensor hidden =
+      model::embedding_forward(tokens, model_.unit_tensors(0).front(), architecture);
+  const double scale = model::attention_scale(config, architecture);
   // Slots advance with positions, so a window over slots is one over positions.
   const std::int64_t key_slots = cache_->length() + tokens.size(1);
   std::map<std::int64_t, torch::Tensor> windowed;  // window -> allowed within it
@@ -157,7 +159,7 @@ torch::Tensor Decoder::forward(const torch::Tensor& tokens, const torch::Tensor&
       return grouped_attention(q, keys, values, layer_allowed, groups, scale);
     };
     hidden = model::decoder_block_forward(hidden, model_.unit_tensors(layer + 1), config,
-                                          model_.lora(), plan.rope, nullptr, positions, attend);
+                                          model_.lora(), plan, nullptr, positions, attend);
   }
   cache_->advance(tokens.size(1));
   const torch::Tensor last = hidden.narrow(1, hidden.size(1) - 1, 1);

@@ -8,10 +8,10 @@
 namespace nss::model {
 
 LayerPlans::LayerPlans(const config::ModelConfig& model, std::int64_t max_positions,
-                       torch::Device device) {
-  const arch::Architecture architecture = arch::describe(model);
-  tables_.reserve(static_cast<std::size_t>(architecture.rope_tables));
-  for (const arch::Layer& layer : architecture.layers) {
+                       torch::Device device)
+    : architecture_(arch::describe(model)) {
+  tables_.reserve(static_cast<std::size_t>(architecture_.rope_tables));
+  for (const arch::Layer& layer : architecture_.layers) {
     windows_.push_back(layer.sliding ? layer.window : 0);
     table_of_layer_.push_back(layer.rope_table);
     if (layer.rope_table == static_cast<int>(tables_.size()))
@@ -25,7 +25,7 @@ LayerPlan LayerPlans::operator[](int layer) const {
              "layer " + std::to_string(layer) + " of " + std::to_string(size()));
   const int table = table_of_layer_[static_cast<std::size_t>(layer)];
   return {table < 0 ? nullptr : &tables_[static_cast<std::size_t>(table)],
-          windows_[static_cast<std::size_t>(layer)]};
+          windows_[static_cast<std::size_t>(layer)], &architecture_};
 }
 
 }  // namespace nss::model

@@ -2,8 +2,9 @@
 // the rotary table a layer rotates q and k with (none for SmolLM3's NoPE
 // layers; Gemma 3's local layers their own unscaled base) and the window
 // its attention keeps (Mistral, Qwen's upper layers, Gemma 3's local
-// layers). Built once from arch::describe's plan of the layers; one table
-// per distinct base, shared by the layers that use it.
+// layers). Built once from arch::describe's plan of the layers, which the
+// plans hold for the forward; one table per distinct base, shared by the
+// layers that use it.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include <torch/types.h>
 
+#include "arch/architecture.h"
 #include "config/config.h"
 #include "model/rotary_embedding.h"
 
@@ -18,8 +20,9 @@ namespace nss::model {
 
 /// How one layer computes.
 struct LayerPlan {
-  const RotaryEmbedding* rope = nullptr;  // nullptr: q and k are not rotated
-  std::int64_t window = 0;                // > 0: the query and window - 1 keys before it
+  const RotaryEmbedding* rope = nullptr;             // nullptr: q and k are not rotated
+  std::int64_t window = 0;                           // > 0: the query and window - 1 keys before it
+  const arch::Architecture* architecture = nullptr;  // what every block of the model computes
 };
 
 class LayerPlans {
@@ -30,8 +33,10 @@ class LayerPlans {
 
   LayerPlan operator[](int layer) const;
   int size() const { return static_cast<int>(windows_.size()); }
+  const arch::Architecture& architecture() const { return architecture_; }
 
  private:
+  arch::Architecture architecture_;
   std::vector<RotaryEmbedding> tables_;
   std::vector<int> table_of_layer_;  // index into tables_, -1: no RoPE
   std::vector<std::int64_t> windows_;

@@ -283,9 +283,9 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
 }
 
 torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight,
-                                const config::ModelConfig& model) {
+                                const arch::Architecture& architecture) {
   const torch::Tensor embedded = torch::embedding(weight, tokens);
-  const double scale = arch::describe(model).embedding_scale;
+  const double scale = architecture.embedding_scale;
   if (scale == 1.0) return embedded;
   // Gemma: a float32 scalar cast to the weight's dtype, then the product in it.
   return embedded * torch::scalar_tensor(scale, torch::kFloat32).to(weight.scalar_type());
@@ -306,16 +306,16 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   return (normed * (1.0 + weight.to(torch::kFloat32))).to(x.scalar_type());
 }
 
-double attention_scale(const config::ModelConfig& model) {
-  const double scale = arch::describe(model).query_scale;
+double attention_scale(const config::ModelConfig& model, const arch::Architecture& architecture) {
+  const double scale = architecture.query_scale;
   const double standard = 1.0 / std::sqrt(static_cast<double>(model.head_dim));
   return std::fabs(scale - standard) <= 1e-12 * standard ? 0.0 : scale;
 }
 
 BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents,
-                               std::int64_t window) {
+                               const LayerPlan& layer) {
   const std::int64_t groups = model.num_attention_heads / model.num_key_value_heads;
-  const AttentionRule rule{window, attention_scale(model)};
+  const AttentionRule rule{layer.window, attention_scale(model, *layer.architecture)};
   return [groups, documents, rule](const torch::Tensor& q, const torch::Tensor& k,
                                    const torch::Tensor& v) {
     return attention(q, repeat_kv(k, groups), repeat_kv(v, groups), documents, rule);
@@ -327,18 +327,19 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const config::ModelConfig& model,
                                     const config::LoraConfig& lora, const LayerPlan& layer,
                                     const DropoutKey* dropout, const DocumentMask* documents) {
-  return decoder_block_forward(hidden, params, model, lora, layer.rope, dropout,
+  return decoder_block_forward(hidden, params, model, lora, layer, dropout,
                                documents ? documents->positions : torch::Tensor(),
-                               block_attention(model, documents, layer.window));
+                               block_attention(model, documents, layer));
 }
 
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
-                                    const config::LoraConfig& lora, const RotaryEmbedding* rope,
+                                    const config::LoraConfig& lora, const LayerPlan& layer,
                                     const DropoutKey* dropout, const torch::Tensor& positions,
                                     const BlockAttention& attend) {
-  const arch::Architecture architecture = arch::describe(model);
+  const arch::Architecture& architecture = *layer.architecture;
+  const RotaryEmbedding* rope = layer.rope;
   const BlockProjections proj(params, architecture, lora, dropout, model.rms_norm_eps);
   const std::int64_t b = hidden.size(0), s = hidden.size(1);
   const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;

@@ -54,7 +54,7 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
 /// Unit 0: token ids int64 [B, S] -> hidden [B, S, H], times the family's
 /// embedding scale (Gemma: sqrt(hidden_size), rounded to the weight's dtype).
 torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight,
-                                const config::ModelConfig& model);
+                                const arch::Architecture& architecture);
 
 /// HF LlamaRMSNorm: normalised in float32, cast back, then scaled by
 /// `weight`; with kOnePlusWeight Gemma3RMSNorm: normalised and scaled by
@@ -68,7 +68,7 @@ torch::Tensor final_norm(const torch::Tensor& hidden, const torch::Tensor& weigh
 
 /// The factor q.k is scaled by when it is not head_dim^-1/2
 /// (query_pre_attn_scalar^-1/2, Gemma); 0 when it is.
-double attention_scale(const config::ModelConfig& model);
+double attention_scale(const config::ModelConfig& model, const arch::Architecture& architecture);
 
 /// Units 1..L: one decoder block (pre-norm attention with grouped-query heads
 /// and the layer's RoPE and window, pre-norm SwiGLU MLP, both residual). LoRA
@@ -88,17 +88,17 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
 using BlockAttention = std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k,
                                                    const torch::Tensor& v)>;
 
-/// The attention decoder_block_forward(..., documents) computes: causal, or
-/// inside each document of packed rows, and within `window` keys when it is
-/// > 0; `documents` must outlive it.
+/// The attention decoder_block_forward(..., documents) computes for
+/// `layer`: causal, or inside each document of packed rows, and within the
+/// layer's window when it has one; `documents` must outlive it.
 BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents,
-                               std::int64_t window = 0);
-/// The decoder block above with `rope` (nullptr: none) at `positions` (int64
+                               const LayerPlan& layer);
+/// The decoder block above with the layer's RoPE at `positions` (int64
 /// [B, S]; undefined: 0..S-1) and its attention computed by `attend`.
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
-                                    const config::LoraConfig& lora, const RotaryEmbedding* rope,
+                                    const config::LoraConfig& lora, const LayerPlan& layer,
                                     const DropoutKey* dropout, const torch::Tensor& positions,
                                     const BlockAttention& attend);
 

@@ -76,7 +76,7 @@ torch::Tensor LlamaModel::lm_head_weight() const {
 torch::Tensor LlamaModel::hidden_states(const torch::Tensor& tokens, const DropoutKey* dropout,
                                         const DocumentMask* documents) const {
   const LayerPlans layers(model_, tokens.size(1), tensors_.front().front().device());
-  torch::Tensor hidden = embedding_forward(tokens, tensors_.front().front(), model_);
+  torch::Tensor hidden = embedding_forward(tokens, tensors_.front().front(), layers.architecture());
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
     DropoutKey key;
     if (dropout) {

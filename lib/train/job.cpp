@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
+#include "arch/architecture.h"
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
 #include "comm/mpi_runtime.h"
@@ -46,6 +47,9 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
       config.model = hf::resolve_pretrained_shape(config.model);
       config::validate(config);
     }
+    // The layer plan names a bad model.layer_types entry here (exit 2), not
+    // at the first forward.
+    arch::describe(config.model);
     if (!config.preflight.enabled) config::validate_layout(config, comm.size());
     resolved = config::to_yaml(config, /*with_comments=*/false);
   });

@@ -36,9 +36,10 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
         unit_at(plan_.forward_prefetch(u, units)),
         unit_at(plan_.backward_prefetch(u, embedding_trains)));
 
-  computes_.push_back(
-      [this](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
-             fsdp::KeptSegments*) { return model::embedding_forward(tokens, p[0], model_); });
+  computes_.push_back([this](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
+                             fsdp::KeptSegments*) {
+    return model::embedding_forward(tokens, p[0], layers_.architecture());
+  });
   // A block's attention is the segment selective recompute keeps.
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
     computes_.push_back([this, layer](const torch::Tensor& x, const std::vector<torch::Tensor>& p,
@@ -47,9 +48,9 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
           dropout_keys_.empty() ? nullptr : &dropout_keys_[static_cast<std::size_t>(layer)];
       const model::DocumentMask* documents = documents_ ? &*documents_ : nullptr;
       const model::LayerPlan plan = layers_[layer];
-      const model::BlockAttention attend = model::block_attention(model_, documents, plan.window);
+      const model::BlockAttention attend = model::block_attention(model_, documents, plan);
       return model::decoder_block_forward(
-          x, p, model_, lora_, plan.rope, key, documents ? documents->positions : torch::Tensor(),
+          x, p, model_, lora_, plan, key, documents ? documents->positions : torch::Tensor(),
           [&](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
             return fsdp::run_segment(kept, {q, k, v}, [&](const std::vector<torch::Tensor>& in) {
               return attend(in[0], in[1], in[2]);

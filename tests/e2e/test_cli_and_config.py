@@ -37,6 +37,14 @@ class ConfigErrorsTest(unittest.TestCase):
         self.expect_usage_error([RUN_YAML, "--set", "training.lr=-0.1"],
                                 "training.lr: must be in (0, 10], got -0.1 (--set training.lr=-0.1)")
 
+    def test_bad_layer_plan_is_named_before_any_work(self):
+        # The layer plan is checked where the configuration is resolved, not
+        # at the first forward (or under the preflight's checkpoint section).
+        self.expect_usage_error([RUN_YAML, "--print-config", "--set", "model.layer_types=[full_attention, bogus]"],
+                                "model.layer_types[1] is 'bogus'", "sliding_attention")
+        self.expect_usage_error([RUN_YAML, "--print-config", "--set", "model.layer_types=[full_attention]"],
+                                "model.layer_types lists 1")
+
     def test_missing_config_file(self):
         self.expect_usage_error(["/nonexistent/run.yaml"], "cannot read config file /nonexistent/run.yaml")
 

@@ -58,7 +58,8 @@ struct HeadResult {
 // gradient), backward from 3 x loss (the stored gradients are scaled).
 HeadResult run_head(bool tied, bool masked, bool head_trains, std::int64_t chunk) {
   HeadInputs in = inputs(masked, head_trains, tied);
-  const torch::Tensor hidden = embedding_forward(in.tokens, in.embedding, tiny_model()) * 1.5;
+  const torch::Tensor hidden =
+      embedding_forward(in.tokens, in.embedding, arch::describe(tiny_model())) * 1.5;
   const torch::Tensor& head = tied ? in.embedding : in.lm_head;
   HeadResult r;
   r.loss = head_loss_forward(hidden, in.norm, head, in.targets, in.weights, tiny_model(), chunk);
@@ -101,7 +102,8 @@ INSTANTIATE_TEST_SUITE_P(ChunkSizes, ChunkedHead,
 TEST(ChunkedHeadLoss, WithoutGradModeComputesTheSameLoss) {
   HeadInputs in = inputs(true, true);
   torch::NoGradGuard no_grad;
-  const torch::Tensor hidden = embedding_forward(in.tokens, in.embedding, tiny_model());
+  const torch::Tensor hidden =
+      embedding_forward(in.tokens, in.embedding, arch::describe(tiny_model()));
   const torch::Tensor unfused =
       head_loss_forward(hidden, in.norm, in.lm_head, in.targets, in.weights, tiny_model(), 0);
   const torch::Tensor chunked =

@@ -366,7 +366,8 @@ TEST(BlockActivations, SizeTableIsTheForwardsTensors) {
   const BlockActivationSizes sizes = block_activation_sizes(shape);
 
   std::int64_t q_elements = 0, k_elements = 0, v_elements = 0, attended = 0, scores = 0;
-  const BlockAttention causal = block_attention(m, nullptr);
+  const LayerPlans plans(m, seq, torch::kCPU);
+  const BlockAttention causal = block_attention(m, nullptr, plans[0]);
   const BlockAttention recording = [&](const torch::Tensor& q, const torch::Tensor& k,
                                        const torch::Tensor& v) {
     q_elements = q.numel();
@@ -379,7 +380,7 @@ TEST(BlockActivations, SizeTableIsTheForwardsTensors) {
     return out;
   };
   const torch::Tensor hidden = torch::randn({batch, seq, m.hidden_size});
-  const torch::Tensor out = decoder_block_forward(hidden, model.unit_tensors(1), m, {}, &rope,
+  const torch::Tensor out = decoder_block_forward(hidden, model.unit_tensors(1), m, {}, plans[0],
                                                   nullptr, torch::Tensor(), recording);
   EXPECT_EQ(sizes.tokens, batch * seq);
   EXPECT_EQ(q_elements, sizes.queries);
