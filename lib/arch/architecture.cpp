@@ -49,6 +49,7 @@ std::vector<Family> make_families() {
   smollm3.attention_bias = AttentionBias::kFromConfig;
   smollm3.sliding_window = true;
   smollm3.sliding_layers = SlidingLayers::kAboveMaxWindow;
+  smollm3.no_rope_interval = 4;
   smollm3.default_lora_targets = q_v;
   all.push_back(smollm3);
 

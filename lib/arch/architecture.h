@@ -53,6 +53,9 @@ struct Family {
   bool sliding_window = false;    // model.sliding_window and sliding layer types mean something
   SlidingLayers sliding_layers = SlidingLayers::kNone;  // how config.json lists them
   std::string activation_key = "hidden_act";            // config.json's key naming the activation
+  // > 0: config.json's "no_rope_layers" says which layers skip RoPE, by default
+  // every "no_rope_layer_interval"-th (this many) layer (SmolLM3)
+  std::int64_t no_rope_interval = 0;
   // PEFT's default target modules for the family (peft's
   // TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING).
   std::vector<std::string> default_lora_targets;

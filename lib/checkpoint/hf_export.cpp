@@ -219,8 +219,10 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
                      const float* data) { sink.write(name, offset, n, data, DType::kFloat32); });
     sink.commit();
     if (directory) {
-      write_output_file(staging->file(hf::kConfigFile),
-                        hf::hf_config_json(merger.base_config(), dtype), "consolidate");
+      write_output_file(
+          staging->file(hf::kConfigFile),
+          hf::hf_config_json(merger.base_config(), dtype, hf::read_token_ids(model.base_path)),
+          "consolidate");
       complete_directory(*staging, model, options.output);
     }
     spdlog::info("[consolidate] merged {} adapters into {} (scale {})", merger.merged_count(),
@@ -261,8 +263,10 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
   stream_into(reader, names, "", options.max_memory, sink);
   sink.commit();
   if (directory) {
-    write_output_file(staging->file(hf::kConfigFile),
-                      hf::hf_config_json(model.config->model, dtype), "consolidate");
+    write_output_file(
+        staging->file(hf::kConfigFile),
+        hf::hf_config_json(model.config->model, dtype, hf::read_token_ids(model.base_path)),
+        "consolidate");
     complete_directory(*staging, model, options.output);
   }
   return tensors.size();

@@ -166,6 +166,31 @@ std::vector<std::string> layer_types_of(const ConfigJson& c, const arch::Family&
   return types;
 }
 
+// Which layers rotate q and k: SmolLM3's "no_rope_layers" (0 for a layer
+// without RoPE), else, as SmolLM3Config derives it, every
+// "no_rope_layer_interval"-th layer without; every layer in other families.
+std::vector<bool> rotated_layers(const ConfigJson& c, const arch::Family& family,
+                                 std::size_t layers) {
+  const json& root = c.root();
+  std::vector<bool> rotated(layers, true);
+  if (const json* listed = c.get(root, "no_rope_layers")) {
+    if (!listed->is_array() || listed->size() != layers)
+      c.fail("no_rope_layers", "must list 0 or 1 for each layer");
+    for (std::size_t l = 0; l < layers; ++l) {
+      if ((*listed)[l] != 0 && (*listed)[l] != 1)
+        c.fail("no_rope_layers", "must list 0 or 1 for each layer");
+      rotated[l] = (*listed)[l] == 1;
+    }
+  } else if (family.no_rope_interval > 0) {
+    const std::int64_t interval =
+        c.integer(root, "no_rope_layer_interval", family.no_rope_interval);
+    if (interval <= 0) c.fail("no_rope_layer_interval", "must be positive");
+    for (std::size_t l = 0; l < layers; ++l)
+      rotated[l] = (static_cast<std::int64_t>(l) + 1) % interval != 0;
+  }
+  return rotated;
+}
+
 // The per-layer plan: sliding windows, layers without RoPE (SmolLM3's
 // "no_rope_layers", 0 for a layer without), the local RoPE base and the query
 // scaling; model.layer_types stays empty when every layer is full attention
@@ -179,17 +204,13 @@ void read_layers(const ConfigJson& c, const arch::Family& family, config::ModelC
     if (m.sliding_window < 0) c.fail("sliding_window", "must be positive or null");
   }
   std::vector<std::string> types = layer_types_of(c, family, m.num_hidden_layers, m.sliding_window);
-  if (const json* rope_layers = c.get(root, "no_rope_layers")) {
-    if (!rope_layers->is_array() || rope_layers->size() != types.size())
-      c.fail("no_rope_layers", "must list 0 or 1 for each layer");
-    for (std::size_t l = 0; l < types.size(); ++l) {
-      if ((*rope_layers)[l] == 1) continue;
-      if ((*rope_layers)[l] != 0) c.fail("no_rope_layers", "must list 0 or 1 for each layer");
-      if (types[l] != arch::kFullAttention)
-        c.fail("no_rope_layers",
-               "turns RoPE off in a sliding-window layer, which is not implemented");
-      types[l] = arch::kFullAttentionNoRope;
-    }
+  const std::vector<bool> rotated = rotated_layers(c, family, types.size());
+  for (std::size_t l = 0; l < types.size(); ++l) {
+    if (rotated[l]) continue;
+    if (types[l] != arch::kFullAttention)
+      c.fail("no_rope_layers",
+             "turns RoPE off in a sliding-window layer, which is not implemented");
+    types[l] = arch::kFullAttentionNoRope;
   }
   const bool all_full = std::all_of(types.begin(), types.end(),
                                     [](const std::string& t) { return t == arch::kFullAttention; });
@@ -413,6 +434,20 @@ config::ModelConfig read_hf_config(const std::string& path) {
   return parse_hf_config(read_text_file(path, "hf"), path);
 }
 
+TokenIds read_token_ids(const std::string& pretrained_directory) {
+  TokenIds ids;
+  if (pretrained_directory.empty()) return ids;
+  try {
+    const json root =
+        json::parse(read_text_file(pretrained_directory + "/" + std::string(kConfigFile), "hf"));
+    for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"})
+      if (root.is_object() && root.contains(key)) ids[key] = root[key].dump();
+  } catch (const std::exception&) {
+    // The export then writes null ids; the tokenizer files still name the tokens.
+  }
+  return ids;
+}
+
 namespace {
 
 // The layer plan in the keys transformers reads: "layer_types" (recent
@@ -445,12 +480,15 @@ void write_layers(nlohmann::ordered_json& out, const arch::Family& family,
     out["sliding_window_pattern"] = first_full + 1;
   }
   out["layer_types"] = types;
-  if (std::find(rope.begin(), rope.end(), 0) != rope.end()) out["no_rope_layers"] = rope;
+  // Always where the family reads it: without it SmolLM3 leaves every fourth layer unrotated.
+  if (family.no_rope_interval > 0 || std::find(rope.begin(), rope.end(), 0) != rope.end())
+    out["no_rope_layers"] = rope;
 }
 
 }  // namespace
 
-std::string hf_config_json(const config::ModelConfig& m, const std::string& torch_dtype) {
+std::string hf_config_json(const config::ModelConfig& m, const std::string& torch_dtype,
+                           const TokenIds& token_ids) {
   const arch::Family& family = arch::family(m.family);
   nlohmann::ordered_json out;
   out["architectures"] = {family.hf_architecture};
@@ -487,7 +525,17 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& torc
   out["tie_word_embeddings"] = m.tie_word_embeddings;
   if (family.sliding_window) write_layers(out, family, m);
   if (m.rope_local_theta > 0) out["rope_local_base_freq"] = m.rope_local_theta;
-  if (m.query_pre_attn_scalar > 0) out["query_pre_attn_scalar"] = m.query_pre_attn_scalar;
+  // An integer where it is whole: transformers 5's Gemma3TextConfig types it int.
+  if (m.query_pre_attn_scalar > 0)
+    out["query_pre_attn_scalar"] =
+        m.query_pre_attn_scalar == std::floor(m.query_pre_attn_scalar)
+            ? nlohmann::ordered_json(static_cast<std::int64_t>(m.query_pre_attn_scalar))
+            : nlohmann::ordered_json(m.query_pre_attn_scalar);
+  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+    const auto id = token_ids.find(key);
+    out[key] = id == token_ids.end() ? nlohmann::ordered_json()
+                                     : nlohmann::ordered_json::parse(id->second);
+  }
   out["initializer_range"] = 0.02;
   out["torch_dtype"] = torch_dtype;
   out["use_cache"] = true;

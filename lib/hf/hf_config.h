@@ -8,6 +8,7 @@
 // DataError rather than a silently different model.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,21 @@ config::ModelConfig parse_hf_config(const std::string& json_text, const std::str
 /// Reads and parses the config.json at `path`.
 config::ModelConfig read_hf_config(const std::string& path);
 
-/// config.json text for `model` ("architectures": ["LlamaForCausalLM"]);
-/// `torch_dtype` names the dtype of the weights written next to it.
+/// config.json's special token ids by key ("bos_token_id", "eos_token_id",
+/// "pad_token_id"), each as its JSON text (a number, a list or null).
+using TokenIds = std::map<std::string, std::string>;
+
+/// The token ids the config.json of `pretrained_directory` names, which an
+/// export carries over (the model's class defaults differ per family); none
+/// for "" or a file that cannot be read or parsed.
+TokenIds read_token_ids(const std::string& pretrained_directory);
+
+/// config.json text for `model` (its family's "architectures" and keys);
+/// `torch_dtype` names the dtype of the weights written next to it; the
+/// token ids not in `token_ids` are null.
 std::string hf_config_json(const config::ModelConfig& model,
-                           const std::string& torch_dtype = "float32");
+                           const std::string& torch_dtype = "float32",
+                           const TokenIds& token_ids = {});
 
 /// Shape keys on which `a` and `b` differ, as "hidden_size 64 vs 2048".
 std::vector<std::string> shape_differences(const config::ModelConfig& a,

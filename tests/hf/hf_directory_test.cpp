@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "config/model_presets.h"
 #include "core/error.h"
@@ -135,13 +136,58 @@ TEST(HfConfig, FamiliesReadTheirKeys) {
                                        "s");
   EXPECT_EQ(smollm3.layer_types[3], "full_attention_no_rope");
   EXPECT_EQ(smollm3.layer_types[0], "full_attention");
-  for (const auto* m : {&qwen2, &mistral_absent, &gemma, &smollm3}) {
+  // Without no_rope_layers, as SmolLM3Config derives it: every interval-th layer unrotated.
+  const auto smollm3_interval = parse_hf_config(R"({"model_type": "smollm3",
+      "num_hidden_layers": 6, "no_rope_layer_interval": 3})",
+                                                "s");
+  EXPECT_EQ(
+      smollm3_interval.layer_types,
+      (std::vector<std::string>{"full_attention", "full_attention", "full_attention_no_rope",
+                                "full_attention", "full_attention", "full_attention_no_rope"}));
+  EXPECT_EQ(
+      parse_hf_config(R"({"model_type": "smollm3", "num_hidden_layers": 4})", "s").layer_types[3],
+      "full_attention_no_rope");
+  for (const auto* m : {&qwen2, &mistral_absent, &gemma, &smollm3, &smollm3_interval}) {
     const auto back = parse_hf_config(hf_config_json(*m), "written");
     EXPECT_EQ(back.family, m->family);
     EXPECT_EQ(back.layer_types, m->layer_types) << m->family;
     EXPECT_EQ(back.sliding_window, m->sliding_window) << m->family;
     EXPECT_EQ(shape_differences(back, *m), std::vector<std::string>{}) << m->family;
   }
+}
+
+// What an export writes beyond the shape: the base's token ids (null without
+// one), SmolLM3's RoPE list even when every layer rotates, an integer
+// query_pre_attn_scalar where it is whole (transformers 5 types it int).
+TEST(HfConfig, ExportKeysTransformers5Validates) {
+  config::ModelConfig smollm3 = parse_hf_config(
+      R"({"model_type": "smollm3", "num_hidden_layers": 2, "no_rope_layers": [1, 1]})", "s");
+  const auto written = nlohmann::json::parse(
+      hf_config_json(smollm3, "float32", {{"bos_token_id", "256"}, {"eos_token_id", "[1, 106]"}}));
+  EXPECT_EQ(written["no_rope_layers"], nlohmann::json::parse("[1, 1]"));
+  EXPECT_EQ(written["bos_token_id"], 256);
+  EXPECT_EQ(written["eos_token_id"], nlohmann::json::parse("[1, 106]"));
+  EXPECT_TRUE(written["pad_token_id"].is_null());
+  const auto gemma = nlohmann::json::parse(hf_config_json(parse_hf_config(
+      R"({"model_type": "gemma3_text", "query_pre_attn_scalar": 256, "head_dim": 256})", "g")));
+  EXPECT_TRUE(gemma["query_pre_attn_scalar"].is_number_integer());
+  EXPECT_EQ(gemma["query_pre_attn_scalar"], 256);
+  EXPECT_TRUE(nlohmann::json::parse(hf_config_json(smollm3))["bos_token_id"].is_null());
+}
+
+TEST(HfConfig, TokenIdsReadFromThePretrainedDirectory) {
+  const std::string dir = testing::scratch_dir("hf_token_ids");
+  write_file_atomic(dir + "/config.json",
+                    R"({"model_type": "gemma3_text", "bos_token_id": 2, "eos_token_id": [1, 106],
+                        "pad_token_id": null})");
+  const TokenIds ids = read_token_ids(dir);
+  EXPECT_EQ(
+      ids,
+      (TokenIds{{"bos_token_id", "2"}, {"eos_token_id", "[1,106]"}, {"pad_token_id", "null"}}));
+  EXPECT_TRUE(read_token_ids("").empty());
+  EXPECT_TRUE(read_token_ids(dir + "/absent").empty());
+  write_file_atomic(dir + "/config.json", "{not json");
+  EXPECT_TRUE(read_token_ids(dir).empty());
 }
 
 // transformers 5 writes "rope_parameters" instead of rope_theta and
