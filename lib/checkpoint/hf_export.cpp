@@ -152,6 +152,13 @@ void complete_directory(StagingDirectory& staging, const TrainedModel& model,
   staging.commit();
 }
 
+// config.json with the token ids of the pretrained directory the run started from.
+void write_config_json(StagingDirectory& staging, const config::ModelConfig& model,
+                       const std::string& dtype, const std::string& base_path) {
+  write_output_file(staging.file(hf::kConfigFile),
+                    hf::hf_config_json(model, dtype, hf::read_token_ids(base_path)), "consolidate");
+}
+
 std::string adapter_config_json(const config::Config& config, const std::string& base_path) {
   const auto& lora = config.training.lora;
   const nlohmann::json doc = {{"peft_type", "LORA"},
@@ -219,10 +226,7 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
                      const float* data) { sink.write(name, offset, n, data, DType::kFloat32); });
     sink.commit();
     if (directory) {
-      write_output_file(
-          staging->file(hf::kConfigFile),
-          hf::hf_config_json(merger.base_config(), dtype, hf::read_token_ids(model.base_path)),
-          "consolidate");
+      write_config_json(*staging, merger.base_config(), dtype, model.base_path);
       complete_directory(*staging, model, options.output);
     }
     spdlog::info("[consolidate] merged {} adapters into {} (scale {})", merger.merged_count(),
@@ -263,10 +267,7 @@ std::uint64_t export_hf(CheckpointReader& reader, const ConsolidateOptions& opti
   stream_into(reader, names, "", options.max_memory, sink);
   sink.commit();
   if (directory) {
-    write_output_file(
-        staging->file(hf::kConfigFile),
-        hf::hf_config_json(model.config->model, dtype, hf::read_token_ids(model.base_path)),
-        "consolidate");
+    write_config_json(*staging, model.config->model, dtype, model.base_path);
     complete_directory(*staging, model, options.output);
   }
   return tensors.size();

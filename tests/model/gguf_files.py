@@ -1,11 +1,12 @@
 """GGUF files for the converter's tests, written the way llama.cpp's
-convert_hf_to_gguf.py writes a Llama: its tensor names, its q/k row
-permutation, its tokenizer metadata. Independent of
-scripts/convert_gguf_llama.py. Runs under the venv scripts/setup.sh creates
+convert_hf_to_gguf.py writes a Llama, Qwen2, Qwen3 or Gemma 3 model: its
+tensor names, Llama's q/k row permutation, Gemma's norms stored as 1 +
+weight, its tokenizer metadata. Independent of scripts/convert_gguf.py. Runs under the venv scripts/setup.sh creates
 (gguf, tokenizers, transformers):
 
     gguf_files.py tokenizer OUT.json CORPUS...        a byte-level BPE with SmolLM2's pre-tokenizer
     gguf_files.py model HF_DIR TOKENIZER.json OUT.gguf [--type Q8_0] [--architecture NAME]
+                        (the architecture: the one of HF_DIR's model_type unless named)
                         [--tokenizer-model NAME] [--pre NAME] [--add-bos]
     gguf_files.py encode TOKENIZER.json HF_DIR TEXT...  JSON: ids of TEXT by both, and what
                                                         transformers' AutoTokenizer.from_pretrained(HF_DIR) makes
@@ -27,7 +28,12 @@ CHAT_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'
 LAYER_NAMES = {"input_layernorm": "attn_norm", "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
                "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
                "post_attention_layernorm": "ffn_norm", "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
-               "mlp.down_proj": "ffn_down"}
+               "mlp.down_proj": "ffn_down", "self_attn.q_norm": "attn_q_norm", "self_attn.k_norm": "attn_k_norm"}
+# Gemma 3's sandwich norms (llama.cpp's tensor names for them).
+GEMMA3_NORM_NAMES = {"post_attention_layernorm": "post_attention_norm", "pre_feedforward_layernorm": "ffn_norm",
+                     "post_feedforward_layernorm": "post_ffw_norm"}
+ARCHITECTURE_OF_MODEL_TYPE = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2", "qwen3": "qwen3",
+                              "gemma3_text": "gemma3"}
 
 
 def train_tokenizer(out, corpus):
@@ -48,7 +54,7 @@ def permute(weight, heads):
         weight.shape)
 
 
-def gguf_name(name):
+def gguf_name(name, architecture):
     if name == "model.embed_tokens.weight":
         return "token_embd.weight"
     if name == "model.norm.weight":
@@ -56,7 +62,51 @@ def gguf_name(name):
     if name == "lm_head.weight":
         return "output.weight"
     _, _, layer, module = name.split(".", 3)
-    return "blk.%s.%s.weight" % (layer, LAYER_NAMES[module[:-len(".weight")]])
+    module, kind = module.rsplit(".", 1)
+    names = dict(LAYER_NAMES, **GEMMA3_NORM_NAMES) if architecture == "gemma3" else LAYER_NAMES
+    return "blk.%s.%s.%s" % (layer, names[module], kind)
+
+
+def gguf_values(name, values, config, architecture):
+    """What llama.cpp's converter stores for one Hugging Face tensor."""
+    if architecture == "llama" and name.endswith("q_proj.weight"):
+        return permute(values, config["num_attention_heads"])
+    if architecture == "llama" and name.endswith("k_proj.weight"):
+        return permute(values, config["num_key_value_heads"])
+    if architecture == "gemma3" and name.endswith("norm.weight"):
+        return values + np.float32(1.0)
+    return values
+
+
+def rope_theta(config, layer_type):
+    """The RoPE base of a layer type: rope_theta, or transformers 5's rope_parameters."""
+    if config.get("rope_theta"):
+        return config["rope_theta"]
+    parameters = config.get("rope_parameters") or {}
+    return parameters.get(layer_type, parameters).get("rope_theta", 10000.0)
+
+
+def add_shape(writer, config, arch):
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_head_count_kv(config["num_key_value_heads"])
+    writer.add_rope_freq_base(rope_theta(config, "full_attention"))
+    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    if arch == "llama":
+        writer.add_rope_dimension_count(head_dim)
+    else:
+        writer.add_key_length(head_dim)
+        writer.add_value_length(head_dim)
+    writer.add_uint32(arch + ".vocab_size", config["vocab_size"])
+    if arch == "gemma3":
+        writer.add_sliding_window(config["sliding_window"])
+        # A pattern other than llama.cpp's every-sixth-global, as a per-layer list.
+        writer.add_array(arch + ".attention.sliding_window_pattern",
+                         [t == "sliding_attention" for t in config["layer_types"]])
 
 
 def write_model(args):
@@ -64,18 +114,10 @@ def write_model(args):
     config, tensors = read_model_dir(args.hf_dir)
     with open(args.tokenizer) as f:
         tokenizer = json.load(f)
-    writer = gguf.GGUFWriter(args.out, args.architecture)
-    arch = args.architecture
-    writer.add_block_count(config["num_hidden_layers"])
-    writer.add_context_length(config["max_position_embeddings"])
-    writer.add_embedding_length(config["hidden_size"])
-    writer.add_feed_forward_length(config["intermediate_size"])
-    writer.add_head_count(config["num_attention_heads"])
-    writer.add_head_count_kv(config["num_key_value_heads"])
-    writer.add_rope_freq_base(config["rope_theta"])
-    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
-    writer.add_rope_dimension_count(config["head_dim"])
-    writer.add_uint32(arch + ".vocab_size", config["vocab_size"])
+    arch = args.architecture or ARCHITECTURE_OF_MODEL_TYPE[config["model_type"]]
+    writer = gguf.GGUFWriter(args.out, arch)
+    writer.add_name("nss_hpc test " + arch)
+    add_shape(writer, config, arch)
 
     vocab = tokenizer["model"]["vocab"]
     tokens = [None] * len(vocab)
@@ -97,17 +139,13 @@ def write_model(args):
 
     quant = gguf.GGMLQuantizationType[args.type]
     for name in sorted(tensors):
-        values = tensors[name].astype(np.float32)
-        if name.endswith("q_proj.weight"):
-            values = permute(values, config["num_attention_heads"])
-        elif name.endswith("k_proj.weight"):
-            values = permute(values, config["num_key_value_heads"])
+        values = gguf_values(name, tensors[name].astype(np.float32), config, arch)
         if args.type == "I32":
-            writer.add_tensor(gguf_name(name), values.astype(np.int32))
+            writer.add_tensor(gguf_name(name, arch), values.astype(np.int32))
         elif values.ndim == 2 and quant != gguf.GGMLQuantizationType.F32:
-            writer.add_tensor(gguf_name(name), gguf.quants.quantize(values, quant), raw_dtype=quant)
-        else:  # norms stay F32, as llama.cpp keeps them
-            writer.add_tensor(gguf_name(name), values)
+            writer.add_tensor(gguf_name(name, arch), gguf.quants.quantize(values, quant), raw_dtype=quant)
+        else:  # norms and biases stay F32, as llama.cpp keeps them
+            writer.add_tensor(gguf_name(name, arch), values)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -138,7 +176,7 @@ def main():
     model.add_argument("tokenizer")
     model.add_argument("out")
     model.add_argument("--type", default="F32")
-    model.add_argument("--architecture", default="llama")
+    model.add_argument("--architecture")
     model.add_argument("--tokenizer-model", default="gpt2")
     model.add_argument("--pre", default="smollm")
     model.add_argument("--add-bos", action="store_true")

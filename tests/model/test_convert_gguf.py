@@ -1,12 +1,15 @@
-"""scripts/convert_gguf_llama.py: a llama GGUF file as llama.cpp writes it
+"""scripts/convert_gguf.py: a GGUF file as llama.cpp writes it
 (tests/model/gguf_files.py) becomes the Hugging Face directory it came from —
 float32 weights bit for bit with the q/k permutation undone, quantised ones
 within their quantisation step, the shape in config.json, the byte-level BPE
 tokenizer encoding as the original does (transformers' AutoTokenizer, the chat
-template) — and what it cannot convert is exit 4 naming what (architecture,
-tensor type, tokenizer model, pre-tokenizer, a non-finite weight) with no
-output left behind; an existing output is exit 2. Runs the venv of
-scripts/setup.sh (gguf, tokenizers, transformers)."""
+template); the Qwen2, Qwen3, Mistral and Gemma 3 golden fixtures
+(tests/fixtures/families) come back with their tensor names, biases, q/k and
+sandwich norms and layer plan, and a Qwen2 file converts to what
+transformers' own GGUF loader makes of it — and what it cannot convert is exit
+4 naming what (architecture, tensor type, tokenizer model, pre-tokenizer, a
+non-finite weight) with no output left behind; an existing output is exit 2.
+Runs the venv of scripts/setup.sh (gguf, tokenizers, transformers)."""
 import json
 import os
 import subprocess
@@ -20,7 +23,8 @@ from nss_e2e import SOURCE, remove, scratch  # noqa: E402
 from hf_files import llama_config, random_llama_weights, read_model_dir, read_safetensors, write_model_dir  # noqa: E402
 
 VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(SOURCE, "build", "venv", "bin", "python"))
-CONVERTER = os.path.join(SOURCE, "scripts", "convert_gguf_llama.py")
+CONVERTER = os.path.join(SOURCE, "scripts", "convert_gguf.py")
+FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "families")
 GGUF_FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gguf_files.py")
 TEXTS = ["Hello world, 2024! caf\u00e9 3.14159 isn't it?", "<|im_start|>user\nthe 12 cats<|im_end|>\n  def f(x):"]
 
@@ -53,8 +57,8 @@ class ConvertGgufTest(unittest.TestCase):
     def tearDownClass(cls):
         remove(cls.tmp)
 
-    def gguf(self, name, *options, weights=None):
-        source = self.hf
+    def gguf(self, name, *options, weights=None, source=None):
+        source = source or self.hf
         if weights is not None:
             source = os.path.join(self.tmp, name + "_source")
             write_model_dir(source, self.config, weights)
@@ -114,6 +118,49 @@ class ConvertGgufTest(unittest.TestCase):
         result = json.loads(proc.stdout)
         self.assertEqual(result["converted"], [[1] + ids for ids in result["source"]])
 
+    def test_each_architecture_comes_back_as_its_fixture(self):
+        # (Mistral is a llama to llama.cpp, its window lost: the llama tests cover it.)
+        for family in ("qwen2", "qwen3", "gemma3"):
+            with self.subTest(family):
+                fixture = os.path.join(FIXTURES, family)
+                out, _ = self.convert(self.gguf(family, source=fixture), family + "_hf")
+                expected_config, expected = read_model_dir(fixture)
+                config, tensors = read_model_dir(out)
+                self.assertEqual(sorted(tensors), sorted(expected))
+                for name, value in expected.items():
+                    got = tensors[name].astype(np.float32)
+                    if family == "gemma3" and name.endswith("norm.weight"):
+                        # llama.cpp stores 1 + w in float32; w comes back within an ulp of 1 + w.
+                        ulp = np.spacing(np.abs(value.astype(np.float32)) + np.float32(1))
+                        self.assertTrue(np.all(np.abs(got - value) <= ulp), name)
+                    else:
+                        self.assertTrue(np.array_equal(got, value), name)
+                keys = ["architectures", "hidden_size", "intermediate_size", "num_hidden_layers",
+                        "num_attention_heads", "num_key_value_heads", "vocab_size", "tie_word_embeddings"]
+                keys += ["model_type"] + (["layer_types", "sliding_window"] if family == "gemma3" else [])
+                for key in keys:
+                    self.assertEqual(config[key], expected_config[key], (family, key))
+                thetas = expected_config.get("rope_parameters") or {}
+                self.assertEqual(config["rope_theta"], thetas.get("full_attention", thetas).get("rope_theta"))
+                # llama.cpp scales Gemma 3's queries by head_dim^-1/2 (the file cannot say otherwise).
+                if family == "gemma3":
+                    self.assertEqual(config["query_pre_attn_scalar"], config["head_dim"])
+                    self.assertEqual(config["rope_local_base_freq"], thetas["sliding_attention"]["rope_theta"])
+
+    def test_qwen2_as_transformers_gguf_loader_reads_it(self):
+        # transformers 4.46 dequantises and names a qwen2 GGUF itself: the same tensors.
+        source = self.gguf("qwen2_q8", "--type", "Q8_0", source=os.path.join(FIXTURES, "qwen2"))
+        out, _ = self.convert(source, "qwen2_q8_hf")
+        proc = venv("-c", """import sys, torch, numpy, safetensors.numpy as st
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained(sys.argv[1], gguf_file=sys.argv[2], torch_dtype=torch.float32)
+ours = st.load_file(sys.argv[3] + "/model.safetensors")
+theirs = {k: v.numpy() for k, v in model.state_dict().items() if not (k == "lm_head.weight" and k not in ours)}
+assert sorted(theirs) == sorted(ours), (sorted(set(theirs) ^ set(ours)))
+print(max(float(numpy.abs(theirs[k] - ours[k]).max()) for k in ours))""", self.tmp, os.path.basename(source), out)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+        self.assertEqual(float(proc.stdout.split()[-1]), 0.0)
+
     def test_what_it_cannot_convert_is_exit_4_by_name(self):
         nan = dict(self.weights)
         nan["model.layers.1.mlp.up_proj.weight"] = nan["model.layers.1.mlp.up_proj.weight"].copy()
@@ -122,7 +169,7 @@ class ConvertGgufTest(unittest.TestCase):
         with open(not_gguf, "wb") as f:
             f.write(b"GGML" + bytes(60))
         cases = {
-            "qwen2": (self.gguf("qwen2", "--architecture", "qwen2"), "'qwen2' model"),
+            "phi3": (self.gguf("phi3", "--architecture", "phi3"), "'phi3' model; this converter handles llama, qwen2"),
             "i32": (self.gguf("i32", "--type", "I32"), "is of type I32"),
             "spm": (self.gguf("spm", "--tokenizer-model", "llama"), "tokenizer model 'llama'"),
             "pre": (self.gguf("pre", "--pre", "deepseek-llm"), "pre-tokenizer 'deepseek-llm'"),
