@@ -2,7 +2,7 @@
 scripts/real_models.py converts from the GGUF files PyPI packages ship
 (docs/model.md): Qwen2.5-Coder-0.5B-Instruct (qwen2, Q4_K_M) and Gemma 3 270M
 (gemma3, Q4_K_M). For each, against the golden reference transformers 5.24
-made (tests/fixtures/real_models, scripts/make_real_model_references.sh) on
+made (tests/fixtures/real_models, scripts/make_family_fixtures.sh) on
 the same converted weights: nss_prepare_data's tokenizer gives the reference's
 ids for a page of real text, nss_eval's loss over four windows of 128 of them
 equals transformers' to 1e-5 relative, and greedy nss_generate writes
