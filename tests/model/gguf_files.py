@@ -6,6 +6,7 @@ weight, its tokenizer metadata. Independent of scripts/convert_gguf.py. Runs und
 
     gguf_files.py tokenizer OUT.json CORPUS...        a byte-level BPE with SmolLM2's pre-tokenizer
     gguf_files.py model HF_DIR TOKENIZER.json OUT.gguf [--type Q8_0] [--architecture NAME]
+                        [--metadata KEY=VALUE]...
                         (the architecture: the one of HF_DIR's model_type unless named)
                         [--tokenizer-model NAME] [--pre NAME] [--add-bos]
     gguf_files.py encode TOKENIZER.json HF_DIR TEXT...  JSON: ids of TEXT by both, and what
@@ -118,6 +119,9 @@ def write_model(args):
     writer = gguf.GGUFWriter(args.out, arch)
     writer.add_name("nss_hpc test " + arch)
     add_shape(writer, config, arch)
+    for key_value in args.metadata:  # extra float32 keys: KEY=VALUE
+        key, value = key_value.split("=", 1)
+        writer.add_float32(key, float(value))
 
     vocab = tokenizer["model"]["vocab"]
     tokens = [None] * len(vocab)
@@ -180,6 +184,7 @@ def main():
     model.add_argument("--tokenizer-model", default="gpt2")
     model.add_argument("--pre", default="smollm")
     model.add_argument("--add-bos", action="store_true")
+    model.add_argument("--metadata", action="append", default=[], help="KEY=VALUE, a float32 key to add")
     check = commands.add_parser("encode")
     check.add_argument("tokenizer")
     check.add_argument("hf_dir")

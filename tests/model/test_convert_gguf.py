@@ -175,6 +175,9 @@ print(max(float(numpy.abs(theirs[k] - ours[k]).max()) for k in ours))""", self.t
             "pre": (self.gguf("pre", "--pre", "deepseek-llm"), "pre-tokenizer 'deepseek-llm'"),
             "nan": (self.gguf("nan", weights=nan), "blk.1.ffn_up.weight holds non-finite values"),
             "not_gguf": (not_gguf, "not a readable GGUF file"),
+            "softcap": (self.gguf("softcap", "--metadata", "gemma3.final_logit_softcapping=30",
+                                  source=os.path.join(FIXTURES, "gemma3")),
+                        "gemma3.final_logit_softcapping is set; nss_hpc computes no logit softcapping"),
             "missing": (os.path.join(self.tmp, "absent.gguf"), "no such file"),
         }
         for name, (source, message) in cases.items():
