@@ -215,13 +215,15 @@ torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
 #else
   const std::int64_t s = q.size(2);
   const double scaling = scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(q.size(3)));
-  torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)) * scaling;
-  const torch::Tensor hidden =
-      allowed.defined()
-          ? allowed.logical_not()
-          : torch::ones({s, s}, torch::TensorOptions().dtype(torch::kBool).device(q.device()))
-                .triu(1);
-  scores = scores.masked_fill(hidden, -std::numeric_limits<float>::infinity());
+  // Scaled and masked in place (matmul's backward needs q and k, not its
+  // output), the mask added as 0 / -inf: the same values as masked_fill, one
+  // scores-sized pass less in backward (an add passes its gradient through).
+  const auto options = torch::TensorOptions().dtype(q.scalar_type()).device(q.device());
+  const float hidden = -std::numeric_limits<float>::infinity();
+  const torch::Tensor bias =
+      allowed.defined() ? torch::zeros(allowed.sizes(), options).masked_fill_(~allowed, hidden)
+                        : torch::full({s, s}, hidden, options).triu_(1);
+  const torch::Tensor scores = torch::matmul(q, k.transpose(2, 3)).mul_(scaling).add_(bias);
   const torch::Tensor weights = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
   return torch::matmul(weights, v);
 #endif
