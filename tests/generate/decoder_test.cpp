@@ -1,8 +1,10 @@
 // Incremental decoding against the full forward of the same model: at every
 // step the cached logits of each sequence of a left-padded batch equal the
 // logits of that sequence run alone from scratch, with GQA, tied embeddings,
-// RoPE scaling and unmerged LoRA adapters; greedy decoding picks the same
-// tokens; bf16 stays close; misuse is a UsageError.
+// RoPE scaling, unmerged LoRA adapters and every family's features (windows
+// shorter than the sequences, layers without RoPE, biases, q/k and sandwich
+// norms); greedy decoding picks the same tokens; bf16 stays close; misuse is
+// a UsageError.
 #include "generate/decoder.h"
 
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "arch/architecture.h"
 #include "config/model_presets.h"
 #include "core/error.h"
 #include "model/initial_weights.h"
@@ -117,6 +120,28 @@ TEST(Decoder, CachedLogitsEqualFullForwardWithTiedEmbeddingsAndRopeScaling) {
   m.rope_scaling.type = config::RopeScaling::kLlama3;
   m.rope_scaling.factor = 8;
   expect_cached_equals_full(build(m, {}, 2), "tied, llama3 RoPE scaling");
+}
+
+// Each family with its features in use: the first layer slides in a window
+// of 4 keys (prompts of up to 9 tokens and 12 steps go far past it), SmolLM3's
+// last layer has no RoPE, Gemma 3's local layer its own base and its queries
+// their own scale. The cache keeps every key; the window is the mask's.
+TEST(Decoder, CachedLogitsEqualFullForwardForEveryFamily) {
+  for (const arch::Family& family : arch::families()) {
+    config::ModelConfig m = tiny();
+    m.family = family.name;
+    if (family.sliding_window) {
+      m.sliding_window = 4;
+      m.layer_types.assign(static_cast<std::size_t>(m.num_hidden_layers), arch::kFullAttention);
+      m.layer_types.front() = arch::kSlidingAttention;
+    }
+    if (family.no_rope_interval > 0) m.layer_types.back() = arch::kFullAttentionNoRope;
+    if (family.name == "gemma3") {
+      m.rope_local_theta = 10000;
+      m.query_pre_attn_scalar = 24;
+    }
+    expect_cached_equals_full(build(m, {}, 5), family.name);
+  }
 }
 
 TEST(Decoder, CachedLogitsEqualFullForwardWithMultiQueryAttention) {
