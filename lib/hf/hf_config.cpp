@@ -434,13 +434,16 @@ config::ModelConfig read_hf_config(const std::string& path) {
   return parse_hf_config(read_text_file(path, "hf"), path);
 }
 
+// The config.json keys of TokenIds, read from a base and written to an export.
+constexpr const char* kTokenIdKeys[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
+
 TokenIds read_token_ids(const std::string& pretrained_directory) {
   TokenIds ids;
   if (pretrained_directory.empty()) return ids;
   try {
     const json root =
         json::parse(read_text_file(pretrained_directory + "/" + std::string(kConfigFile), "hf"));
-    for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"})
+    for (const char* key : kTokenIdKeys)
       if (root.is_object() && root.contains(key)) ids[key] = root[key].dump();
   } catch (const std::exception&) {
     // The export then writes null ids; the tokenizer files still name the tokens.
@@ -531,7 +534,7 @@ std::string hf_config_json(const config::ModelConfig& m, const std::string& torc
         m.query_pre_attn_scalar == std::floor(m.query_pre_attn_scalar)
             ? nlohmann::ordered_json(static_cast<std::int64_t>(m.query_pre_attn_scalar))
             : nlohmann::ordered_json(m.query_pre_attn_scalar);
-  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+  for (const char* key : kTokenIdKeys) {
     const auto id = token_ids.find(key);
     out[key] = id == token_ids.end() ? nlohmann::ordered_json()
                                      : nlohmann::ordered_json::parse(id->second);

@@ -12,8 +12,6 @@ LayerPlans::LayerPlans(const config::ModelConfig& model, std::int64_t max_positi
     : architecture_(arch::describe(model)) {
   tables_.reserve(static_cast<std::size_t>(architecture_.rope_tables));
   for (const arch::Layer& layer : architecture_.layers) {
-    windows_.push_back(layer.sliding ? layer.window : 0);
-    table_of_layer_.push_back(layer.rope_table);
     if (layer.rope_table == static_cast<int>(tables_.size()))
       tables_.emplace_back(model, max_positions, device,
                            RopeBase{layer.rope_theta, layer.rope_scaled});
@@ -23,9 +21,9 @@ LayerPlans::LayerPlans(const config::ModelConfig& model, std::int64_t max_positi
 LayerPlan LayerPlans::operator[](int layer) const {
   NSS_ASSERT(layer >= 0 && layer < size(), "model",
              "layer " + std::to_string(layer) + " of " + std::to_string(size()));
-  const int table = table_of_layer_[static_cast<std::size_t>(layer)];
-  return {table < 0 ? nullptr : &tables_[static_cast<std::size_t>(table)],
-          windows_[static_cast<std::size_t>(layer)], &architecture_};
+  const arch::Layer& planned = architecture_.layers[static_cast<std::size_t>(layer)];
+  return {planned.rope_table < 0 ? nullptr : &tables_[static_cast<std::size_t>(planned.rope_table)],
+          planned.sliding ? planned.window : 0, &architecture_};
 }
 
 }  // namespace nss::model

@@ -32,14 +32,12 @@ class LayerPlans {
   LayerPlans(const config::ModelConfig& model, std::int64_t max_positions, torch::Device device);
 
   LayerPlan operator[](int layer) const;
-  int size() const { return static_cast<int>(windows_.size()); }
+  int size() const { return static_cast<int>(architecture_.layers.size()); }
   const arch::Architecture& architecture() const { return architecture_; }
 
  private:
-  arch::Architecture architecture_;
-  std::vector<RotaryEmbedding> tables_;
-  std::vector<int> table_of_layer_;  // index into tables_, -1: no RoPE
-  std::vector<std::int64_t> windows_;
+  arch::Architecture architecture_;      // each layer's window and rope_table index tables_
+  std::vector<RotaryEmbedding> tables_;  // one per distinct base, in rope_table order
 };
 
 }  // namespace nss::model
