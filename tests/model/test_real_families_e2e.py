@@ -13,7 +13,6 @@ as the run's validation did. Skipped, saying why, when a converted model or
 the venv is missing (scripts/setup.sh provides both)."""
 import json
 import os
-import subprocess
 import sys
 import unittest
 
@@ -23,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 sys.path.insert(0, HERE)
 from nss_e2e import SOURCE, binary, mpirun, remove, scratch, write  # noqa: E402
-from test_real_model_e2e import write_tables  # noqa: E402
+from test_real_model_e2e import ToolRunner, write_tables  # noqa: E402
 
 VENV_PYTHON = os.environ.get("NSS_VENV_PYTHON", os.path.join(SOURCE, "build", "venv", "bin", "python"))
 MODELS_DIR = os.environ.get("NSS_REAL_MODELS", os.path.join(SOURCE, "build", "models"))
@@ -39,7 +38,7 @@ def reference(name):
         return json.load(f)
 
 
-class RealFamilyModelsTest(unittest.TestCase):
+class RealFamilyModelsTest(ToolRunner, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.models = sorted(n[:-len(".json")] for n in os.listdir(REFERENCES) if n.endswith(".json"))
@@ -54,11 +53,6 @@ class RealFamilyModelsTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         remove(cls.tmp)
-
-    def run_tool(self, args, timeout=300):
-        proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        return proc.stdout
 
     def text_tokens(self, name, ref):
         """The reference text through nss_prepare_data with the model's tokenizer."""

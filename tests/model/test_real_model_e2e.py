@@ -63,7 +63,16 @@ def write_tables(directory):
     return paths
 
 
-class RealModelTest(unittest.TestCase):
+class ToolRunner:
+    """run_tool: a tool run to completion, its exit code 0 (else the test fails with its output)."""
+
+    def run_tool(self, args, timeout=300):
+        proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        return proc.stdout
+
+
+class RealModelTest(ToolRunner, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         reason = missing_prerequisite()
@@ -74,11 +83,6 @@ class RealModelTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         remove(cls.tmp)
-
-    def run_tool(self, args, timeout=300):
-        proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=timeout)
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        return proc.stdout
 
     def prepare(self, csv_path):
         out = csv_path[:-len(".csv")] + ".h5"
