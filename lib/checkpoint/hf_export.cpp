@@ -155,8 +155,15 @@ void complete_directory(StagingDirectory& staging, const TrainedModel& model,
 // config.json with the token ids of the pretrained directory the run started from.
 void write_config_json(StagingDirectory& staging, const config::ModelConfig& model,
                        const std::string& dtype, const std::string& base_path) {
-  write_output_file(staging.file(hf::kConfigFile),
-                    hf::hf_config_json(model, dtype, hf::read_token_ids(base_path)), "consolidate");
+  std::string problem;
+  const hf::TokenIds ids = hf::read_token_ids(base_path, &problem);
+  if (!problem.empty())
+    spdlog::warn(
+        "[consolidate] the base model's token ids could not be read ({}): config.json gets null "
+        "bos/eos/pad ids; set them there by hand before generating with transformers",
+        problem);
+  write_output_file(staging.file(hf::kConfigFile), hf::hf_config_json(model, dtype, ids),
+                    "consolidate");
 }
 
 std::string adapter_config_json(const config::Config& config, const std::string& base_path) {

@@ -437,16 +437,17 @@ config::ModelConfig read_hf_config(const std::string& path) {
 // The config.json keys of TokenIds, read from a base and written to an export.
 constexpr const char* kTokenIdKeys[] = {"bos_token_id", "eos_token_id", "pad_token_id"};
 
-TokenIds read_token_ids(const std::string& pretrained_directory) {
+TokenIds read_token_ids(const std::string& pretrained_directory, std::string* problem) {
   TokenIds ids;
   if (pretrained_directory.empty()) return ids;
+  const std::string path = pretrained_directory + "/" + std::string(kConfigFile);
   try {
-    const json root =
-        json::parse(read_text_file(pretrained_directory + "/" + std::string(kConfigFile), "hf"));
+    const json root = json::parse(read_text_file(path, "hf"));
     for (const char* key : kTokenIdKeys)
       if (root.is_object() && root.contains(key)) ids[key] = root[key].dump();
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     // The export then writes null ids; the tokenizer files still name the tokens.
+    if (problem) *problem = path + ": " + e.what();
   }
   return ids;
 }

@@ -30,8 +30,9 @@ using TokenIds = std::map<std::string, std::string>;
 
 /// The token ids the config.json of `pretrained_directory` names, which an
 /// export carries over (the model's class defaults differ per family); none
-/// for "" or a file that cannot be read or parsed.
-TokenIds read_token_ids(const std::string& pretrained_directory);
+/// for "". A file that cannot be read or parsed gives none too, and
+/// `problem` (when given) says why.
+TokenIds read_token_ids(const std::string& pretrained_directory, std::string* problem = nullptr);
 
 /// config.json text for `model` (its family's "architectures" and keys);
 /// `torch_dtype` names the dtype of the weights written next to it; the

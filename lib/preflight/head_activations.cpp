@@ -24,9 +24,9 @@ void chunked_head_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall
   const std::uint64_t cv = u64(std::min(s.loss_chunk_tokens, s.tokens()) * s.vocab);
   const std::uint64_t norm = call.grad_mode ? norm_graph(b, x, base) : 0;
   const bool grads = call.grad_mode && (x || base);
+  const std::uint64_t product = u64(s.vocab * s.hidden) * (b.c + when(s.casts_by_copy, kF32));
   const std::uint64_t chunk =
-      b.fp32() ? kF32 * cv
-               : kF32 * cv + b.c * cv + when(grads && base, u64(s.vocab * s.hidden) * b.c);
+      b.fp32() ? kF32 * cv : kF32 * cv + b.c * cv + when(grads && base, product);
   t.transient(norm_peak(b), Part::kHeadLogits);
   if (grads)
     t.allocate(name(call, "head_grads"), when(base, kF32 * u64(s.vocab * s.hidden)) + kF32 * b.nh,
@@ -62,14 +62,14 @@ void head_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call) 
   const Bytes b(s);
   const bool base = !s.lora, x = call.input_requires_grad;
   const std::uint64_t nv = b.n * u64(s.vocab);
-  // Norm, logits (and their fp32 copy in bf16 runs), log-softmax.
+  // Norm, logits (and their fp32 copy in bf16 runs), logsumexp's exp.
   const std::uint64_t norm = call.grad_mode ? norm_graph(b, x, base) : 0;
   t.transient(
       std::max(norm_peak(b), norm + b.c * b.nh + b.c * nv + when(!b.fp32(), kF32 * nv) + kF32 * nv),
       Part::kHeadLogits);
   if (!call.grad_mode) return;
   t.allocate(name(call, "graph"), norm + when(base, b.c * b.nh), Part::kUnitWorkingSet);
-  t.allocate(name(call, "logsm"), when(x || base, kF32 * nv), Part::kHeadLogits);
+  t.allocate(name(call, "kept_logits"), when(x || base, kF32 * nv), Part::kHeadLogits);
 }
 
 std::string head_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call, bool tied) {
@@ -77,9 +77,10 @@ std::string head_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall
   const Bytes b(s);
   const bool base = !s.lora, x = call.input_requires_grad;
   const std::uint64_t nv = b.n * u64(s.vocab);
-  // The loss's gradient and log-softmax's, beside the kept log-softmax.
-  t.transient(2 * kF32 * nv, Part::kHeadLogits);
-  t.free(name(call, "logsm"));
+  // Beside the kept float32 logits, logsumexp's backward: the logits minus
+  // their logsumexp, its exp and its product with the incoming gradient.
+  t.transient(3 * kF32 * nv, Part::kHeadLogits);
+  t.free(name(call, "kept_logits"));
   // The logits' gradient (fp32, and its compute-dtype copy in bf16 runs)
   // beside the head weight's gradient and the hidden state's.
   const std::uint64_t head_weight = u64(s.vocab * s.hidden) * b.c;

@@ -58,6 +58,7 @@ UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
   if (s.rows_apart) s.row_spans = packed_row_spans;
   s.per_example = plan.per_example;
   s.loss_chunk_tokens = plan.loss_chunk_tokens;
+  s.casts_by_copy = plan.device == DeviceKind::kCpu;
   const arch::Family& family = arch::family(m.family);
   s.qk_norm = family.qk_norm;
   s.sandwich_norms = family.sandwich_norms;

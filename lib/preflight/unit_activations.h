@@ -43,6 +43,9 @@ struct UnitShapes {
   // training.loss_chunk_tokens: the head's fused linear + cross-entropy
   // (model/chunked_head.h) over chunks of this many tokens; 0: unchunked.
   std::int64_t loss_chunk_tokens = 0;
+  // The CPU casts an elementwise op's input of another dtype by copying it
+  // whole first; CUDA casts on the fly.
+  bool casts_by_copy = true;
 
   std::int64_t tokens() const { return batch * seq; }
   bool adapted(const std::string& projection) const;

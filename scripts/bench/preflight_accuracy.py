@@ -63,6 +63,18 @@ CONFIGS = [
      ["training.loss_chunk_tokens=300"]),
     ("1r-fp32-mb2-s1024-L2-unchunked-head", 1, 2, 1024, 2, "fp32", False, False,
      ["training.loss_chunk_tokens=0"]),
+    # One shape per model family beside Llama (docs/model.md): sliding windows
+    # shorter than the sequence, SmolLM3's unrotated layer, Gemma 3's pattern.
+    ("2r-fp32-mb2-s256-L2-family-qwen2", 2, 2, 256, 2, "fp32", False, True, ["model.family=qwen2"]),
+    ("2r-bf16-mb2-s256-L2-lora-family-qwen3", 2, 2, 256, 2, "bf16", True, False, ["model.family=qwen3"]),
+    ("2r-fp32-mb2-s512-L2-family-mistral-window-128", 2, 2, 512, 2, "fp32", False, False,
+     ["model.family=mistral", "model.sliding_window=128",
+      "model.layer_types=[sliding_attention,sliding_attention]"]),
+    ("1r-fp32-mb2-s256-L2-family-smollm3", 1, 2, 256, 2, "fp32", False, True,
+     ["model.family=smollm3", "model.layer_types=[full_attention,full_attention_no_rope]"]),
+    ("2r-bf16-mb2-s512-L2-family-gemma3-window-128", 2, 2, 512, 2, "bf16", False, True,
+     ["model.family=gemma3", "model.sliding_window=128", "model.layer_types=[sliding_attention,full_attention]",
+      "model.rope_theta=1000000", "model.rope_local_theta=10000", "model.query_pre_attn_scalar=32"]),
 ]
 
 

@@ -5,7 +5,9 @@ synthetic.csv, synthetic.jsonl, invalid.jsonl and generation.json agree with
 each other; the records are the same at 1 and 2 ranks and at batch sizes 4
 and 8; a barely trained model that writes garbage is stopped early (exit 4)
 with the records it wrote; SIGTERM and SIGUSR1 end a run between rounds with
-its records written (exit 7 and 75); misuse is exit 2."""
+its records written (exit 7 and 75); misuse is exit 2. Gemma 3 (a sliding
+window of 16 keys, shorter than one record) and Qwen3 (q/k norms) models
+trained the same way write valid records too, the same at 1 and 2 ranks."""
 import csv
 import io
 import json
@@ -57,13 +59,14 @@ class GenerateRecordsTest(unittest.TestCase):
                                    "--output", data, "--prompt-template", "Row of {columns}:\n"],
                                   capture_output=True, text=True)
         assert prepared.returncode == 0, prepared.stderr
+        cls.data = data
         cls.trained = cls.train(data, "trained", 300)
         cls.garbage = cls.train(data, "garbage", 1)
 
     @classmethod
-    def train(cls, data, name, steps):
+    def train(cls, data, name, steps, family_sets=()):
         run = os.path.join(cls.tmp, name)
-        sets = ["run.output_dir=" + run, "data.path=" + data, "eval.interval_steps=0", "data.seq_len=64",
+        sets = list(family_sets) + ["run.output_dir=" + run, "data.path=" + data, "eval.interval_steps=0", "data.seq_len=64",
                 "training.max_steps=%d" % steps, "training.warmup_steps=10", "training.lr=3e-3",
                 "checkpoint.interval_steps=0", "preflight.enabled=false"]
         proc = mpirun(2, [binary("nss_hpc"), CONFIG] + [a for s in sets for a in ("--set", s)], timeout=900)
@@ -109,6 +112,36 @@ class GenerateRecordsTest(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stderr)
             for name in ("synthetic.csv", "synthetic.jsonl", "invalid.jsonl"):
                 self.assertEqual(read(os.path.join(other, name)), read(os.path.join(out, name)), (ranks, batch, name))
+
+    def test_every_family_writes_records(self):
+        families = {
+            "gemma3": ["model.family=gemma3", "model.sliding_window=16",
+                       "model.layer_types=[sliding_attention,full_attention]", "model.rope_theta=1000000",
+                       "model.rope_local_theta=10000", "model.query_pre_attn_scalar=16"],
+            "qwen3": ["model.family=qwen3"],
+        }
+        for family, sets in families.items():
+            with self.subTest(family=family):
+                step = self.train(self.data, family, 300, sets)
+                state = json.loads(read(os.path.join(step, "metadata.json")))["state"]
+                self.assertEqual(state["model"]["family"], family)
+                outs = []
+                for ranks in (1, 2):
+                    out = self.out("records_%s_%d" % (family, ranks))
+                    proc = generate("--model", step, "--records", "12", "--output", out, "--temperature", "0.8",
+                                    "--seed", "5", "--max-new-tokens", "48", ranks=ranks)
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                    outs.append(out)
+                rows = list(csv.reader(io.StringIO(read(os.path.join(outs[0], "synthetic.csv")))))
+                self.assertEqual(rows[0], COLUMNS)
+                self.assertEqual(len(rows), 13)
+                for row in rows[1:]:
+                    self.assertIn(row[0], CITIES, row)
+                    self.assertTrue(row[1].lstrip("-").isdigit(), row)
+                summary = json.loads(read(os.path.join(outs[0], "generation.json")))
+                self.assertGreater(summary["valid_fraction"], 0.5, read(os.path.join(outs[0], "invalid.jsonl")))
+                for name in ("synthetic.csv", "invalid.jsonl"):
+                    self.assertEqual(read(os.path.join(outs[1], name)), read(os.path.join(outs[0], name)), name)
 
     def test_a_model_that_writes_garbage_is_stopped_early(self):
         out = self.out("garbage")

@@ -185,9 +185,13 @@ TEST(HfConfig, TokenIdsReadFromThePretrainedDirectory) {
       ids,
       (TokenIds{{"bos_token_id", "2"}, {"eos_token_id", "[1,106]"}, {"pad_token_id", "null"}}));
   EXPECT_TRUE(read_token_ids("").empty());
-  EXPECT_TRUE(read_token_ids(dir + "/absent").empty());
+  std::string problem;
+  EXPECT_TRUE(read_token_ids(dir + "/absent", &problem).empty());
+  EXPECT_NE(problem.find(dir + "/absent/config.json"), std::string::npos) << problem;
   write_file_atomic(dir + "/config.json", "{not json");
-  EXPECT_TRUE(read_token_ids(dir).empty());
+  problem.clear();
+  EXPECT_TRUE(read_token_ids(dir, &problem).empty());
+  EXPECT_NE(problem.find("config.json: "), std::string::npos) << problem;
 }
 
 // transformers 5 writes "rope_parameters" instead of rope_theta and

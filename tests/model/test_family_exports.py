@@ -286,6 +286,20 @@ class FamilyExportsTest(unittest.TestCase):
                 self.assertEqual(missing, [], "%s: fixture keys the export leaves to transformers' defaults, "
                                               "which differ from the fixture's values" % family)
 
+    def test_an_export_whose_base_config_is_gone_warns_and_writes_null_ids(self):
+        base = os.path.join(self.tmp, "vanishing_base")
+        shutil.copytree(os.path.join(FIXTURES, "qwen3"), base)
+        step = self.train(base, os.path.join(self.tmp, "vanishing_run"), 1, "training.lora.enabled=false")
+        os.remove(os.path.join(base, "config.json"))
+        output = os.path.join(self.tmp, "vanishing_hf")
+        proc = subprocess.run([binary("nss_consolidate"), step, "--output", output, "--format", "hf"],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("token ids could not be read (%s" % os.path.join(base, "config.json"), proc.stderr)
+        self.assertIn("set them there by hand", proc.stderr)
+        exported = read_json(os.path.join(output, "config.json"))
+        self.assertEqual([exported[k] for k in ("bos_token_id", "eos_token_id", "pad_token_id")], [None] * 3)
+
     def test_tokenizer_files_travel_with_every_export(self):
         for family, run in self.runs.items():
             with self.subTest(family=family):
