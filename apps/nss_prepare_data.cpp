@@ -1,6 +1,7 @@
 // nss_prepare_data --input PATH [--input PATH]... --output OUT.h5
 //     [--format text|jsonl|csv|sft|records] [--max-tokens N]
 //     [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]]
+//     [--holdout FRACTION|COUNT [--max-holdout N] [--holdout-seed N] [--holdout-eval]]
 //     [--tokenizer DIR_OR_tokenizer.json [--bos-token TOKEN|none] [--eos-token TOKEN]]
 #include <csignal>
 #include <cstdio>
@@ -12,6 +13,23 @@
 #include "data/prepare_dataset.h"
 #include "h5/errors.h"
 #include "tool_cli.h"
+
+namespace {
+
+// What was set aside, or why nothing was.
+void print_holdout(const nss::data::PrepareSummary& summary) {
+  if (!summary.warning.empty())
+    std::fprintf(stderr, "nss_prepare_data: warning: %s\n", summary.warning.c_str());
+  if (summary.holdout_table.empty()) return;
+  std::printf("held out %lld rows (%lld groups; aimed at %lld) in %s (owner-only: private data)\n",
+              static_cast<long long>(summary.holdout_rows),
+              static_cast<long long>(summary.holdout_groups),
+              static_cast<long long>(summary.holdout_target), summary.holdout_table.c_str());
+  if (!summary.holdout_tokens.empty())
+    std::printf("wrote the holdout as %s (use it as eval.path)\n", summary.holdout_tokens.c_str());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   return nss::run_app("nss_prepare_data", [&] {
@@ -46,6 +64,17 @@ int main(int argc, char** argv) {
                    "records: one example per value of this column");
     cli.add_option("--order-by", options.records.order_by,
                    "records: order of the rows inside a group");
+    cli.add_option("--holdout", options.holdout.size,
+                   "records: rows set aside for nss_evaluate, a fraction below 1 (0.05) or a "
+                   "count; written to OUT.holdout.csv (docs/data.md, \"Holdout\")");
+    cli.add_option("--max-holdout", options.holdout.max_rows,
+                   "records: at most this many holdout rows (default 2000)")
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+    cli.add_option("--holdout-seed", options.holdout.seed,
+                   "records: the seed that chooses the holdout rows (default 0)")
+        ->check(CLI::Range(std::uint64_t{0}, (std::uint64_t{1} << 63) - 1));
+    cli.add_flag("--holdout-eval", options.holdout_eval,
+                 "records: also write the holdout as OUT.holdout.h5, for eval.path");
     cli.add_option("--tokenizer", options.tokenizer.path,
                    "tokenizer.json or the directory holding it (default: byte-level); the "
                    "output equals scripts/prepare_data_hf.py's");
@@ -73,6 +102,7 @@ int main(int argc, char** argv) {
           static_cast<long long>(summary.target_tokens),
           static_cast<long long>(summary.dropped_examples));
     std::printf("\n");
+    print_holdout(summary);
     return nss::ExitCode::kOk;
   });
 }

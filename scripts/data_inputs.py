@@ -114,13 +114,20 @@ def render_prompt_template(template, columns, group_by, order_by):
     return PLACEHOLDER.sub(fill, template)
 
 
-def record_examples(path, prompt_template, group_by, order_by):
-    """(preparation attributes, [(prompt, completion)]) of a records CSV."""
-    if order_by and not group_by:
-        raise UsageError("--order-by %s without --group-by: order_by orders the rows inside each group" % order_by)
+def records_table(path):
+    """(header, rows) of a records CSV; DataError for a header without rows."""
     header, rows = None, []
     for header, row in csv_rows(path):
         rows.append(row)
+    return header, rows
+
+
+def record_examples(path, prompt_template, group_by, order_by, table=None):
+    """(preparation attributes, [(prompt, completion)]) of a records CSV, or of
+    its (header, rows) `table` when given; the schema is inferred from those rows."""
+    if order_by and not group_by:
+        raise UsageError("--order-by %s without --group-by: order_by orders the rows inside each group" % order_by)
+    header, rows = table if table is not None else records_table(path)
     for flag, column in (("--group-by", group_by), ("--order-by", order_by)):
         if column and column not in header:
             raise UsageError("%s %s: %s has no such column; choose one of: %s" % (flag, column, path, ", ".join(header)))

@@ -33,7 +33,8 @@ import h5py
 import numpy as np
 
 from data_inputs import (EXAMPLE_FORMATS, DataError, UsageError, chat_examples, chat_renderer, chat_template_of,
-                         csv_row_to_json, csv_rows, jsonl_records, record_examples, sft_examples)
+                         csv_row_to_json, csv_rows, jsonl_records, record_examples, records_table, sft_examples)
+from records_holdout import DEFAULT_MAX_HOLDOUT, csv_line, group_keys, holdout_paths, holdout_target, split_holdout
 
 EXIT_USAGE = 2
 EXIT_DATA = 4
@@ -145,6 +146,19 @@ def check_arguments(args):
                          % len(args.input))
     if (args.prompt_template or args.group_by or args.order_by) and args.format != "records":
         raise UsageError("--prompt-template, --group-by and --order-by apply to --format records")
+    if args.holdout and args.format != "records":
+        raise UsageError("--holdout applies to --format records; add --format records, or drop --holdout")
+    if args.holdout_eval and not args.holdout:
+        raise UsageError("--holdout-eval writes the holdout as a token file; add --holdout FRACTION|COUNT, or drop "
+                         "--holdout-eval")
+    if not 0 <= args.holdout_seed < 1 << 63:
+        raise UsageError("--holdout-seed %d: give a seed in [0, 2^63)" % args.holdout_seed)
+    if args.holdout:
+        holdout_target(args.holdout, args.max_holdout, 0)
+        for written in holdout_paths(args.output):
+            if os.path.exists(written) and os.path.samefile(args.input[0], written):
+                raise UsageError("the holdout %s would replace the input; write the dataset under another name "
+                                 "(--output)" % written)
 
 
 def document_pieces(args, tokenizer, bos, eos, dtype):
@@ -181,7 +195,10 @@ def example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype):
         preparation = {"format": "chat"}
     else:
         if args.format == "records":
-            preparation, examples = record_examples(args.input[0], args.prompt_template, args.group_by, args.order_by)
+            preparation, examples = record_examples(args.input[0], args.prompt_template, args.group_by, args.order_by,
+                                                    args.training_table)
+            if args.schema is not None:  # the holdout's examples: the training rows' schema
+                preparation = dict(preparation, records_schema=args.schema)
         else:
             preparation = {"format": "sft"}
             examples = [ex for path in args.input for ex in sft_examples(path)]
@@ -276,6 +293,7 @@ def prepare(args):
         raise UsageError("the output %s is also an input" % args.output)
     check_output_path(args.output)
 
+    holdout = split_records(args) if args.format == "records" else None
     if args.format in EXAMPLE_FORMATS:
         pieces, masks, preparation = example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype)
     else:
@@ -283,6 +301,9 @@ def prepare(args):
     attributes = dict(preparation, tokenizer="hf:" + tokenizer_json, tokenizer_sha256=sha256_of(tokenizer_json),
                       vocab_size=np.int64(vocab_size), eos_token_id=np.int64(eos),
                       bos_token_id=np.int64(bos) if bos is not None else None)
+    if holdout and holdout["rows"]:
+        attributes.update(write_holdout(args, holdout, tokenizer, tokenizer_json, bos, eos, dtype, attributes,
+                                        preparation["records_schema"]))
     total = write_dataset(args.output, pieces, masks, attributes, dtype)
     summary = "wrote %s: %d documents, %d tokens (%s, vocab_size %d)" % (args.output, len(pieces), total,
                                                                        tokenizer_json, vocab_size)
@@ -290,6 +311,57 @@ def prepare(args):
         summary += "; %d target tokens; %d examples dropped (no answer token within --max-tokens)" % (
             sum(int(m.sum()) for m in masks), int(preparation["dropped_examples"]))
     print(summary)
+    if holdout and holdout["warning"]:
+        print("prepare_data_hf: warning: %s" % holdout["warning"], file=sys.stderr)
+    if holdout and holdout["rows"]:
+        print("held out %d rows (%d groups; aimed at %d) in %s (owner-only: private data)" % (
+            len(holdout["rows"]), holdout["groups"], holdout["target"], holdout["csv"]))
+        if args.holdout_eval:
+            print("wrote the holdout as %s (use it as eval.path)" % holdout["tokens"])
+
+
+def split_records(args):
+    """Sets args.training_table to the rows to train on and returns the holdout: its rows, the
+    target, the groups taken, the warning and its paths (nss_prepare_data's split)."""
+    header, rows = records_table(args.input[0])
+    held, target, groups, warning = split_holdout(group_keys(header, rows, args.group_by, args.input[0]),
+                                                  args.holdout, args.max_holdout, args.holdout_seed)
+    held = held or [False] * len(rows)
+    args.training_table = (header, [row for row, h in zip(rows, held) if not h])
+    csv_path, tokens_path = holdout_paths(args.output)
+    return {"header": header, "rows": [row for row, h in zip(rows, held) if h], "target": target, "groups": groups,
+            "warning": warning, "csv": os.path.abspath(csv_path), "tokens": tokens_path}
+
+
+def write_holdout(args, holdout, tokenizer, tokenizer_json, bos, eos, dtype, attributes, schema):
+    """Writes the holdout CSV (mode 0600) and, with --holdout-eval, its token file; returns the
+    attributes the training file records of the split."""
+    text = csv_line(holdout["header"]) + "".join(csv_line(row) for row in holdout["rows"])
+    data = text.encode("utf-8")
+    temporary = "%s.tmp.%d" % (holdout["csv"], os.getpid())
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, holdout["csv"])
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    record = {"split": "training", "source_table": os.path.abspath(args.input[0]),
+              "source_sha256": sha256_of(args.input[0]), "holdout_table": holdout["csv"],
+              "holdout_sha256": hashlib.sha256(data).hexdigest(), "holdout_rows": np.int64(len(holdout["rows"])),
+              "training_rows": np.int64(len(args.training_table[1])), "holdout_seed": np.int64(args.holdout_seed)}
+    if args.holdout_eval:
+        training_table, args.training_table = args.training_table, (holdout["header"], holdout["rows"])
+        args.schema = schema
+        pieces, masks, preparation = example_pieces(args, tokenizer, tokenizer_json, bos, eos, dtype)
+        args.training_table, args.schema = training_table, None
+        held_attributes = dict(attributes, **preparation)
+        held_attributes.update(record, split="holdout")
+        write_dataset(holdout["tokens"], pieces, masks, held_attributes, dtype)
+    return record
 
 
 def main(argv):
@@ -304,9 +376,17 @@ def main(argv):
                         "{order_by})")
     parser.add_argument("--group-by", help="records: one example per value of this column")
     parser.add_argument("--order-by", help="records: order of the rows inside a group")
+    parser.add_argument("--holdout", help="records: rows set aside for nss_evaluate, a fraction below 1 or a count "
+                        "(docs/data.md, \"Holdout\")")
+    parser.add_argument("--max-holdout", type=int, default=DEFAULT_MAX_HOLDOUT, help="records: at most this many "
+                        "holdout rows")
+    parser.add_argument("--holdout-seed", type=int, default=0, help="records: the seed that chooses the holdout rows")
+    parser.add_argument("--holdout-eval", action="store_true", help="records: also write the holdout as "
+                        "OUT.holdout.h5")
     parser.add_argument("--bos-token", help="beginning-of-document token, or 'none'")
     parser.add_argument("--eos-token", help="end-of-document token")
     args = parser.parse_args(argv)
+    args.training_table, args.schema = None, None
     try:
         prepare(args)
     except UsageError as e:

@@ -11,7 +11,8 @@ namespace nss {
 OutputFile::OutputFile(OutputTarget target)
     : target_(std::move(target)), tmp_path_(temporary_path_for(target_.path)) {
   check_output_path(target_);
-  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+               target_.private_data ? 0600 : 0644);
   if (fd_ < 0) throw output_location_error(target_.component, "create", tmp_path_, errno);
 }
 

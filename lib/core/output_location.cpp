@@ -108,7 +108,7 @@ void write_output_file(const OutputTarget& target, const std::string& content) {
   const std::string temporary = temporary_path_for(target.path);
   const TemporaryClaim claim(temporary);
   try {
-    write_synced_file(temporary, content);
+    write_synced_file(temporary, content, target.private_data ? 0600 : 0644);
   } catch (const InternalError& e) {
     // write_synced_file names the call, the file and the errno text.
     throw output_location_error(target.component, e.message());

@@ -32,6 +32,7 @@ struct OutputTarget {
   std::string component = "output";  // "[component]" of the messages
   std::string option = "--output";   // the flag that names it, for messages
   ExistingOutput existing = ExistingOutput::kRefuse;
+  bool private_data = false;  // created readable by its owner only (0600)
 };
 
 /// UsageError (exit 2) carrying `message` (what failed, on which path, and

@@ -129,6 +129,19 @@ bool is_json_number(const std::string& text) {
   return i == n;
 }
 
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_cell(fields[i]);
+  return line + "\n";
+}
+
 void append_json_string(const std::string& text, std::string& out) {
   out.push_back('"');
   for (const char c : text) {

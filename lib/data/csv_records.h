@@ -42,6 +42,13 @@ std::vector<std::string> read_csv_header(CsvReader& reader, const std::string& p
 bool next_csv_row(CsvReader& reader, const std::vector<std::string>& header,
                   std::vector<std::string>& row, const std::string& path);
 
+/// `text` as one CSV field: quoted (quotes doubled) when it holds a comma,
+/// a quote or a line break, else unchanged.
+std::string csv_cell(const std::string& text);
+
+/// `fields` as one CSV record ending in "\n".
+std::string csv_line(const std::vector<std::string>& fields);
+
 /// True when `text` is exactly a JSON number literal ("12", "-0.5", "1e9";
 /// not "007", "+1", "NaN" or " 1").
 bool is_json_number(const std::string& text);

@@ -27,6 +27,25 @@ struct Column {
   bool empty_cells = false;
 };
 
+// Each column's type from its cells: a number when every non-empty cell is
+// a JSON number literal.
+std::vector<Column> infer_columns(const RecordsTable& table) {
+  std::vector<Column> columns(table.header.size());
+  for (std::size_t c = 0; c < table.header.size(); ++c) columns[c].name = table.header[c];
+  for (const auto& row : table.rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      Column& column = columns[c];
+      if (row[c].empty()) {
+        column.empty_cells = true;
+        continue;
+      }
+      column.any_value = true;
+      column.number = column.number && is_json_number(row[c]);
+    }
+  }
+  return columns;
+}
+
 std::string schema_json(const std::vector<Column>& columns) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Column& c : columns)
@@ -34,16 +53,6 @@ std::string schema_json(const std::vector<Column>& columns) {
                     {"type", c.number && c.any_value ? "number" : "string"},
                     {"empty_cells", c.empty_cells}});
   return nlohmann::ordered_json{{"columns", list}}.dump();
-}
-
-std::size_t column_index(const std::vector<std::string>& header, const std::string& name,
-                         const char* flag, const std::string& path) {
-  const auto found = std::find(header.begin(), header.end(), name);
-  if (found != header.end()) return static_cast<std::size_t>(found - header.begin());
-  std::string names;
-  for (const auto& column : header) names += (names.empty() ? "" : ", ") + column;
-  throw UsageError("data", std::string(flag) + " " + name + ": " + path + " has no such column",
-                   "choose one of: " + names);
 }
 
 // Rows of a group in order_by order: numbers numerically when the column is
@@ -99,6 +108,16 @@ std::string render_prompt_template(const std::string& prompt_template,
   return out;
 }
 
+std::size_t column_index(const std::vector<std::string>& header, const std::string& name,
+                         const char* flag, const std::string& path) {
+  const auto found = std::find(header.begin(), header.end(), name);
+  if (found != header.end()) return static_cast<std::size_t>(found - header.begin());
+  std::string names;
+  for (const auto& column : header) names += (names.empty() ? "" : ", ") + column;
+  throw UsageError("data", std::string(flag) + " " + name + ": " + path + " has no such column",
+                   "choose one of: " + names);
+}
+
 ExampleSet read_sft_examples(const std::string& path) {
   ExampleSet set;
   set.preparation.format = "sft";
@@ -120,41 +139,40 @@ ExampleSet read_sft_examples(const std::string& path) {
   return set;
 }
 
-ExampleSet read_record_examples(const std::string& path, const RecordsOptions& options) {
-  if (!options.order_by.empty() && options.group_by.empty())
-    throw UsageError("data", "--order-by " + options.order_by + " without --group-by",
-                     "order_by orders the rows inside each group: give --group-by COLUMN");
+RecordsTable read_records_table(const std::string& path) {
   std::ifstream in = open_input(path);
   skip_bom(in);
   CsvReader reader(in, path);
-  const std::vector<std::string> header = read_csv_header(reader, path);
+  RecordsTable table;
+  table.path = path;
+  table.header = read_csv_header(reader, path);
+  std::vector<std::string> row;
+  while (next_csv_row(reader, table.header, row, path)) table.rows.push_back(row);
+  check_read(in, path);
+  if (table.rows.empty())
+    throw DataError("data", "input " + path + " has a CSV header but no rows",
+                    "remove it from the --input list");
+  return table;
+}
+
+ExampleSet read_record_examples(const std::string& path, const RecordsOptions& options) {
+  return record_examples(read_records_table(path), options);
+}
+
+ExampleSet record_examples(const RecordsTable& table, const RecordsOptions& options) {
+  if (!options.order_by.empty() && options.group_by.empty())
+    throw UsageError("data", "--order-by " + options.order_by + " without --group-by",
+                     "order_by orders the rows inside each group: give --group-by COLUMN");
+  const std::string& path = table.path;
+  const std::vector<std::string>& header = table.header;
+  const auto& rows = table.rows;
   const bool grouped = !options.group_by.empty();
   const std::size_t group_column =
       grouped ? column_index(header, options.group_by, "--group-by", path) : 0;
   const std::size_t order_column =
       options.order_by.empty() ? 0 : column_index(header, options.order_by, "--order-by", path);
 
-  std::vector<Column> columns(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) columns[c].name = header[c];
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  while (next_csv_row(reader, header, row, path)) {
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      Column& column = columns[c];
-      if (row[c].empty()) {
-        column.empty_cells = true;
-        continue;
-      }
-      column.any_value = true;
-      column.number = column.number && is_json_number(row[c]);
-    }
-    rows.push_back(row);
-  }
-  check_read(in, path);
-  if (rows.empty())
-    throw DataError("data", "input " + path + " has a CSV header but no rows",
-                    "remove it from the --input list");
-
+  const std::vector<Column> columns = infer_columns(table);
   ExampleSet set;
   DatasetPreparation& preparation = set.preparation;
   preparation.format = "records";

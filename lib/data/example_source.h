@@ -45,11 +45,30 @@ extern const char* const kGroupedRecordsTemplate;
 /// not an object with string "prompt" and "completion", or there is none.
 ExampleSet read_sft_examples(const std::string& path);
 
-/// The examples of a records CSV. UsageError for a group_by/order_by column
-/// the header lacks, order_by without group_by, or a template with an unknown
-/// {placeholder} (known: {columns}, {group_by}, {order_by}; "{{" and "}}" are
-/// literal braces); DataError as for the csv format.
+/// A records CSV as read: its header and rows.
+struct RecordsTable {
+  std::string path;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+/// The table of a records CSV; DataError as for the csv format, and for a
+/// header without rows.
+RecordsTable read_records_table(const std::string& path);
+
+/// The examples of `table`, its schema inferred from its rows. UsageError for
+/// a group_by/order_by column the header lacks, order_by without group_by, or
+/// a template with an unknown {placeholder} (known: {columns}, {group_by},
+/// {order_by}; "{{" and "}}" are literal braces).
+ExampleSet record_examples(const RecordsTable& table, const RecordsOptions& options);
+
+/// record_examples of read_records_table(path).
 ExampleSet read_record_examples(const std::string& path, const RecordsOptions& options);
+
+/// The index of column `name` in `header`; UsageError naming `flag`, `path`
+/// and the columns there are when it has none.
+std::size_t column_index(const std::vector<std::string>& header, const std::string& name,
+                         const char* flag, const std::string& path);
 
 /// `prompt_template` with its placeholders filled in (UsageError as above).
 std::string render_prompt_template(const std::string& prompt_template,

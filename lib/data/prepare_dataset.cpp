@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "data/document_tokenizer.h"
+#include "data/records_holdout.h"
 #include "data/token_file_writer.h"
 
 namespace nss::data {
@@ -50,6 +51,19 @@ void check_options(const PrepareOptions& options) {
     throw UsageError("data",
                      "--prompt-template, --group-by and --order-by apply to --format records",
                      "add --format records, or drop them");
+  if (!options.holdout.size.empty() && options.format != InputFormat::kRecords)
+    throw UsageError("data", "--holdout applies to --format records",
+                     "add --format records, or drop --holdout");
+  if (options.holdout_eval && options.holdout.size.empty())
+    throw UsageError("data", "--holdout-eval writes the holdout as a token file",
+                     "add --holdout FRACTION|COUNT, or drop --holdout-eval");
+  if (options.holdout.size.empty()) return;
+  holdout_target(options.holdout, 0);  // checks the size
+  for (const std::string& written :
+       {holdout_csv_path(options.output), holdout_tokens_path(options.output)})
+    if (std::filesystem::equivalent(options.inputs.front(), written, error))
+      throw UsageError("data", "the holdout " + written + " would replace the input",
+                       "write the dataset under another name (--output)");
 }
 
 // Pass one's ids, kept when counting means encoding (a tokenizer.json), so
@@ -142,21 +156,18 @@ EncodedExample encode_example(const Example& example, const DocumentTokenizer& t
   return out;
 }
 
-PrepareSummary prepare_examples(const PrepareOptions& options, const DocumentTokenizer& tokenizer) {
-  ExampleSet set;
-  if (*options.format == InputFormat::kRecords) {
-    set = read_record_examples(options.inputs.front(), options.records);
-  } else {
-    for (const auto& input : options.inputs) {
-      ExampleSet more = read_sft_examples(input);
-      set.preparation = more.preparation;
-      for (auto& example : more.examples) set.examples.push_back(std::move(example));
-    }
-  }
-  PrepareSummary summary;
+// The encoded examples of a set and their counts.
+struct EncodedSet {
   std::vector<EncodedExample> kept;
+  PrepareSummary summary;
+};
+
+EncodedSet encode_examples(const ExampleSet& set, const DocumentTokenizer& tokenizer,
+                           std::optional<std::int64_t> max_tokens) {
+  EncodedSet out;
+  PrepareSummary& summary = out.summary;
   for (const Example& example : set.examples) {
-    EncodedExample encoded = encode_example(example, tokenizer, options.max_tokens);
+    EncodedExample encoded = encode_example(example, tokenizer, max_tokens);
     std::int64_t targets = 0;
     for (const std::uint8_t m : encoded.mask) targets += m;
     if (targets == 0) {
@@ -167,26 +178,77 @@ PrepareSummary prepare_examples(const PrepareOptions& options, const DocumentTok
         static_cast<std::int64_t>(example.prompt.size() + example.completion.size());
     summary.target_tokens += targets;
     summary.tokens += static_cast<std::int64_t>(encoded.tokens.size());
-    kept.push_back(std::move(encoded));
+    out.kept.push_back(std::move(encoded));
   }
-  if (kept.empty())
+  if (out.kept.empty())
     throw DataError("data",
                     "no example keeps a target token: all " +
                         std::to_string(summary.dropped_examples) +
                         " completions lie beyond --max-tokens",
                     "raise --max-tokens or shorten the prompts");
-  TokenFileWriter writer(options.output, tokenizer.dtype(), summary.tokens,
-                         /*with_loss_mask=*/true);
-  for (const EncodedExample& example : kept) {
+  summary.documents = static_cast<std::int64_t>(out.kept.size());
+  return out;
+}
+
+void write_examples(const std::string& output, const EncodedSet& set,
+                    const DocumentTokenizer& tokenizer, TokenFileMetadata metadata) {
+  TokenFileWriter writer(output, tokenizer.dtype(), set.summary.tokens, /*with_loss_mask=*/true);
+  for (const EncodedExample& example : set.kept) {
     writer.append(example.tokens.data(), static_cast<std::int64_t>(example.tokens.size()),
                   example.mask.data());
     writer.end_document();
   }
-  summary.documents = static_cast<std::int64_t>(kept.size());
+  metadata.dropped_examples = set.summary.dropped_examples;
+  writer.commit(std::move(metadata));
+}
+
+PrepareSummary prepare_sft(const PrepareOptions& options, const DocumentTokenizer& tokenizer) {
+  ExampleSet set;
+  for (const auto& input : options.inputs) {
+    ExampleSet more = read_sft_examples(input);
+    set.preparation = more.preparation;
+    for (auto& example : more.examples) set.examples.push_back(std::move(example));
+  }
+  const EncodedSet encoded = encode_examples(set, tokenizer, options.max_tokens);
   TokenFileMetadata metadata = tokenizer.metadata();
   metadata.preparation = set.preparation;
-  metadata.dropped_examples = summary.dropped_examples;
-  writer.commit(metadata);
+  write_examples(options.output, encoded, tokenizer, std::move(metadata));
+  return encoded.summary;
+}
+
+// Records: the holdout (when asked for) is set aside before anything is
+// tokenised; every file is encoded before the first is written, the
+// training token file, which names the others, last.
+PrepareSummary prepare_records(const PrepareOptions& options, const DocumentTokenizer& tokenizer) {
+  const std::string& source = options.inputs.front();
+  RecordsSplit split =
+      split_records(read_records_table(source), options.records.group_by, options.holdout);
+  const ExampleSet training = record_examples(split.training, options.records);
+  const EncodedSet encoded = encode_examples(training, tokenizer, options.max_tokens);
+  TokenFileMetadata metadata = tokenizer.metadata();
+  metadata.preparation = training.preparation;
+  PrepareSummary summary = encoded.summary;
+  summary.holdout_target = split.split.target;
+  summary.warning = split.split.warning;
+  if (!split.holdout.rows.empty()) {
+    std::optional<EncodedSet> held;
+    if (options.holdout_eval) {
+      ExampleSet holdout = record_examples(split.holdout, options.records);
+      holdout.preparation.records_schema = training.preparation.records_schema;
+      held = encode_examples(holdout, tokenizer, options.max_tokens);
+    }
+    metadata.holdout = write_holdout_table(split, options.holdout, source, options.output);
+    summary.holdout_rows = split.split.rows;
+    summary.holdout_groups = split.split.groups;
+    summary.holdout_table = metadata.holdout.holdout_table;
+    if (held) {
+      TokenFileMetadata held_metadata = metadata;
+      held_metadata.holdout.split = "holdout";
+      summary.holdout_tokens = holdout_tokens_path(options.output);
+      write_examples(summary.holdout_tokens, *held, tokenizer, std::move(held_metadata));
+    }
+  }
+  write_examples(options.output, encoded, tokenizer, std::move(metadata));
   return summary;
 }
 
@@ -200,8 +262,8 @@ PrepareSummary prepare_dataset(const PrepareOptions& options, PreparedTokenizer*
     used->name = tokenizer->metadata().tokenizer;
     used->vocab_size = *tokenizer->metadata().vocab_size;
   }
-  if (options.format && is_example_format(*options.format))
-    return prepare_examples(options, *tokenizer);
+  if (options.format == InputFormat::kRecords) return prepare_records(options, *tokenizer);
+  if (options.format && is_example_format(*options.format)) return prepare_sft(options, *tokenizer);
   return prepare_documents(options, *tokenizer);
 }
 

@@ -11,6 +11,7 @@
 #include "data/document_source.h"
 #include "data/document_tokenizer.h"
 #include "data/example_source.h"
+#include "data/holdout.h"
 
 namespace nss::data {
 
@@ -21,6 +22,8 @@ struct PrepareOptions {
   RecordsOptions records;                  // --format records
   std::optional<std::int64_t> max_tokens;  // examples: keep the first N tokens of each
   TokenizerChoice tokenizer;               // empty path: byte-level
+  HoldoutOptions holdout;                  // --format records: rows set aside (records_holdout.h)
+  bool holdout_eval = false;               // also write the holdout as a token file
 };
 
 /// The tokenizer a preparation used, for its summary line.
@@ -35,6 +38,12 @@ struct PrepareSummary {
   std::int64_t input_bytes = 0;       // document bytes (after JSONL/CSV serialisation)
   std::int64_t target_tokens = 0;     // examples: tokens with loss_mask 1
   std::int64_t dropped_examples = 0;  // examples: no target left after max_tokens
+  std::int64_t holdout_rows = 0;      // records: rows set aside
+  std::int64_t holdout_groups = 0;    // the groups (or distinct rows) they form
+  std::int64_t holdout_target = 0;    // the rows aimed at
+  std::string holdout_table;          // the holdout CSV written, if any
+  std::string holdout_tokens;         // --holdout-eval: the holdout's token file
+  std::string warning;                // a holdout asked for but not made, and why
 };
 
 /// Tokenizes every document of `inputs` in order ([BOS], tokens, EOS) into
@@ -47,7 +56,8 @@ struct PrepareSummary {
 /// inputs, an output that is also an input, chat (needs a chat template:
 /// scripts/prepare_data_hf.py), records with other than one input,
 /// max_tokens without examples or below 1, --bos/--eos-token without a
-/// tokenizer, and as make_json_tokenizer; DataError as for
+/// tokenizer, holdout options without records (or --holdout-eval without
+/// --holdout), and as make_json_tokenizer; DataError as for
 /// for_each_document, the example readers and make_json_tokenizer. Fills
 /// `used` (when given) once the tokenizer is loaded.
 PrepareSummary prepare_dataset(const PrepareOptions& options, PreparedTokenizer* used = nullptr);

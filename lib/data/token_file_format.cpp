@@ -16,8 +16,7 @@ nlohmann::json describe_preparation(const TokenFileMetadata& metadata) {
       const bool json_text =
           name == kRecordsSchemaAttribute && nlohmann::ordered_json::accept(value);
       out[name] = json_text ? nlohmann::ordered_json::parse(value) : nlohmann::ordered_json(value);
-    } else if (value && (name == kDroppedExamplesAttribute || name == kBosTokenIdAttribute ||
-                         name == kEosTokenIdAttribute || name == kVocabSizeAttribute)) {
+    } else if (value && name != kMaxTokenIdAttribute && name != kDocumentsAttribute) {
       out[name] = *value;
     }
   });

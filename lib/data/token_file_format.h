@@ -39,6 +39,16 @@ inline constexpr const char* kGroupByAttribute = "group_by";
 inline constexpr const char* kOrderByAttribute = "order_by";
 inline constexpr const char* kRecordsSchemaAttribute = "records_schema";
 inline constexpr const char* kDroppedExamplesAttribute = "dropped_examples";
+// Records with a holdout (docs/data.md, "Holdout"): the table the rows came
+// from, the rows set aside and which part this file holds.
+inline constexpr const char* kSplitAttribute = "split";
+inline constexpr const char* kSourceTableAttribute = "source_table";
+inline constexpr const char* kSourceSha256Attribute = "source_sha256";
+inline constexpr const char* kHoldoutTableAttribute = "holdout_table";
+inline constexpr const char* kHoldoutSha256Attribute = "holdout_sha256";
+inline constexpr const char* kHoldoutRowsAttribute = "holdout_rows";
+inline constexpr const char* kTrainingRowsAttribute = "training_rows";
+inline constexpr const char* kHoldoutSeedAttribute = "holdout_seed";
 
 /// How the documents were prepared; every field empty when not recorded.
 struct DatasetPreparation {
@@ -47,6 +57,19 @@ struct DatasetPreparation {
   std::string group_by;         // records: one example per value of this column
   std::string order_by;         // records: row order inside a group
   std::string records_schema;   // records: JSON {"columns": [{name, type, empty_cells}]}
+};
+
+/// A records table split into training rows and a holdout; every field
+/// empty without a holdout.
+struct HoldoutRecord {
+  std::string split;           // "training" or "holdout": the rows this file holds
+  std::string source_table;    // the CSV the rows came from (absolute path)
+  std::string source_sha256;   // of that CSV as read
+  std::string holdout_table;   // the holdout CSV (absolute path)
+  std::string holdout_sha256;  // of the holdout CSV as written
+  std::optional<std::int64_t> holdout_rows;
+  std::optional<std::int64_t> training_rows;
+  std::optional<std::int64_t> holdout_seed;
 };
 
 /// What the attributes say about the tokens. Only /tokens itself is required
@@ -61,6 +84,7 @@ struct TokenFileMetadata {
   std::optional<std::int64_t> eos_token_id;
   std::optional<std::int64_t> dropped_examples;  // examples with no target left
   DatasetPreparation preparation;
+  HoldoutRecord holdout;
 };
 
 /// Every root attribute of `metadata` (const or not) with its name, one list
@@ -81,10 +105,19 @@ void visit_attributes(Metadata& metadata, Visit&& visit) {
   visit(kGroupByAttribute, metadata.preparation.group_by);
   visit(kOrderByAttribute, metadata.preparation.order_by);
   visit(kRecordsSchemaAttribute, metadata.preparation.records_schema);
+  visit(kSplitAttribute, metadata.holdout.split);
+  visit(kSourceTableAttribute, metadata.holdout.source_table);
+  visit(kSourceSha256Attribute, metadata.holdout.source_sha256);
+  visit(kHoldoutTableAttribute, metadata.holdout.holdout_table);
+  visit(kHoldoutSha256Attribute, metadata.holdout.holdout_sha256);
+  visit(kHoldoutRowsAttribute, metadata.holdout.holdout_rows);
+  visit(kTrainingRowsAttribute, metadata.holdout.training_rows);
+  visit(kHoldoutSeedAttribute, metadata.holdout.holdout_seed);
 }
 
 /// The tokenizer and preparation attributes (every string attribute,
-/// vocab_size, bos_token_id, eos_token_id and dropped_examples) as one JSON
+/// vocab_size, bos_token_id, eos_token_id, dropped_examples and the
+/// holdout's counts and seed) as one JSON
 /// object, absent ones left out, records_schema parsed: what a checkpoint
 /// records of its data, and what nss_generate --records rebuilds the
 /// training prompt from.

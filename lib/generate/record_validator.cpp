@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "data/csv_records.h"
 
 namespace nss::generate {
 namespace {
@@ -38,13 +39,6 @@ std::string record_problem(const RecordSchema& schema, const ordered_json& recor
     if (!known.count(key)) return "column " + key + " is not in the table";
   }
   return "";
-}
-
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 }  // namespace
@@ -101,7 +95,7 @@ std::vector<CheckedRecord> check_completion(const RecordSchema& schema,
 std::string csv_header(const RecordSchema& schema) {
   std::string line;
   for (const auto& column : schema.columns)
-    line += (line.empty() ? "" : ",") + csv_cell(column.name);
+    line += (line.empty() ? "" : ",") + data::csv_cell(column.name);
   return line + "\n";
 }
 
@@ -110,8 +104,8 @@ std::string csv_line(const RecordSchema& schema, const ordered_json& record) {
   bool first = true;
   for (const auto& column : schema.columns) {
     const ordered_json& value = record.at(column.name);
-    line +=
-        (first ? "" : ",") + csv_cell(value.is_string() ? value.get<std::string>() : value.dump());
+    line += (first ? "" : ",") +
+            data::csv_cell(value.is_string() ? value.get<std::string>() : value.dump());
     first = false;
   }
   return line + "\n";

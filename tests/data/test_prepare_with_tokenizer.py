@@ -99,6 +99,47 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             self.assertEqual(attributes(a), attributes(b), args)
             return attributes(a)
 
+    def test_holdout_matches_prepare_data_hf(self):
+        rows = ["patient,visit,value"]
+        for r in range(300):  # 30 patients; rows 150 apart repeat
+            rows.append("p%d,%d,%s" % (r % 30, r % 150, ["high", "low", "mid \u00e9", '"a, b"', '"x\ny"'][r % 5]))
+        table = self.write("holdout_table.csv", ("\n".join(rows) + "\n").encode())
+        runs = [["--holdout", "0.1"], ["--holdout", "37", "--group-by", "patient", "--holdout-seed", "5",
+                                       "--holdout-eval"], ["--holdout", "0.02", "--holdout-seed", "9"]]
+        for args in runs:
+            with self.subTest(args=args):
+                outputs = {}
+                for side, output in (("cpp", self.path("cpp.h5")), ("py", self.path("py.h5"))):
+                    command = ["--tokenizer", SMOLLM2, "--output", output, "--input", table, "--format", "records"]
+                    proc = self.nss(*command, *args) if side == "cpp" else self.venv(SCRIPT, *command, *args)
+                    self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+                    outputs[side] = (output, proc.stdout.decode(), proc.stderr.decode())
+                (cpp, cpp_out, cpp_err), (py, py_out, _) = outputs["cpp"], outputs["py"]
+                if args[1] == "0.02":  # 6 rows: a warning and no holdout on both sides
+                    self.assertIn("is 6 rows, fewer than 10: no holdout", cpp_err)
+                    self.assertNotIn("held out", cpp_out + py_out)
+                    with h5py.File(cpp, "r") as f:
+                        self.assertNotIn("holdout_table", f.attrs)
+                    continue
+                summaries = [[line.split(" in ")[0] for line in out.splitlines() if line.startswith("held out")]
+                             for out in (cpp_out, py_out)]
+                self.assertEqual(summaries[0], summaries[1])
+                self.assertEqual(len(summaries[0]), 1, cpp_out)
+                held = [p[:-3] + ".holdout.csv" for p in (cpp, py)]
+                self.assertEqual(*[open(p, "rb").read() for p in held])
+                for path in held:
+                    self.assertEqual(os.stat(path).st_mode & 0o777, 0o600, path)
+                files = [(cpp, py)] + ([(cpp[:-3] + ".holdout.h5", py[:-3] + ".holdout.h5")] if "--holdout-eval" in args
+                                       else [])
+                for a_path, b_path in files:
+                    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
+                        for name in b.keys():
+                            np.testing.assert_array_equal(a[name][...], b[name][...], err_msg=name)
+                        ours, theirs = attributes(a), attributes(b)
+                        self.assertEqual(ours.pop("holdout_table"), ("str", held[0]))
+                        self.assertEqual(theirs.pop("holdout_table"), ("str", held[1]))
+                        self.assertEqual(ours, theirs)
+
     def test_every_format_matches_prepare_data_hf(self):
         files = self.inputs()
         big = self.write("big.txt", (TEXT.decode() + " %d\n" % 7).encode() * 400)
