@@ -12,6 +12,7 @@
 #include "data/packed_source.h"
 #include "data/sequential_reader.h"
 #include "data/token_dataset.h"
+#include "preflight/holdout_check.h"
 
 namespace nss::preflight {
 namespace {
@@ -156,6 +157,13 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
       } catch (const DataError& e) {
         checks.push_back(
             Check::fail(check_id(dataset, "targets"), ExitCode::kData, e.message(), e.hint()));
+      }
+    }
+    if (dataset.role == "train" && tokens->metadata().preparation.format == "records") {
+      try {
+        checks.push_back(holdout_check(dataset.key, *tokens));
+      } catch (const DataError& e) {
+        checks.push_back(Check::fail("data.holdout", ExitCode::kData, e.message(), e.hint()));
       }
     }
     try {
