@@ -174,9 +174,10 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
       a.push_back(x[r]);
       b.push_back(y[r]);
     }
-  if (a.size() <= 1 || std::set<double>(a.begin(), a.end()).size() <= 1 ||
-      std::set<double>(b.begin(), b.end()).size() <= 1)
-    return 0;
+  const auto constant = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
+  };
+  if (a.size() <= 1 || constant(a) || constant(b)) return 0;
   const double n = static_cast<double>(a.size());
   double ma = 0, mb = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {

@@ -1,27 +1,25 @@
 #include "evaluate/field_type.h"
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
+#include <vector>
 
 namespace nss::evaluate {
 
 FieldType describe_field(const Column& column) {
   std::size_t present = 0;
   if (column.numeric()) {
-    std::set<double> distinct;
-    double lowest = 0;
-    for (std::size_t r = 0; r < column.rows(); ++r) {
-      if (column.is_missing(r)) continue;
-      const double v = column.numbers[r];
-      lowest = present == 0 ? v : std::min(lowest, v);
-      ++present;
-      distinct.insert(v);
-    }
-    if (present == 0) return FieldType::kEmpty;
-    if (distinct.size() == 2) return FieldType::kBinary;
+    std::vector<double> values;
+    values.reserve(column.rows());
+    for (std::size_t r = 0; r < column.rows(); ++r)
+      if (!column.is_missing(r)) values.push_back(column.numbers[r]);
+    if (values.empty()) return FieldType::kEmpty;
+    std::sort(values.begin(), values.end());
+    const auto distinct =
+        static_cast<std::size_t>(std::unique(values.begin(), values.end()) - values.begin());
+    if (distinct == 2) return FieldType::kBinary;
     if (column.dtype == Dtype::kFloat64) return FieldType::kNumeric;
-    return distinct.size() <= 10 && lowest >= 0 ? FieldType::kCategorical : FieldType::kNumeric;
+    return distinct <= 10 && values.front() >= 0 ? FieldType::kCategorical : FieldType::kNumeric;
   }
   std::unordered_set<std::string> distinct;
   std::size_t spaces = 0;
