@@ -86,7 +86,7 @@ import pandas as pd  # noqa: E402
 
 NSS_VERSION = "0.1.16"
 SPLIT_SEED = 20260101  # numpy PCG64 seed for the row split and the column shuffle
-TABLES = ("iris", "wine", "breast_cancer", "diabetes")
+TABLES = ("iris", "wine", "breast_cancer", "diabetes", "mixed")
 VARIANTS = ("independent", "memorised", "shuffled")
 
 
@@ -211,9 +211,45 @@ for _cls, _attr, _label in (
 
 
 # ----------------------------------------------------------------------- the data
+def mixed_table(rows: int = 900) -> pd.DataFrame:
+    """A generated table of the kinds of columns the scikit-learn tables lack
+    (PCG64(SPLIT_SEED + 3)): a unique id and a zip code (NSS's name rule), text
+    categories with missing cells, bool, yes/no with missing cells, integers
+    with missing cells (float to pandas), a small integer category, a
+    high-cardinality and an all-unique text column, a constant; income
+    depends on the segment and visits on age, so the correlations mean
+    something."""
+    rng = np.random.default_rng(SPLIT_SEED + 3)
+    segment = rng.choice(["retail", "gold", "student", "business", "senior"], rows)
+    age = rng.integers(18, 90, rows).astype(float)
+    income = np.round(rng.normal(30, 8, rows) + np.where(segment == "gold", 40.0, 0.0) +
+                      np.where(segment == "business", 25.0, 0.0), 3)
+    df = pd.DataFrame({
+        "customer_id": rng.permutation(np.arange(100000, 100000 + rows)),
+        "zip_code": rng.choice(np.arange(10000, 10030), rows),
+        "segment": segment.astype(object),
+        "member": rng.random(rows) < 0.4,
+        "active": rng.choice(["yes", "no"], rows).astype(object),
+        "age": age,
+        "income": income,
+        "visits": np.clip(np.round(age / 15 + rng.normal(0, 1, rows)), 0, 6).astype(int),
+        "city": np.array(["city%02d" % i for i in rng.integers(0, 60, rows)], dtype=object),
+        "note_code": np.array(["N%05d" % i for i in rng.permutation(rows)], dtype=object),
+        "constant": "x",
+    })
+    df.loc[rng.random(rows) < 0.1, "segment"] = np.nan
+    df.loc[rng.random(rows) < 0.15, "active"] = np.nan
+    df.loc[rng.random(rows) < 0.05, "age"] = np.nan
+    return df
+
+
 def load_table(name: str) -> pd.DataFrame:
-    """A scikit-learn bundled table as a DataFrame with the target as column `target`."""
+    """A scikit-learn bundled table as a DataFrame with the target as column
+    `target`, or the generated mixed table."""
     from sklearn import datasets
+
+    if name == "mixed":
+        return mixed_table()
 
     loader = {
         "iris": datasets.load_iris,

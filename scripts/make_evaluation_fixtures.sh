@@ -83,6 +83,8 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$requireme
 fi
 
 export PYTHONHASHSEED=0
+# scikit-learn breaks nearest-neighbour ties by its thread count; nss_evaluate as on one thread.
+export OMP_NUM_THREADS=1
 if [ $# -gt 0 ]; then
   exec "$venv/bin/python" scripts/evaluation_reference.py "$@"
 fi

@@ -13,7 +13,7 @@
 
 namespace nss::evaluate::reference {
 
-inline const char* const kTables[] = {"iris", "wine", "breast_cancer", "diabetes"};
+inline const char* const kTables[] = {"iris", "wine", "breast_cancer", "diabetes", "mixed"};
 inline const char* const kVariants[] = {"independent", "memorised", "shuffled"};
 
 inline std::string fixture(const std::string& table, const std::string& variant) {
