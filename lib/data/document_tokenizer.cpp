@@ -14,6 +14,9 @@
 namespace nss::data {
 namespace {
 
+// The `tokenizer` attribute of a file made with a tokenizer.json: the prefix, then its path.
+constexpr const char* kRecordedJsonPrefix = "hf:";
+
 class ByteLevelTokenizer final : public DocumentTokenizer {
  public:
   ByteLevelTokenizer() {
@@ -101,7 +104,7 @@ class JsonTokenizer final : public DocumentTokenizer {
  public:
   explicit JsonTokenizer(const TokenizerChoice& choice)
       : file_(tokenizer_file(choice.path)), tokenizer_(tokenizer::Tokenizer::from_file(file_)) {
-    metadata_.tokenizer = "hf:" + file_;
+    metadata_.tokenizer = kRecordedJsonPrefix + file_;
     metadata_.tokenizer_sha256 = sha256_file_hex(file_);
     metadata_.vocab_size = tokenizer_.vocab_size();
     metadata_.bos_token_id =
@@ -142,6 +145,25 @@ std::unique_ptr<DocumentTokenizer> make_byte_level_tokenizer() {
 
 std::unique_ptr<DocumentTokenizer> make_json_tokenizer(const TokenizerChoice& choice) {
   return std::make_unique<JsonTokenizer>(choice);
+}
+
+std::optional<std::string> recorded_tokenizer_file(const std::string& recorded) {
+  const std::string prefix = kRecordedJsonPrefix;
+  if (recorded.rfind(prefix, 0) != 0) return std::nullopt;
+  return recorded.substr(prefix.size());
+}
+
+std::unique_ptr<DocumentTokenizer> recorded_tokenizer(const TokenFileMetadata& metadata) {
+  if (metadata.tokenizer == byte_tokenizer::kName) return make_byte_level_tokenizer();
+  const std::optional<std::string> file = recorded_tokenizer_file(metadata.tokenizer);
+  if (!file) return nullptr;
+  TokenizerChoice choice;
+  choice.path = *file;
+  try {
+    return make_json_tokenizer(choice);
+  } catch (const Error&) {
+    return nullptr;
+  }
 }
 
 }  // namespace nss::data

@@ -61,4 +61,14 @@ std::unique_ptr<DocumentTokenizer> make_byte_level_tokenizer();
 /// DataError (exit 4) for a malformed or unsupported file.
 std::unique_ptr<DocumentTokenizer> make_json_tokenizer(const TokenizerChoice& choice);
 
+/// The tokenizer.json a token file's `tokenizer` attribute names
+/// ("hf:<file>", as the tokenizer.json's metadata writes it); nullopt for
+/// any other value (byte-level, unknown).
+std::optional<std::string> recorded_tokenizer_file(const std::string& recorded);
+
+/// The tokenizer a token file's attributes name, made again: byte-level,
+/// or the recorded tokenizer.json; nullptr when it names neither or that
+/// file cannot be loaded.
+std::unique_ptr<DocumentTokenizer> recorded_tokenizer(const TokenFileMetadata& metadata);
+
 }  // namespace nss::data

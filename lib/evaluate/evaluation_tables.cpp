@@ -49,9 +49,7 @@ void check_number_columns(const Table& table, const Table& training) {
     const Dtype expected = training.columns[c].dtype;
     if (column.numeric() || (expected != Dtype::kInt64 && expected != Dtype::kFloat64)) continue;
     for (std::size_t r = 0; r < column.rows(); ++r) {
-      if (column.is_missing(r)) continue;
-      const Table one = make_table({column.name}, {{column.texts[r]}});
-      if (one.columns[0].numeric()) continue;
+      if (column.is_missing(r) || reads_as_number(column.texts[r])) continue;
       const std::string line =
           table.lines.empty() ? "row " + std::to_string(r + 1) : std::to_string(table.lines[r]);
       throw DataError("evaluate",

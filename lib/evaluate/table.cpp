@@ -192,6 +192,11 @@ bool is_missing_token(const std::string& cell) {
   return kTokens.count(cell) != 0;
 }
 
+bool reads_as_number(const std::string& cell) {
+  double value = 0;
+  return parse_float(cell, value) || parse_bool(cell, value);
+}
+
 std::string python_float_repr(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";

@@ -42,6 +42,10 @@ struct Table {
 /// "null", "N/A", "#N/A", "None", "nan", ...).
 bool is_missing_token(const std::string& cell);
 
+/// True when pandas reads the non-missing `cell` alone as a number (or a
+/// bool): a column of such cells has a numeric dtype.
+bool reads_as_number(const std::string& cell);
+
 /// Reads the CSV `path` (named by the option `flag` in messages) with a
 /// header (RFC 4180, as nss_prepare_data reads one). DataError naming file
 /// and line for a missing, unreadable or ragged file, a duplicate or empty

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "core/sha256.h"
 #include "data/byte_tokenizer.h"
+#include "data/document_tokenizer.h"
 #include "generate/end_ids.h"
 #include "generate/sentencepiece_codec.h"
 #include "tokenizer/tokenizer.h"
@@ -101,9 +102,9 @@ namespace {
 // unchanged; nullptr when the data's record names none.
 std::unique_ptr<TextCodec> trained_codec(const TokenizerSources& s) {
   if (s.trained_with == data::byte_tokenizer::kName) return std::make_unique<ByteCodec>();
-  const std::string prefix = "hf:";
-  if (s.trained_with.rfind(prefix, 0) != 0) return nullptr;
-  const std::string recorded = s.trained_with.substr(prefix.size());
+  const std::optional<std::string> named = data::recorded_tokenizer_file(s.trained_with);
+  if (!named) return nullptr;
+  const std::string& recorded = *named;
   std::error_code ec;
   const auto unchanged = [&](const std::string& file) {
     return !file.empty() && fs::is_regular_file(file, ec) &&

@@ -18,19 +18,6 @@ std::string ids_key(const std::vector<std::int64_t>& ids) {
   return std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * sizeof(ids[0]));
 }
 
-// The tokenizer the file was made with; nullptr when it cannot be loaded here.
-std::unique_ptr<data::DocumentTokenizer> tokenizer_of(const data::TokenFileMetadata& metadata) {
-  if (metadata.tokenizer == "byte-level") return data::make_byte_level_tokenizer();
-  if (metadata.tokenizer.rfind("hf:", 0) != 0) return nullptr;
-  data::TokenizerChoice choice;
-  choice.path = metadata.tokenizer.substr(3);
-  try {
-    return data::make_json_tokenizer(choice);
-  } catch (const Error&) {
-    return nullptr;
-  }
-}
-
 // Each training example's answer (its target tokens without the EOS).
 std::set<std::string> training_answers(const data::TokenDataset& tokens) {
   std::set<std::string> answers;
@@ -101,7 +88,7 @@ Check holdout_check(const std::string& key, const data::TokenDataset& tokens) {
   if (table.header != schema_columns(metadata.preparation.records_schema))
     return fail("the holdout " + path + " has other columns than " + file + "'s records_schema",
                 prepare);
-  const auto tokenizer = tokenizer_of(metadata);
+  const auto tokenizer = data::recorded_tokenizer(metadata);
   const std::string rows = std::to_string(table.rows.size()) + " rows";
   if (!tokenizer || !tokens.has_loss_mask() || !tokens.has_document_offsets())
     return Check::warn(kId, ExitCode::kData,
