@@ -8,7 +8,8 @@ installed with --no-deps plus the pinned packages its evaluation modules
 import); never part of scripts/setup.sh or the test command.
 
   evaluation_reference.py --out tests/fixtures/evaluation
-      writes, for each scikit-learn table and synthetic variant,
+      writes, for each table (four scikit-learn ones, the generated `mixed`
+      and `text`) and synthetic variant,
       TABLE/VARIANT/{train,holdout,synthetic}.csv and scores.json, and
       versions.json at the top; per-table timings go to stderr only.
   evaluation_reference.py --time N [--time-table T] [--write DIR]
@@ -35,10 +36,10 @@ module level --
   evaluation/components/attribute_inference_protection.py
                                                       import torch;
                       from sentence_transformers import SentenceTransformer, util
-On tabular data (no column NSS classifies as text; checked for every table,
-the script stops otherwise) the only torch call on the evaluation path is
-torch.cuda.is_available() in NearestNeighborSearch._detect_device, and
-sentence_transformers is used only for text columns. So while NSS's modules
+On tabular data (no column NSS classifies as text) the only torch call on the
+evaluation path is torch.cuda.is_available() in
+NearestNeighborSearch._detect_device, and sentence_transformers is used only
+for text columns. So while NSS's modules
 import, sys.modules holds a stub `torch` whose cuda.is_available() returns
 False (NSS then takes its own CPU path, sklearn NearestNeighbors brute-force
 euclidean -- the same path NSS takes on any machine without a GPU) and whose
@@ -49,6 +50,17 @@ nothing. Both stubs are removed from sys.modules once NSS is imported; any
 other torch attribute raises AttributeError, so an unexpected use fails
 loudly instead of changing a score. If real torch/sentence_transformers are
 importable they are used instead (versions.json records which).
+
+Text columns (the `text` table): only what needs the embedding model meets
+the stub, and NSS reports it as it does on a machine without the model.
+Membership and attribute inference call the stub SentenceTransformer, which
+raises; NSS catches it and scores them Unavailable (its message as notes), so
+the DPS is Unavailable. Text semantic similarity imports
+sentence_transformers at run time, after the stub is gone: the import fails,
+NSS's loader returns None and the score is Unavailable. Text structure
+similarity needs no model and runs unstubbed. A table with text columns is
+refused when the real sentence_transformers is importable, so these fixtures
+always record NSS without its model (what nss_evaluate reproduces).
 
 PYTHONHASHSEED: NSS orders the evaluated columns by iterating a Python set of
 column names (EvaluationDatasets.subsample_columns: list(set)), and the
@@ -72,6 +84,7 @@ import shutil
 import sys
 import time
 import types
+import unicodedata
 from pathlib import Path
 
 HASH_SEED = "0"
@@ -86,7 +99,7 @@ import pandas as pd  # noqa: E402
 
 NSS_VERSION = "0.1.16"
 SPLIT_SEED = 20260101  # numpy PCG64 seed for the row split and the column shuffle
-TABLES = ("iris", "wine", "breast_cancer", "diabetes", "mixed")
+TABLES = ("iris", "wine", "breast_cancer", "diabetes", "mixed", "text")
 VARIANTS = ("independent", "memorised", "shuffled")
 
 
@@ -113,7 +126,9 @@ def _make_sentence_transformers_stub() -> types.ModuleType:
 
     class SentenceTransformer:
         def __init__(self, *args, **kwargs):
-            raise RuntimeError("sentence_transformers is stubbed: text columns are not supported by this reference")
+            raise RuntimeError(
+                "sentence_transformers is stubbed by evaluation_reference.py: no sentence-embedding model"
+            )
 
     mod.SentenceTransformer = SentenceTransformer
     mod.util = types.ModuleType("sentence_transformers.util")
@@ -243,13 +258,133 @@ def mixed_table(rows: int = 900) -> pd.DataFrame:
     return df
 
 
+# Words for text_table: short and long ones (a record's share of long words
+# sets its characters per word), a few with letters beyond ASCII, an
+# apostrophe or a hyphen (each splits into two \w+ words), "m²" ("²" is an
+# other-number, category No, and \w: one word of two characters).
+SHORT_WORDS = (
+    "a an as at be by do go he if in is it me my no of ok on or so to up us we "
+    "box fit red bag cup lid fan key mat set top arm ear pad day way new old hot "
+    "cold fast slow easy good nice fine soft loud item size tone feel look work "
+    "café déjà vu naïve don't it's well-made m²"
+).split()
+LONG_WORDS = (
+    "adjustable comfortable disappointing instructions replacement manufacturer "
+    "recommendation surprisingly unfortunately compatibility battery packaging "
+    "lightweight customer delivery excellent overpriced stitching noticeable "
+    "frustrating durability über-quiet jalapeño-red crème façade"
+).split()
+# Hindi: vowel signs and viramas are combining marks (Mn/Mc), not \w, so
+# they split NSS's words; "।" (danda) ends a sentence.
+HINDI_WORDS = (
+    "यह उत्पाद बहुत अच्छा है कीमत ठीक नहीं मुझे पसंद आया डिलीवरी जल्दी हुई "
+    "गुणवत्ता खराब बैटरी लंबी चलती और लेकिन"
+).split()
+# French: a no-break space (U+00A0) before "!" and "?"; Python's strip()
+# removes it, so the run between "?" and "!" in "?\u00a0!" is no sentence.
+FRENCH_WORDS = (
+    "très bien produit qualité prix livraison rapide déçu vraiment pas cher un le "
+    "la et mais c'est l'emballage trop petit je recommande"
+).split()
+# Sentence endings NSS's sentence regex splits on, with their weights; "?!"
+# and "!!" end once (the empty run between them is no sentence).
+ENGLISH_ENDS = ((".", 0.6), ("!", 0.15), ("?", 0.1), ("…", 0.05), ("?!", 0.05), ("!!", 0.05))
+HINDI_ENDS = (("।", 0.8), ("?", 0.2))
+FRENCH_ENDS = ((".", 0.5), ("\u00a0!", 0.2), ("\u00a0?", 0.15), ("\u00a0?\u00a0!", 0.15))
+LANGUAGES = {
+    "english": (SHORT_WORDS, LONG_WORDS, ENGLISH_ENDS),
+    "hindi": (HINDI_WORDS, HINDI_WORDS, HINDI_ENDS),
+    "french": (FRENCH_WORDS, FRENCH_WORDS, FRENCH_ENDS),
+}
+
+
+def _sentence(rng: np.random.Generator, words: int, long_share: float, language: str = "english") -> str:
+    """One generated sentence: `words` words, sometimes a decimal ("4.5"), a
+    time ("7:30") or "e.g." inside (each splits NSS's sentence in two), a
+    fraction ("2½", one \\w+ word), a comma, a capital first letter and one of
+    the language's endings."""
+    short, long, ends = LANGUAGES[language]
+    out = []
+    for _ in range(words):
+        pool = long if rng.random() < long_share else short
+        out.append(pool[rng.integers(len(pool))])
+    extra = rng.random()
+    at = int(rng.integers(len(out) + 1))
+    if extra < 0.06:
+        out.insert(at, f"{rng.integers(1, 5)}.{rng.integers(0, 10)}")
+    elif extra < 0.1:
+        out.insert(at, f"{rng.integers(6, 12)}:{rng.integers(0, 6)}0")
+    elif extra < 0.13:
+        out.insert(at, "e.g.")
+    elif extra < 0.16:
+        out.insert(at, f"{rng.integers(1, 4)}½")
+    if len(out) > 4 and rng.random() < 0.3:
+        out[int(rng.integers(1, len(out) - 1))] += ","
+    text = " ".join(out)
+    end = ends[rng.choice(len(ends), p=[w for _, w in ends])][0]
+    return text[:1].upper() + text[1:] + end
+
+
+def _paragraph(rng: np.random.Generator, sentences: int, words: float, long_share: float, language: str) -> str:
+    return " ".join(_sentence(rng, 1 + int(rng.poisson(words)), long_share, language) for _ in range(sentences))
+
+
+def _agent_note(rng: np.random.Generator, kind: float):
+    """About 10% missing, 3% with no word at all, otherwise 1-3 sentences, some
+    starting "Note:", some over two lines (a quoted newline in the CSV), some
+    decomposed (NFD: an accent is a combining mark of its own, not \\w)."""
+    if kind < 0.1:
+        return np.nan
+    if kind < 0.13:
+        return "— … —"
+    note = _paragraph(rng, 1 + int(rng.integers(0, 3)), rng.uniform(2.0, 6.0), rng.uniform(0.1, 0.4), "english")
+    if kind < 0.25:
+        note = "Note: " + note
+    elif kind < 0.33:
+        note = note + "\n" + _sentence(rng, 3 + int(rng.poisson(2.0)), 0.2)
+    elif kind < 0.45:
+        note = unicodedata.normalize("NFD", note)
+    return note
+
+
+def text_table(rows: int = 360) -> pd.DataFrame:
+    """A generated table with two free-text columns (PCG64(SPLIT_SEED + 4)):
+    `review`, 1-6 sentences, more the further the rating is from 3, mostly
+    English, about 8% Hindi and 8% French (see the word lists), and
+    `agent_note` (_agent_note). Each record draws its own words per sentence
+    and share of long words, so the per-record statistics vary. Beside them a
+    category, an integer rating 1-5, a price and a vote count."""
+    rng = np.random.default_rng(SPLIT_SEED + 4)
+    product = rng.choice(["headphones", "backpack", "kettle", "lamp", "keyboard", "blender"], rows)
+    rating = rng.integers(1, 6, rows)
+    price = np.round(rng.gamma(2.0, 15.0, rows) + 5.0, 2)
+    votes = rng.poisson(4.0, rows)
+    reviews, notes = [], []
+    for r in range(rows):
+        count = int(np.clip(1 + rng.poisson(0.5 + 0.75 * abs(3 - rating[r])), 1, 6))
+        pick = rng.random()
+        language = "hindi" if pick < 0.08 else "french" if pick < 0.16 else "english"
+        reviews.append(_paragraph(rng, count, rng.uniform(1.0, 8.0), rng.uniform(0.05, 0.6), language))
+        notes.append(_agent_note(rng, rng.random()))
+    return pd.DataFrame({
+        "product": product.astype(object),
+        "rating": rating,
+        "price": price,
+        "helpful_votes": votes,
+        "review": np.array(reviews, dtype=object),
+        "agent_note": np.array(notes, dtype=object),
+    })
+
+
 def load_table(name: str) -> pd.DataFrame:
     """A scikit-learn bundled table as a DataFrame with the target as column
-    `target`, or the generated mixed table."""
+    `target`, or the generated mixed or text table."""
     from sklearn import datasets
 
     if name == "mixed":
         return mixed_table()
+    if name == "text":
+        return text_table()
 
     loader = {
         "iris": datasets.load_iris,
@@ -370,12 +505,60 @@ def _field(f: EvaluationField) -> dict:
     }
 
 
+def _text_statistics(s, synthetic: bool) -> dict:
+    d = {
+        "row_count": s.row_count,
+        "unique_values": s.unique_values,
+        "average_sentence_count": s.average_sentence_count,
+        "average_words_per_sentence": s.average_words_per_sentence,
+        "average_characters_per_word": s.average_characters_per_word,
+    }
+    if synthetic:
+        d["duplicate_lines"] = s.duplicate_lines
+    return d
+
+
+def _text_structure_columns(tss: TextStructureSimilarity) -> list[dict]:
+    """Per text column: NSS's score and the three per-record statistics'
+    types and JS distances, recomputed exactly as _get_text_statistics_score
+    computes them (EvaluationField.from_series on NSS's per-record frames)."""
+    out = []
+    for name, training in tss.training_statistics.items():
+        synthetic = tss.synthetic_statistics[name]
+        fields = [
+            EvaluationField.from_series(
+                c, training=training.per_record_statistics[c], synthetic=synthetic.per_record_statistics[c]
+            )
+            for c in training.per_record_statistics.columns
+        ]
+        out.append({
+            "name": name,
+            "score": synthetic.text_statistic_score.model_dump(mode="json"),
+            "average_divergence": EvaluationField.get_average_divergence(fields),
+            "statistics": [
+                {
+                    "name": f.name,
+                    "training_type": f.training_field_features.type.value,
+                    "synthetic_type": f.synthetic_field_features.type.value,
+                    "distribution_distance": f.distribution_distance,
+                }
+                for f in fields
+            ],
+            "training": _text_statistics(training, False),
+            "synthetic": _text_statistics(synthetic, True),
+        })
+    return out
+
+
 def scores_document(report: MultimodalReport) -> dict:
     comps = {type(c): c for c in report.components}
     ds: EvaluationDatasets = report.evaluation_datasets
     text_columns = ds.get_text_columns()
-    if text_columns:
-        raise RuntimeError(f"NSS classified {text_columns} as text; the stubbed reference cannot embed text")
+    if text_columns and "sentence_transformers" not in STUBBED:
+        raise RuntimeError(
+            f"NSS classified {text_columns} as text and sentence_transformers is installed: "
+            "the fixtures record NSS without its embedding model; use a venv without it"
+        )
 
     stats: DatasetStatistics = comps[DatasetStatistics]
     cd: ColumnDistribution = comps[ColumnDistribution]
@@ -431,6 +614,8 @@ def scores_document(report: MultimodalReport) -> dict:
         "synthetic_quality_score": _score(comps[SQSScore]),
         "text_semantic_similarity": _score(comps[TextSemanticSimilarity]),
         "text_structure_similarity": _score(comps[TextStructureSimilarity]),
+        # only with text columns, so the tabular fixtures keep their bytes
+        **({"text_structure_columns": _text_structure_columns(comps[TextStructureSimilarity])} if text_columns else {}),
         "pii_replay": {
             "computed": bool(pii.pii_replay_data),
             "why_not": "NSS runs PII Replay only with the PII replacer's column_statistics "

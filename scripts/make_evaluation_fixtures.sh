@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates tests/fixtures/evaluation: golden scores from NVIDIA NeMo Safe
 # Synthesizer's own evaluator (SQS and DPS with every sub-score) on the
-# scikit-learn tables, for nss_evaluate's tests (scripts/evaluation_reference.py
-# and tests/fixtures/evaluation/README.md say what is in them).
+# scikit-learn tables and the generated mixed and free-text tables, for
+# nss_evaluate's tests (scripts/evaluation_reference.py and
+# tests/fixtures/evaluation/README.md say what is in them).
 #
 # nemo-safe-synthesizer 0.1.16 needs huggingface-hub >= 1.3 while the test
 # venv's transformers needs < 1.0, so this builds its own venv

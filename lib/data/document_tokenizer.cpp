@@ -159,11 +159,17 @@ std::unique_ptr<DocumentTokenizer> recorded_tokenizer(const TokenFileMetadata& m
   if (!file) return nullptr;
   TokenizerChoice choice;
   choice.path = *file;
+  std::unique_ptr<DocumentTokenizer> tokenizer;
   try {
-    return make_json_tokenizer(choice);
+    tokenizer = make_json_tokenizer(choice);
   } catch (const Error&) {
     return nullptr;
   }
+  // Another tokenizer.json at the recorded path would make other token ids.
+  const std::string& recorded_hash = metadata.tokenizer_sha256;
+  if (!recorded_hash.empty() && tokenizer->metadata().tokenizer_sha256 != recorded_hash)
+    return nullptr;
+  return tokenizer;
 }
 
 }  // namespace nss::data

@@ -67,8 +67,9 @@ std::unique_ptr<DocumentTokenizer> make_json_tokenizer(const TokenizerChoice& ch
 std::optional<std::string> recorded_tokenizer_file(const std::string& recorded);
 
 /// The tokenizer a token file's attributes name, made again: byte-level,
-/// or the recorded tokenizer.json; nullptr when it names neither or that
-/// file cannot be loaded.
+/// or the recorded tokenizer.json; nullptr when it names neither, that file
+/// cannot be loaded, or it is not the file the data was made with (its
+/// SHA-256 differs from the recorded tokenizer_sha256).
 std::unique_ptr<DocumentTokenizer> recorded_tokenizer(const TokenFileMetadata& metadata);
 
 }  // namespace nss::data

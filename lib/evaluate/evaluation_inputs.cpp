@@ -1,8 +1,10 @@
 #include "evaluate/evaluation_inputs.h"
 
-#include <fstream>
 #include <set>
 
+#include "checkpoint/committed_step.h"
+#include "checkpoint/index.h"
+#include "checkpoint/trained_model.h"
 #include "core/error.h"
 #include "core/sha256.h"
 #include "data/csv_records.h"
@@ -14,29 +16,26 @@ namespace {
 
 using nlohmann::json;
 
-json read_step_state(const std::string& step) {
-  const std::string path = step + "/metadata.json";
-  std::ifstream in(path);
-  if (!in)
-    throw UsageError("evaluate", "--step " + step + ": no readable metadata.json",
-                     "give a step directory a run saved (run_dir/checkpoints/step_NNNNNNNN)");
-  try {
-    return json::parse(in).at("state");
-  } catch (const std::exception& e) {
-    throw DataError("evaluate", path + ": " + e.what(),
-                    "check the step with nss_ckpt verify, or give --train and --holdout");
-  }
+// A step's record of its training, read as every tool reads a step: a
+// committed step only, its metadata.json parsed and checked.
+checkpoint::TrainedModel read_step(const std::string& step) {
+  checkpoint::require_committed_step(step);
+  return checkpoint::trained_model(checkpoint::read_index(step), step);
 }
 
-void check_hash(const std::string& path, const std::string& expected, const std::string& what) {
-  if (expected.empty()) return;
-  const std::string actual = sha256_file_hex(path);
-  if (actual != expected)
+// `path` with its SHA-256, hashed once; a recorded hash (`expected`, when
+// not empty) that differs is a DataError: the file changed since preparation.
+InputFile hashed_file(const std::string& path, const std::string& expected,
+                      const std::string& what) {
+  InputFile file{path, sha256_file_hex(path)};
+  if (!expected.empty() && file.sha256 != expected)
     throw DataError("evaluate",
                     path + " changed since the data was prepared (" + what + ": SHA-256 " +
-                        actual.substr(0, 12) + "..., recorded " + expected.substr(0, 12) + "...)",
+                        file.sha256.substr(0, 12) + "..., recorded " + expected.substr(0, 12) +
+                        "...)",
                     "evaluate against the files the model was trained on, or give --train and "
                     "--holdout explicitly");
+  return file;
 }
 
 // The source table's rows that are not holdout rows: the training rows (a
@@ -64,10 +63,9 @@ std::string field(const json& dataset, const char* key) {
 EvaluationInputs read_inputs(const InputPaths& paths) {
   EvaluationInputs in;
   std::string training = paths.training, holdout = paths.holdout;
-  json state;
   if (!paths.step.empty()) {
-    state = read_step_state(paths.step);
-    const json dataset = state.value("dataset", json::object());
+    const checkpoint::TrainedModel trained = read_step(paths.step);
+    const json dataset = trained.dataset.is_object() ? trained.dataset : json::object();
     const std::string source = field(dataset, "source_table");
     const std::string recorded_holdout = field(dataset, "holdout_table");
     if (training.empty() && (source.empty() || recorded_holdout.empty()))
@@ -77,23 +75,27 @@ EvaluationInputs read_inputs(const InputPaths& paths) {
                        "give --train TABLE.csv (and --holdout H.csv), or prepare the data with "
                        "nss_prepare_data --holdout");
     if (holdout.empty() && !recorded_holdout.empty()) {
-      check_hash(recorded_holdout, field(dataset, "holdout_sha256"), "the holdout");
+      in.holdout_file =
+          hashed_file(recorded_holdout, field(dataset, "holdout_sha256"), "the holdout");
       holdout = recorded_holdout;
     }
     if (training.empty()) {
-      check_hash(source, field(dataset, "source_sha256"), "the training table");
+      in.training_file = hashed_file(source, field(dataset, "source_sha256"), "the training table");
       in.training = training_rows(source, recorded_holdout);
-      in.training_source = source;
     }
-    if (state.contains("privacy") && state["privacy"].is_object())
-      in.privacy_report = privacy::privacy_report(state["privacy"], state.value("step", 0LL));
+    if (trained.privacy.is_object())
+      in.privacy_report = privacy::privacy_report(trained.privacy, trained.step);
   }
   if (!training.empty()) {
     in.training = read_table(training, "--train");
-    in.training_source = training;
+    in.training_file = hashed_file(training, "", "");
   }
-  if (!holdout.empty()) in.holdout = read_table(holdout, "--holdout");
+  if (!holdout.empty()) {
+    in.holdout = read_table(holdout, "--holdout");
+    if (in.holdout_file.path.empty()) in.holdout_file = hashed_file(holdout, "", "");
+  }
   in.synthetic = read_table(paths.synthetic, "--synthetic");
+  in.synthetic_file = hashed_file(paths.synthetic, "", "");
   return in;
 }
 

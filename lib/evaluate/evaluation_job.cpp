@@ -5,7 +5,6 @@
 
 #include "core/build_info.h"
 #include "core/output_directory.h"
-#include "core/sha256.h"
 #include "evaluate/evaluation_json.h"
 #include "evaluate/evaluation_tables.h"
 #include "evaluate/privacy_metrics.h"
@@ -18,9 +17,9 @@ namespace {
 constexpr const char* kJsonFile = "evaluation.json";
 constexpr const char* kReportFile = "report.html";
 
-nlohmann::ordered_json input_json(const std::string& path, std::size_t rows) {
-  if (path.empty()) return nullptr;
-  return {{"path", path}, {"sha256", sha256_file_hex(path)}, {"rows", rows}};
+nlohmann::ordered_json input_json(const InputFile& file, std::size_t rows) {
+  if (file.path.empty()) return nullptr;
+  return {{"path", file.path}, {"sha256", file.sha256}, {"rows", rows}};
 }
 
 std::string utc_now() {
@@ -32,9 +31,9 @@ std::string utc_now() {
 
 ReportContext report_context(const EvaluationOptions& options, const EvaluationInputs& in) {
   ReportContext context;
-  context.training_path = in.training_source;
-  context.holdout_path = in.holdout ? in.holdout->path : "";
-  context.synthetic_path = options.inputs.synthetic;
+  context.training_path = in.training_file.path;
+  context.holdout_path = in.holdout_file.path;
+  context.synthetic_path = in.synthetic_file.path;
   context.generated_at = utc_now();
   context.version = build_version();
   context.training_known = !options.inputs.step.empty();
@@ -70,10 +69,9 @@ EvaluationOutcome run_evaluation(const EvaluationOptions& options) {
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   nlohmann::ordered_json doc = evaluation_json(outcome.result);
   doc["inputs"] = {
-      {"training", input_json(in.training_source, in.training.rows)},
-      {"holdout",
-       input_json(in.holdout ? in.holdout->path : "", in.holdout ? in.holdout->rows : 0)},
-      {"synthetic", input_json(options.inputs.synthetic, in.synthetic.rows)},
+      {"training", input_json(in.training_file, in.training.rows)},
+      {"holdout", input_json(in.holdout_file, in.holdout ? in.holdout->rows : 0)},
+      {"synthetic", input_json(in.synthetic_file, in.synthetic.rows)},
       {"step", options.inputs.step.empty() ? nlohmann::ordered_json(nullptr)
                                            : nlohmann::ordered_json(options.inputs.step)}};
   doc["privacy"] = in.privacy_report.is_null() ? nlohmann::ordered_json(nullptr)

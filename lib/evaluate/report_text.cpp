@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "core/utf8.h"
 #include "evaluate/report_html.h"
 
 namespace nss::evaluate {
@@ -47,37 +48,15 @@ std::string score_text(const Score& score) {
   return score.score ? fixed(*score.score, 1) : "n/a";
 }
 
-// The byte length of the well-formed UTF-8 character at `at` (Unicode's
-// table 3-7: no overlong form, surrogate or code point past U+10FFFF), or 0.
-std::size_t valid_character(const std::string& text, std::size_t at) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[at + k]); };
-  const unsigned char lead = byte(0);
-  if (lead < 0x80) return 1;
-  const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
-                             : lead >= 0xE0 && lead <= 0xEF ? 3
-                             : lead >= 0xF0 && lead <= 0xF4 ? 4
-                                                            : 0;
-  if (length == 0 || at + length > text.size()) return 0;
-  const unsigned char low = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
-  const unsigned char high = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
-  if (byte(1) < low || byte(1) > high) return 0;
-  for (std::size_t k = 2; k < length; ++k) {
-    if ((byte(k) & 0xC0) != 0x80) return 0;
-  }
-  return length;
-}
-
 std::size_t character_count(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char byte) {
-    return (static_cast<unsigned char>(byte) & 0xC0) != 0x80;
-  }));
+  return decode_utf8_lossy(text).size();
 }
 
 // At most `max_characters` characters of `text`, cut on a character boundary.
 std::string shorten(const std::string& text, std::size_t max_characters) {
   std::size_t at = 0, characters = 0;
   while (at < text.size() && characters < max_characters) {
-    at += std::max<std::size_t>(1, valid_character(text, at));
+    at += std::max<std::size_t>(1, utf8_character_length(text, at));
     ++characters;
   }
   return at < text.size() ? text.substr(0, at) + "\u2026" : text;
@@ -106,15 +85,13 @@ std::string grade_colour(const std::string& grade) {
 }  // namespace report
 
 std::string html_escape(const std::string& text) {
+  const std::string valid = utf8_lossy(text);
   std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (std::size_t at = 0; at < text.size();) {
-    const unsigned char byte = static_cast<unsigned char>(text[at]);
-    const std::size_t length = report::valid_character(text, at);
-    if (length == 0 || (byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') ||
-        byte == 0x7F) {
+  out.reserve(valid.size() + valid.size() / 8);
+  for (const char c : valid) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
       out += "\uFFFD";  // not text an HTML page may hold
-      ++at;
       continue;
     }
     switch (byte) {
@@ -134,9 +111,8 @@ std::string html_escape(const std::string& text) {
         out += "&#39;";
         break;
       default:
-        out.append(text, at, length);
+        out.push_back(c);
     }
-    at += length;
   }
   return out;
 }

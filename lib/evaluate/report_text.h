@@ -26,9 +26,7 @@ std::string percent(double share);
 std::string score_value(const Score& score);
 /// One decimal, "n/a" when unavailable.
 std::string score_text(const Score& score);
-/// The length of the valid UTF-8 character at `at` (0 when invalid).
-std::size_t valid_character(const std::string& text, std::size_t at);
-/// Code points in `text` (invalid UTF-8 bytes count one each).
+/// Code points in `text` (an invalid UTF-8 sequence counts one, as U+FFFD).
 std::size_t character_count(const std::string& text);
 /// At most `max_characters` code points, an ellipsis when cut.
 std::string shorten(const std::string& text, std::size_t max_characters);

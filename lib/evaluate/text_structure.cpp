@@ -3,64 +3,33 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <clocale>
 #include <cmath>
-#include <cwctype>
-#include <locale.h>
+#include <unicode/uchar.h>
 
+#include "core/utf8.h"
 #include "evaluate/distribution.h"
 #include "evaluate/reference_random.h"
 
 namespace nss::evaluate {
 namespace {
 
-// Decodes UTF-8 into code points; an invalid byte stands for itself.
-std::u32string decode_utf8(const std::string& text) {
-  std::u32string out;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    const int length = byte < 0x80         ? 1
-                       : (byte >> 5) == 6  ? 2
-                       : (byte >> 4) == 14 ? 3
-                       : (byte >> 3) == 30 ? 4
-                                           : 0;
-    char32_t code = length == 1   ? byte
-                    : length == 2 ? byte & 0x1f
-                    : length == 3 ? byte & 0x0f
-                                  : byte & 0x07;
-    bool valid = length > 0 && i + static_cast<std::size_t>(length) <= text.size();
-    for (int k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)]);
-      valid = (next >> 6) == 2;
-      code = (code << 6) | (next & 0x3f);
-    }
-    if (!valid) {
-      out.push_back(byte);
-      ++i;
-      continue;
-    }
-    out.push_back(code);
-    i += static_cast<std::size_t>(length);
-  }
-  return out;
-}
-
-locale_t utf8_locale() {
-  static const locale_t locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(0));
-  return locale;
-}
-
+// Python's \w on str (str.isalnum() or '_'): a letter (L*), a number (N*:
+// also "²", "½") or a character with a numeric value, never a combining mark
+// (Devanagari vowel signs, a decomposed accent). ICU, not the C library,
+// which counts marks as alphanumeric and "²" as not.
 bool is_word_character(char32_t c) {
   if (c < 0x80) return std::isalnum(static_cast<int>(c)) || c == '_';
-  const locale_t locale = utf8_locale();
-  return locale != static_cast<locale_t>(0) && iswalnum_l(static_cast<wint_t>(c), locale);
+  const auto code = static_cast<UChar32>(c);
+  return (U_GET_GC_MASK(code) & (U_GC_L_MASK | U_GC_N_MASK)) != 0 ||
+         u_getNumericValue(code) != U_NO_NUMERIC_VALUE;
 }
 
+// Python's str.isspace(), which strip() uses: ASCII whitespace and the
+// separators 0x1c-0x1f, else Unicode White_Space (with the no-break spaces
+// U+00A0, U+2007 and U+202F that the C library leaves out).
 bool is_space(char32_t c) {
   if (c < 0x80) return std::isspace(static_cast<int>(c)) != 0 || (c >= 0x1c && c <= 0x1f);
-  const locale_t locale = utf8_locale();
-  return c == 0x85 ||
-         (locale != static_cast<locale_t>(0) && iswspace_l(static_cast<wint_t>(c), locale));
+  return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0;
 }
 
 bool is_sentence_end(char32_t c) {
@@ -114,7 +83,7 @@ std::array<Column, 3> statistics_of(const Column& text) {
 }  // namespace
 
 TextStatistics text_statistics(const std::string& text) {
-  const std::u32string code = decode_utf8(text);
+  const std::u32string code = decode_utf8_lossy(text);
   TextStatistics s;
   bool in_sentence = false, sentence_has_text = false, in_word = false;
   long words = 0, word_characters = 0;

@@ -19,7 +19,8 @@ struct TextStatistics {
 
 /// One record's statistics: sentences are runs between . ? ! : and their
 /// CJK/Arabic/Devanagari kin that hold a non-space character; words are
-/// runs of letters, digits and '_' (UTF-8 decoded).
+/// runs of letters, digits and '_' (UTF-8 decoded; an invalid sequence
+/// reads as U+FFFD, as Python's errors="replace" reads it).
 TextStatistics text_statistics(const std::string& text);
 
 /// 1.5 above 0.8, 10 below 0.12, else -12.5 d + 11.5.

@@ -95,8 +95,10 @@ Check holdout_check(const std::string& key, const data::TokenDataset& tokens) {
                        "holdout " + path + " (" + rows +
                            ") unchanged; its rows were not compared "
                            "with the training examples (the tokenizer " +
-                           metadata.tokenizer + " cannot be loaded here)",
-                       "keep the tokenizer where the data was prepared");
+                           metadata.tokenizer +
+                           " cannot be loaded here, or is not the file the data was prepared "
+                           "with: its tokenizer_sha256 differs)",
+                       "keep the tokenizer the data was prepared with where it was");
   data::RecordsOptions options{metadata.preparation.prompt_template, metadata.preparation.group_by,
                                metadata.preparation.order_by};
   const std::set<std::string> answers = training_answers(tokens);

@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
+#include "tokenizer/whitespace.h"
 
 namespace nss::tokenizer {
 namespace {

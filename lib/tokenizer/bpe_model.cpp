@@ -3,7 +3,7 @@
 #include <queue>
 
 #include "core/error.h"
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace nss::tokenizer {
 namespace {

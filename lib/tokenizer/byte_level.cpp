@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
 namespace nss::tokenizer {
 namespace {

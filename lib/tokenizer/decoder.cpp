@@ -1,8 +1,8 @@
 #include "tokenizer/decoder.h"
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
-#include "tokenizer/utf8.h"
 
 namespace nss::tokenizer {
 namespace {

@@ -10,8 +10,9 @@
 #include <unicode/unistr.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
-#include "tokenizer/utf8.h"
+#include "tokenizer/whitespace.h"
 
 namespace nss::tokenizer {
 namespace {

@@ -1,6 +1,7 @@
-// NeMo Safe Synthesizer 0.1.16's own scores on the scikit-learn tables
-// (tests/fixtures/evaluation, scripts/make_evaluation_fixtures.sh), for the
-// tests that compare nss_evaluate with them.
+// NeMo Safe Synthesizer 0.1.16's own scores on the scikit-learn tables and
+// the generated mixed and free-text tables (tests/fixtures/evaluation,
+// scripts/make_evaluation_fixtures.sh), for the tests that compare
+// nss_evaluate with them.
 #pragma once
 
 #include <fstream>
@@ -13,7 +14,7 @@
 
 namespace nss::evaluate::reference {
 
-inline const char* const kTables[] = {"iris", "wine", "breast_cancer", "diabetes", "mixed"};
+inline const char* const kTables[] = {"iris", "wine", "breast_cancer", "diabetes", "mixed", "text"};
 inline const char* const kVariants[] = {"independent", "memorised", "shuffled"};
 
 inline std::string fixture(const std::string& table, const std::string& variant) {

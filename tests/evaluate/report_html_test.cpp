@@ -213,7 +213,8 @@ TEST(ReportHtml, EscapesEveryStringFromTheData) {
   EXPECT_NE(html.find("replacer&#39;s &lt;column statistics&gt;"), std::string::npos);
   EXPECT_EQ(html_escape("x\x01y\xff"), "x\uFFFDy\uFFFD");
   EXPECT_EQ(html_escape("\xC0\x80|\xED\xA0\x80|\xF4\x90\x80\x80|\xE2\x82"),
-            "\uFFFD\uFFFD|\uFFFD\uFFFD\uFFFD|\uFFFD\uFFFD\uFFFD\uFFFD|\uFFFD\uFFFD");
+            "\uFFFD\uFFFD|\uFFFD\uFFFD\uFFFD|\uFFFD\uFFFD\uFFFD\uFFFD|\uFFFD");  // one per maximal
+                                                                                 // subpart
   EXPECT_EQ(html_escape("caf\u00e9 \u2014 ok"), "caf\u00e9 \u2014 ok");
 }
 

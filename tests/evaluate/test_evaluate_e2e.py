@@ -11,6 +11,7 @@ import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import unittest
@@ -160,13 +161,22 @@ class EvaluateTest(unittest.TestCase):
             (["--synthetic", train, "--output", self.out("u")], "no training table"),
             (["--train", train, "--output", self.out("u")], "--synthetic is required"),
             (["--train", train, "--synthetic", train, "--output", blocking_file], "a_file"),
-            (["--step", self.tmp, "--synthetic", train, "--output", self.out("u")], "no readable metadata.json"),
         ]
         for args, message in usage:
             with self.subTest(args=args):
                 proc = evaluate(*args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertIn(message, proc.stderr)
+        # Not a committed step: the checkpoint error every tool that reads a step gives.
+        empty_step = self.out("empty/checkpoints/step_00000007")
+        os.makedirs(empty_step, exist_ok=True)
+        not_steps = [(self.tmp, "is not a committed step"), (empty_step, "has no metadata.json")]
+        for step, message in not_steps:
+            with self.subTest(step=step):
+                proc = evaluate("--step", step, "--synthetic", train, "--output", self.out("u"))
+                self.assertEqual(proc.returncode, 5, proc.stderr)
+                self.assertIn(message, proc.stderr)
+                self.assertFalse(os.path.exists(self.out("u")))
 
     def test_a_changed_table_is_refused(self):
         copy = write(self.out("copy_table.csv"), table(400, 1))
@@ -174,12 +184,14 @@ class EvaluateTest(unittest.TestCase):
         prepared = subprocess.run([binary("nss_prepare_data"), "--format", "records", "--input", copy,
                                    "--output", data, "--holdout", "50"], capture_output=True, text=True)
         self.assertEqual(prepared.returncode, 0, prepared.stderr)
-        step = self.out("fake_step")
-        os.makedirs(step)
+        # The trained step, its dataset record pointed at the copy.
+        step = self.out("copy_run/checkpoints/step_%08d" % 200)
+        shutil.copytree(self.step, step)
         held = self.out("copy.holdout.csv")
-        dataset = {"source_table": copy, "source_sha256": sha256_of(copy), "holdout_table": held,
-                   "holdout_sha256": sha256_of(held)}
-        write(os.path.join(step, "metadata.json"), json.dumps({"state": {"step": 1, "dataset": dataset}}))
+        metadata = read_json(os.path.join(step, "metadata.json"))
+        metadata["state"]["dataset"].update({"source_table": copy, "source_sha256": sha256_of(copy),
+                                             "holdout_table": held, "holdout_sha256": sha256_of(held)})
+        write(os.path.join(step, "metadata.json"), json.dumps(metadata))
         proc = evaluate("--step", step, "--synthetic", self.synthetic, "--output", self.out("changed_ok"))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         with open(copy, "a") as f:

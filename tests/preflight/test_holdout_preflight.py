@@ -77,6 +77,18 @@ class HoldoutPreflightTest(unittest.TestCase):
                 self.assertIn(messages[name], check["message"])
                 self.assertIn("holdout", proc.stderr)
 
+    def test_a_changed_tokenizer_leaves_the_rows_uncompared(self):
+        tokenizer = os.path.join(self.tmp, "tokenizer.json")
+        shutil.copyfile(os.path.join(SOURCE, "tests", "fixtures", "families", "llama", "tokenizer.json"), tokenizer)
+        data = self.prepare("hf", "--holdout", "0.1", "--tokenizer", tokenizer)
+        proc, check = self.preflight(data, "hf")
+        self.assertEqual(check["status"], "pass", check)
+        with open(tokenizer, "a") as f:
+            f.write("\n")  # the same JSON, another file: its ids can no longer be trusted to match
+        proc, check = self.preflight(data, "hf_changed")
+        self.assertEqual(check["status"], "warn", check)
+        self.assertIn("tokenizer_sha256 differs", check["message"])
+
     def test_a_holdout_row_trained_on_is_a_data_error(self):
         data = self.prepare("leak", "--holdout", "0.1")
         other = self.prepare("leak_other", "--holdout", "0.1", "--holdout-seed", "7")

@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/regex.h"
-#include "tokenizer/utf8.h"
 
 namespace nss::tokenizer {
 namespace {

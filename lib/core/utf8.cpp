@@ -1,6 +1,6 @@
-#include "tokenizer/utf8.h"
+#include "core/utf8.h"
 
-namespace nss::tokenizer {
+namespace nss {
 namespace {
 
 // Length of the valid UTF-8 sequence starting at `bytes[pos]`, or the length
@@ -34,6 +34,26 @@ int sequence_length(std::string_view bytes, size_t pos) {
 }
 
 }  // namespace
+
+std::size_t utf8_character_length(std::string_view bytes, std::size_t pos) {
+  const int length = sequence_length(bytes, pos);
+  return length > 0 ? static_cast<std::size_t>(length) : 0;
+}
+
+std::u32string decode_utf8_lossy(std::string_view bytes) {
+  std::u32string out;
+  out.reserve(bytes.size());
+  for (std::size_t pos = 0; pos < bytes.size();) {
+    const int length = sequence_length(bytes, pos);
+    if (length > 0) {
+      out.push_back(next_code_point(bytes, pos));
+    } else {
+      out.push_back(U'\uFFFD');
+      pos += static_cast<std::size_t>(-length);
+    }
+  }
+  return out;
+}
 
 bool is_valid_utf8(std::string_view bytes) {
   for (size_t pos = 0; pos < bytes.size();) {
@@ -93,26 +113,4 @@ char32_t next_code_point(std::string_view text, size_t& pos) {
   return cp;
 }
 
-bool is_whitespace(char32_t cp) {
-  switch (cp) {
-    case 0x09:
-    case 0x0A:
-    case 0x0B:
-    case 0x0C:
-    case 0x0D:
-    case 0x20:
-    case 0x85:
-    case 0xA0:
-    case 0x1680:
-    case 0x2028:
-    case 0x2029:
-    case 0x202F:
-    case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
-  }
-}
-
-}  // namespace nss::tokenizer
+}  // namespace nss
