@@ -184,7 +184,10 @@ DeepStructureResult measure_deep_structure(const EvaluationTables& tables) {
   Features f = build_features(train, synth);
   const std::size_t rows_t = tables.training.rows, rows_s = tables.synthetic.rows;
   if (f.columns < 2 || rows_t < 2 || rows_s < 2) {
-    out.score = unavailable(kMissingInput);
+    // NSS's words first (its notes compare field by field), then what they mean here.
+    out.score = unavailable(std::string(kMissingInput) + " Principal components need two columns " +
+                            "that are numeric or categorical (here " + std::to_string(f.columns) +
+                            ") and two rows in each table");
     return out;
   }
   standardise(f, rows_t);
