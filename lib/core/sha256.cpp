@@ -1,5 +1,6 @@
 #include "core/sha256.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -85,7 +86,7 @@ void Sha256::update(const void* data, std::size_t size) {
   }
 }
 
-std::string Sha256::hex_digest() {
+std::array<std::uint8_t, 32> Sha256::digest() {
   const std::uint64_t bits = length_ * 8;
   const std::uint8_t one = 0x80, zero = 0;
   update(&one, 1);
@@ -93,9 +94,43 @@ std::string Sha256::hex_digest() {
   std::uint8_t tail[8];
   for (int i = 0; i < 8; ++i) tail[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
   update(tail, 8);
+  std::array<std::uint8_t, 32> out{};
+  for (int i = 0; i < 32; ++i)
+    out[i] = static_cast<std::uint8_t>(state_[i / 4] >> (24 - 8 * (i % 4)));
+  return out;
+}
+
+std::string Sha256::hex_digest() {
+  const std::array<std::uint8_t, 32> bytes = digest();
   char hex[65];
-  for (int i = 0; i < 8; ++i) std::snprintf(hex + 8 * i, 9, "%08x", state_[i]);
+  for (int i = 0; i < 32; ++i) std::snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
   return std::string(hex, 64);
+}
+
+std::array<std::uint8_t, 32> hmac_sha256(std::string_view key, std::string_view message) {
+  constexpr std::size_t kBlock = 64;
+  std::array<std::uint8_t, kBlock> block{};
+  if (key.size() > kBlock) {
+    Sha256 hashed;
+    hashed.update(key.data(), key.size());
+    const auto digest = hashed.digest();
+    std::copy(digest.begin(), digest.end(), block.begin());
+  } else {
+    std::copy(key.begin(), key.end(), block.begin());
+  }
+  std::array<std::uint8_t, kBlock> inner_pad{}, outer_pad{};
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    inner_pad[i] = block[i] ^ 0x36;
+    outer_pad[i] = block[i] ^ 0x5c;
+  }
+  Sha256 inner;
+  inner.update(inner_pad.data(), kBlock);
+  inner.update(message.data(), message.size());
+  const auto inner_digest = inner.digest();
+  Sha256 outer;
+  outer.update(outer_pad.data(), kBlock);
+  outer.update(inner_digest.data(), inner_digest.size());
+  return outer.digest();
 }
 
 std::string sha256_hex(const std::string& text) {

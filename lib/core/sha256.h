@@ -1,10 +1,13 @@
 // SHA-256 (FIPS 180-4), for the configuration hash and the LoRA base-model
-// file hashes recorded in checkpoints. Small and dependency-free.
+// file hashes recorded in checkpoints, and HMAC-SHA-256 for keyed hashing
+// (the PII key). Small and dependency-free.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace nss {
 
@@ -13,6 +16,8 @@ class Sha256 {
   Sha256();
   /// Feeds more bytes.
   void update(const void* data, std::size_t size);
+  /// The digest; the object is spent afterwards.
+  std::array<std::uint8_t, 32> digest();
   /// The digest as 64 lowercase hex digits; the object is spent afterwards.
   std::string hex_digest();
 
@@ -24,6 +29,9 @@ class Sha256 {
   std::size_t buffered_ = 0;
   std::uint64_t length_ = 0;  // bytes
 };
+
+/// HMAC-SHA-256 (RFC 2104) of `message` under `key` (any length).
+std::array<std::uint8_t, 32> hmac_sha256(std::string_view key, std::string_view message);
 
 /// SHA-256 of a string, hex.
 std::string sha256_hex(const std::string& text);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/half.h"
+#include "core/secret_bytes.h"
 #include "core/sha256.h"
 #include "core/units.h"
 #include "support/test_paths.h"
@@ -161,6 +162,48 @@ TEST(Sha256, KnownDigests) {
   write_file_atomic(dir + "/f", "abc");
   EXPECT_EQ(sha256_file_hex(dir + "/f"), sha256_hex("abc"));
   EXPECT_THROW(sha256_file_hex(dir + "/missing"), DataError);
+}
+
+std::string hex_of(const std::array<std::uint8_t, 32>& bytes) {
+  return secret_bytes_hex(bytes);
+}
+
+TEST(HmacSha256, Rfc4231Vectors) {
+  EXPECT_EQ(hex_of(hmac_sha256(std::string(20, '\x0b'), "Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  EXPECT_EQ(hex_of(hmac_sha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  std::string key(25, '\0');
+  for (int i = 0; i < 25; ++i) key[i] = static_cast<char>(i + 1);
+  EXPECT_EQ(hex_of(hmac_sha256(key, std::string(50, '\xcd'))),
+            "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  // A key longer than the 64-byte block is hashed first; one of exactly 64 is not.
+  EXPECT_EQ(hex_of(hmac_sha256(std::string(131, '\xaa'),
+                               "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  EXPECT_EQ(hex_of(hmac_sha256(std::string(64, '\xaa'), "x")),
+            "ce3c639dcb9d8baae5d44c3b8b5e233faab4d1860e07489af5c84f213998bd79");
+}
+
+TEST(SecretBytes, HexRoundTripAndProblemsWithoutTheText) {
+  SecretBytes bytes{};
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
+  const std::string hex = secret_bytes_hex(bytes);
+  EXPECT_EQ(hex.size(), 64u);
+  EXPECT_EQ(parse_secret_hex(hex).bytes, bytes);
+  EXPECT_EQ(parse_secret_hex(hex.substr(1)).problem,
+            "has 63 characters, expected 64 lowercase hex digits");
+  std::string upper = hex;
+  upper[7] = 'A';
+  const ParsedSecret parsed = parse_secret_hex(upper);
+  EXPECT_FALSE(parsed.bytes);
+  EXPECT_EQ(parsed.problem, "has a character other than 0-9a-f near position 6");
+  const std::string dir = testing::scratch_dir("secret");
+  write_file_atomic(dir + "/short", "abc");
+  EXPECT_THROW(read_secret_bytes(dir + "/short", "test", "hint"), InternalError);
+  EXPECT_THROW(read_secret_bytes(dir + "/missing", "test", "hint"), InternalError);
+  EXPECT_NE(read_secret_bytes("/dev/urandom", "test", "hint"),
+            read_secret_bytes("/dev/urandom", "test", "hint"));
 }
 
 }  // namespace
