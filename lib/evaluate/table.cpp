@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <set>
 
 #include "core/error.h"
+#include "core/missing_cell.h"
 #include "data/csv_records.h"
 #include "data/input_file.h"
 
@@ -146,7 +146,7 @@ Column type_column(const std::string& name, const std::vector<const std::string*
   column.missing.assign(rows, 0);
   bool any_missing = false;
   for (std::size_t r = 0; r < rows; ++r) {
-    column.missing[r] = is_missing_token(*cells[r]) ? 1 : 0;
+    column.missing[r] = is_missing_cell(*cells[r]) ? 1 : 0;
     any_missing = any_missing || column.missing[r];
   }
   const auto all = [&](bool (*parse)(const std::string&, double&)) {
@@ -183,14 +183,6 @@ Column type_column(const std::string& name, const std::vector<const std::string*
 }
 
 }  // namespace
-
-bool is_missing_token(const std::string& cell) {
-  static const std::set<std::string> kTokens = {"",         "#N/A", "#N/A N/A", "#NA",    "-1.#IND",
-                                                "-1.#QNAN", "-NaN", "-nan",     "1.#IND", "1.#QNAN",
-                                                "<NA>",     "N/A",  "NA",       "NULL",   "NaN",
-                                                "None",     "n/a",  "nan",      "null"};
-  return kTokens.count(cell) != 0;
-}
 
 bool reads_as_number(const std::string& cell) {
   double value = 0;

@@ -38,10 +38,6 @@ struct Table {
   std::ptrdiff_t index_of(const std::string& name) const;
 };
 
-/// True for a cell pandas reads as missing by default ("", "NA", "NaN",
-/// "null", "N/A", "#N/A", "None", "nan", ...).
-bool is_missing_token(const std::string& cell);
-
 /// True when pandas reads the non-missing `cell` alone as a number (or a
 /// bool): a column of such cells has a numeric dtype.
 bool reads_as_number(const std::string& cell);

@@ -14,10 +14,13 @@ namespace nss::pii {
 /// The canonical form of `value` as a value of `entity`:
 ///   email                       trimmed, ASCII-lowercased
 ///   phone and fax numbers       the digits, without a leading 1 of 11
-///   ssn, national_id, tax_id    letters and digits, uppercased
+///   ssn, national_id, tax_id,
+///   passport and licence numbers letters and digits, uppercased
 ///   card numbers, postcodes     the digits
 ///   iban                        the compact form
-///   ipv6                        lowercased; mac addresses: their 12 hex digits, lowercased
+///   ipv6                        lowercased; mac addresses and UUIDs: their hex digits, lowercased
+///   url                         trimmed, scheme and host lowercased
+///   date_of_birth               YYYY-MM-DD when pii/dates.h reads it, else as names
 ///   names and places, ipv4      trimmed, whitespace runs one space, ASCII-lowercased
 std::string canonical_value(Entity entity, std::string_view value);
 

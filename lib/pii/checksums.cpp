@@ -6,18 +6,15 @@
 
 #include "core/error.h"
 #include "core/utf8.h"
+#include "pii/ascii_text.h"
 #include "pii/unicode_clean.h"
 
 namespace nss::pii {
 namespace {
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 bool all_digits(std::string_view text) {
   for (char c : text) {
-    if (!is_digit(c)) return false;
+    if (!is_ascii_digit(c)) return false;
   }
   return true;
 }
@@ -53,7 +50,7 @@ std::string us_tin_digits(std::string_view text) {
     const bool hyphen_may_precede = run != 3;
     if (hyphen_may_precede && pos < number.size() && number[pos] == '-') ++pos;
     for (int i = 0; i < run; ++i, ++pos) {
-      if (pos >= number.size() || !is_digit(number[pos])) return {};
+      if (pos >= number.size() || !is_ascii_digit(number[pos])) return {};
       digits.push_back(number[pos]);
     }
   }

@@ -15,7 +15,7 @@ struct EntityInfo {
 };
 
 // In the enum's order, so that entity_name indexes it.
-constexpr std::array<EntityInfo, 19> kEntities = {{
+constexpr std::array<EntityInfo, 24> kEntities = {{
     {Entity::kFirstName, "first_name", true},
     {Entity::kLastName, "last_name", true},
     {Entity::kName, "name", true},
@@ -35,6 +35,11 @@ constexpr std::array<EntityInfo, 19> kEntities = {{
     {Entity::kIpv4, "ipv4", false},
     {Entity::kIpv6, "ipv6", false},
     {Entity::kMacAddress, "mac_address", false},
+    {Entity::kUuid, "uuid", false},
+    {Entity::kUrl, "url", false},
+    {Entity::kDateOfBirth, "date_of_birth", false},
+    {Entity::kPassportNumber, "passport_number", false},
+    {Entity::kDriversLicense, "drivers_license", false},
 }};
 
 std::vector<Entity> entities_where(bool defaults_only) {

@@ -1,7 +1,9 @@
 // The PII entity vocabulary. The names are NeMo Safe Synthesizer's (its
 // classify.entities and the three types its column classifier may give that
 // it does not list by default), so reports and PII replay rows compare with
-// NSS's; the redaction text is NSS's `<entity>`.
+// NSS's; the redaction text is NSS's `<entity>`. The extras beyond NSS's
+// list take NSS's regex tag where it has one (uuid, url) and otherwise the
+// issue's wording (date_of_birth, passport_number, drivers_license).
 #pragma once
 
 #include <optional>
@@ -33,6 +35,11 @@ enum class Entity {
   kIpv4,
   kIpv6,
   kMacAddress,
+  kUuid,
+  kUrl,
+  kDateOfBirth,
+  kPassportNumber,
+  kDriversLicense,
 };
 
 /// NSS's name of `entity`: "email", "credit_debit_card", ...

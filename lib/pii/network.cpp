@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/utf8.h"
+#include "pii/ascii_text.h"
 #include "pii/unicode_clean.h"
 
 namespace nss::pii {
@@ -25,12 +26,8 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   return parts;
 }
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 bool is_hex(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  return is_ascii_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 bool all_of(std::string_view text, bool (*predicate)(char)) {
@@ -42,7 +39,7 @@ bool all_of(std::string_view text, bool (*predicate)(char)) {
 
 // ipaddress' _parse_octet.
 bool octet_valid(std::string_view octet) {
-  if (octet.empty() || octet.size() > 3 || !all_of(octet, is_digit)) return false;
+  if (octet.empty() || octet.size() > 3 || !all_of(octet, is_ascii_digit)) return false;
   if (octet.size() > 1 && octet[0] == '0') return false;
   return std::stoi(std::string(octet)) <= 255;
 }
@@ -62,7 +59,7 @@ std::optional<std::uint32_t> ipv4_int(std::string_view text) {
 // _prefix_from_prefix_string: ASCII digits that int() reads (Python 3.11
 // refuses more than 4300 digits) to at most `max_length`.
 bool prefix_length_valid(std::string_view text, int max_length) {
-  if (text.empty() || text.size() > 4300 || !all_of(text, is_digit)) return false;
+  if (text.empty() || text.size() > 4300 || !all_of(text, is_ascii_digit)) return false;
   const std::size_t first = text.find_first_not_of('0');
   if (first == std::string_view::npos) return true;
   return text.size() - first <= 3 && std::stoi(std::string(text.substr(first))) <= max_length;

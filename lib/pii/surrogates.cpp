@@ -6,18 +6,16 @@
 #include <cstdio>
 #include <vector>
 
+#include "pii/ascii_text.h"
 #include "pii/checksums.h"
+#include "pii/dates.h"
 #include "pii/iban.h"
 
 namespace nss::pii {
 namespace {
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
 std::size_t digit_count(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), is_digit));
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), is_ascii_digit));
 }
 
 char random_digit(KeyedStream& stream) {
@@ -39,7 +37,7 @@ std::string in_layout(std::string_view layout, const std::string& digits,
   std::string out;
   std::size_t next = 0;
   for (const char c : shape) {
-    const bool slot = shape == layout ? is_digit(c) : c == '#';
+    const bool slot = shape == layout ? is_ascii_digit(c) : c == '#';
     out.push_back(slot && next < digits.size() ? digits[next++] : c);
   }
   return out;
@@ -93,7 +91,7 @@ std::string phone(std::string_view original, KeyedStream& stream) {
   if (count > 10) {  // a country code (1 in North America) before the number: kept
     std::string code;
     for (const char c : original)
-      if (is_digit(c) && code.size() < count - 10) code.push_back(c);
+      if (is_ascii_digit(c) && code.size() < count - 10) code.push_back(c);
     digits.insert(0, code);
   }
   return in_layout(original, digits, "###-###-####");
@@ -121,7 +119,7 @@ std::string ssn_like(std::string_view original, KeyedStream& stream, bool itin) 
 std::string card(std::string_view original, KeyedStream& stream) {
   std::string kept;
   for (const char c : original)
-    if (is_digit(c)) kept.push_back(c);
+    if (is_ascii_digit(c)) kept.push_back(c);
   const bool shaped = kept.size() >= 12 && kept.size() <= 19 && card_brand(kept);
   const std::size_t length = shaped ? kept.size() : 16;
   const char lead = shaped ? kept[0] : '4';
@@ -191,7 +189,7 @@ std::string full_name(std::string_view original, const WordLists& lists, KeyedSt
 
 std::string street_address(std::string_view original, const WordLists& lists, KeyedStream& stream) {
   std::size_t building = 0;
-  while (building < original.size() && is_digit(original[building])) ++building;
+  while (building < original.size() && is_ascii_digit(original[building])) ++building;
   if (building < 3 || building > 5) building = 3 + stream.uniform(3);
   std::string out = number(stream, 1, 9, 1);
   while (out.size() < building) out.push_back(random_digit(stream));
@@ -255,6 +253,77 @@ std::string mac_address(std::string_view original, KeyedStream& stream) {
     std::snprintf(text, sizeof text, upper ? "%02X" : "%02x", value & 0xffu);
     if (octet > 0) out.push_back(separator);
     out += text;
+  }
+  return out;
+}
+
+// A version-4 UUID in the original's hex positions (hyphens, braces kept)
+// and case; the standard 8-4-4-4-12 layout when the original has no 32 hex digits.
+std::string uuid(std::string_view original, KeyedStream& stream) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (int i = 0; i < 32; ++i) hex.push_back(kHex[stream.uniform(16)]);
+  hex[12] = '4';
+  hex[16] = kHex[8 + stream.uniform(4)];  // the RFC 4122 variant: 8, 9, a or b
+  const auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  const bool fits = std::count_if(original.begin(), original.end(), is_hex) == 32;
+  const std::string layout = fits ? std::string(original) : "########-####-####-####-############";
+  const bool upper = std::any_of(original.begin(), original.end(), ::isupper);
+  std::string out;
+  std::size_t next = 0;
+  for (const char c : layout) {
+    const bool slot = fits ? is_hex(c) : c == '#';
+    out.push_back(slot ? static_cast<char>(upper ? std::toupper(hex[next++]) : hex[next++]) : c);
+  }
+  return out;
+}
+
+// https://example.com/ and as many drawn path segments as the original has.
+std::string url(std::string_view original, KeyedStream& stream) {
+  static const char kCharacters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  const auto scheme = original.find("://");
+  const auto host_begin = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const auto path_begin = original.find('/', host_begin);
+  std::size_t segments = 0;
+  if (path_begin != std::string_view::npos) {
+    const std::string_view path =
+        original.substr(path_begin, original.find_first_of("?# ", path_begin) - path_begin);
+    for (std::size_t i = 0; i < path.size(); ++i)
+      segments += path[i] != '/' && (i == 0 || path[i - 1] == '/');
+  }
+  std::string out = "https://example.com/";
+  for (std::size_t segment = 0; segment < segments; ++segment) {
+    if (segment > 0) out.push_back('/');
+    const std::uint64_t length = 4 + stream.uniform(7);
+    for (std::uint64_t i = 0; i < length; ++i) out.push_back(kCharacters[stream.uniform(36)]);
+  }
+  return out;
+}
+
+// Another real date within three years of the original, written as it was.
+std::string date_of_birth(std::string_view original, KeyedStream& stream) {
+  const std::optional<WrittenDate> written = read_date(original);
+  const WrittenDate like = written ? *written : WrittenDate{};
+  const long day = written ? days_from_civil(written->date) : days_from_civil({1980, 1, 1});
+  constexpr long kSpan = 3 * 365;
+  for (;;) {
+    const long offset = static_cast<long>(stream.uniform(2 * kSpan + 1)) - kSpan;
+    const std::string out = write_date(civil_from_days(day + offset), like);
+    if (offset != 0 && read_date(out) && out != original) return out;
+  }
+}
+
+// Letters replaced by drawn letters and digits by drawn digits, in place,
+// each letter's case kept: a passport or licence number of the same format.
+std::string same_format_identifier(std::string_view original, KeyedStream& stream) {
+  std::string out(original);
+  for (char& c : out) {
+    if (is_ascii_digit(c))
+      c = random_digit(stream);
+    else if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>('A' + stream.uniform(26));
+    else if (c >= 'a' && c <= 'z')
+      c = static_cast<char>('a' + stream.uniform(26));
   }
   return out;
 }
@@ -330,6 +399,15 @@ std::string draw_surrogate(Entity entity, std::string_view original, KeyedStream
       return ipv6(stream);
     case Entity::kMacAddress:
       return mac_address(original, stream);
+    case Entity::kUuid:
+      return uuid(original, stream);
+    case Entity::kUrl:
+      return url(original, stream);
+    case Entity::kDateOfBirth:
+      return date_of_birth(original, stream);
+    case Entity::kPassportNumber:
+    case Entity::kDriversLicense:
+      return same_format_identifier(original, stream);
   }
   return std::string(original);
 }

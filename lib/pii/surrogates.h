@@ -8,7 +8,10 @@
 // cities come from Faker's word lists; e-mail addresses use the reserved
 // example.com/.net/.org domains, IPv4 addresses the private 10/8 network,
 // IPv6 the unique-local fd00::/8, MAC addresses the locally administered
-// range: a surrogate never names a real mailbox, host or device.
+// range, URLs the reserved example.com: a surrogate never names a real
+// mailbox, host or device. UUIDs are fresh version-4 ones; a date of birth
+// moves by up to three years, written as it was; passport and licence
+// numbers keep their format, letter for letter and digit for digit.
 #pragma once
 
 #include <map>

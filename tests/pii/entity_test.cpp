@@ -1,5 +1,6 @@
 #include "pii/entity.h"
 
+#include <algorithm>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -19,11 +20,17 @@ TEST(EntityTest, DefaultsAreNssFifteenInItsOrder) {
   EXPECT_EQ(names, nss);
 }
 
-TEST(EntityTest, AllAddsTheFourExtras) {
-  ASSERT_EQ(all_entities().size(), 19u);
+TEST(EntityTest, AllAddsTheNineExtras) {
+  ASSERT_EQ(all_entities().size(), 24u);
   std::vector<std::string> extras;
-  for (std::size_t i = 15; i < 19; ++i) extras.emplace_back(entity_name(all_entities()[i]));
-  EXPECT_EQ(extras, (std::vector<std::string>{"iban", "ipv4", "ipv6", "mac_address"}));
+  for (std::size_t i = 15; i < 24; ++i) extras.emplace_back(entity_name(all_entities()[i]));
+  EXPECT_EQ(extras,
+            (std::vector<std::string>{"iban", "ipv4", "ipv6", "mac_address", "uuid", "url",
+                                      "date_of_birth", "passport_number", "drivers_license"}));
+  for (const char* extra : {"uuid", "url", "date_of_birth", "passport_number", "drivers_license"}) {
+    const auto& defaults = default_entities();
+    EXPECT_EQ(std::count(defaults.begin(), defaults.end(), *parse_entity(extra)), 0) << extra;
+  }
 }
 
 TEST(EntityTest, NamesRoundTripAndAreDistinct) {
@@ -42,6 +49,7 @@ TEST(EntityTest, RedactionIsNssAngleBrackets) {
   EXPECT_EQ(redaction(Entity::kEmail), "<email>");
   EXPECT_EQ(redaction(Entity::kCreditDebitCard), "<credit_debit_card>");
   EXPECT_EQ(redaction(Entity::kMacAddress), "<mac_address>");
+  EXPECT_EQ(redaction(Entity::kDateOfBirth), "<date_of_birth>");
 }
 
 TEST(EntityTest, ParsesListsInTheirOrderWithoutRepeats) {
@@ -61,7 +69,7 @@ TEST(EntityTest, UnknownOrEmptyNamesAreUsageErrorsListingTheValidNames) {
       EXPECT_EQ(e.component(), "pii");
       EXPECT_NE(e.message().find(list), std::string::npos) << e.message();
       EXPECT_NE(e.hint().find("first_name, last_name"), std::string::npos) << e.hint();
-      EXPECT_NE(e.hint().find("mac_address, or all"), std::string::npos) << e.hint();
+      EXPECT_NE(e.hint().find("drivers_license, or all"), std::string::npos) << e.hint();
     }
   }
   try {

@@ -2,6 +2,7 @@
 // validators), consistent for a value however it is written, across maps
 // with one key and not across keys, one-to-one within a table, never the
 // original; states permuted without a fixed point.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "pii/canonical.h"
 #include "pii/checksums.h"
+#include "pii/dates.h"
 #include "pii/iban.h"
 #include "pii/network.h"
 #include "pii/surrogate_map.h"
@@ -136,6 +138,62 @@ TEST_F(SurrogateTest, NamesKeepTheirStyleAndComeFromTheLists) {
   const std::string street = map.surrogate(Entity::kStreetAddress, "1234 Main St Apt 5");
   EXPECT_EQ(shape(street.substr(0, 5)), "#### ");
   EXPECT_NE(street.find(" Apt. "), std::string::npos) << street;
+}
+
+TEST_F(SurrogateTest, UuidsAreFreshVersion4InTheOriginalsCaseAndLayout) {
+  const std::string lower = map.surrogate(Entity::kUuid, "123e4567-e89b-12d3-a456-426614174000");
+  EXPECT_EQ(lower.size(), 36u);
+  EXPECT_EQ(lower[14], '4') << lower;
+  EXPECT_NE(std::string("89ab").find(lower[19]), std::string::npos) << lower;
+  EXPECT_EQ(shape(lower.substr(0, 9)).back(), '-');
+  for (const char c : lower) EXPECT_FALSE(c >= 'A' && c <= 'F') << lower;
+  const std::string upper = map.surrogate(Entity::kUuid, "{123E4567E89B12D3A456426614174000}");
+  EXPECT_EQ(upper.size(), 34u);
+  EXPECT_EQ(upper.front(), '{');
+  EXPECT_EQ(upper[13], '4') << upper;
+  for (const char c : upper) EXPECT_FALSE(c >= 'a' && c <= 'f') << upper;
+}
+
+TEST_F(SurrogateTest, UrlsAreOnExampleComWithTheSameNumberOfSegments) {
+  EXPECT_EQ(map.surrogate(Entity::kUrl, "http://www.acme.io"), "https://example.com/");
+  const std::string two = map.surrogate(Entity::kUrl, "https://shop.acme.io/users/jdoe?tab=1");
+  ASSERT_EQ(two.rfind("https://example.com/", 0), 0u) << two;
+  const std::string path = two.substr(20);
+  EXPECT_EQ(std::count(path.begin(), path.end(), '/'), 1) << two;
+  EXPECT_EQ(path.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789/"), std::string::npos);
+}
+
+TEST_F(SurrogateTest, DatesOfBirthMoveWithinThreeYearsWrittenTheSameWay) {
+  const char* const originals[] = {"1984-02-29", "03/15/1990", "15.03.1990",
+                                   "3/5/84",     "2001/12/31", "31-12-1999"};
+  for (const char* original : originals) {
+    for (char last = '0'; last <= '9'; ++last) {
+      const PiiKey other = key(last);
+      SurrogateMap fresh(other, lists);
+      const std::string out = fresh.surrogate(Entity::kDateOfBirth, original);
+      const auto read_in = read_date(original);
+      const auto read_out = read_date(out);
+      ASSERT_TRUE(read_in && read_out) << original << " -> " << out;
+      EXPECT_NE(out, original);
+      if (std::string(original) != "3/5/84") {  // unpadded fields may grow: 3/5 -> 12/25
+        EXPECT_EQ(shape(out), shape(original)) << original << " -> " << out;
+      }
+      const long shift = days_from_civil(read_out->date) - days_from_civil(read_in->date);
+      EXPECT_TRUE(shift != 0 && shift >= -3 * 365 && shift <= 3 * 365) << original << " -> " << out;
+    }
+  }
+}
+
+TEST_F(SurrogateTest, PassportAndLicenceNumbersKeepTheirFormat) {
+  for (const Entity entity : {Entity::kPassportNumber, Entity::kDriversLicense}) {
+    const std::string out = map.surrogate(entity, "X12-345 ab7");
+    ASSERT_EQ(out.size(), 11u);
+    EXPECT_TRUE(out[0] >= 'A' && out[0] <= 'Z') << out;
+    EXPECT_EQ(shape(out).substr(1, 7), "##-### ") << out;
+    EXPECT_TRUE(out[8] >= 'a' && out[8] <= 'z' && out[9] >= 'a' && out[9] <= 'z') << out;
+    EXPECT_TRUE(out[10] >= '0' && out[10] <= '9') << out;
+    EXPECT_NE(canonical_value(entity, out), "X12345AB7");
+  }
 }
 
 TEST_F(SurrogateTest, ConsistentForAValueAndAKeyOnly) {

@@ -1,0 +1,54 @@
+// pii.json: what PII handling found in a table's training rows and what it
+// did — per column the entity assigned and the evidence, the entities found
+// in free text, counts and distinct counts (never a value), the transform —
+// under NeMo Safe Synthesizer's column-statistics names. nss_evaluate reads
+// it back for PII replay.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/output_location.h"
+#include "pii/table_transform.h"
+
+namespace nss::pii {
+
+inline constexpr const char* kReportFormat = "nss_pii_report";
+inline constexpr int kReportVersion = 1;
+
+/// The run a report describes, beside the result.
+struct PiiReportInfo {
+  std::string tool = "nss_prepare_data";
+  PiiMode mode = PiiMode::kReplace;
+  std::vector<Entity> entities;
+  std::string source_table, source_sha256;
+  std::int64_t training_rows = 0, holdout_rows = 0;
+  std::string key_id;  // empty without a key (detect, redact)
+  double seconds = 0;
+};
+
+/// Writes the report to `target` (private data: mode 0600).
+void write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
+                      const PiiResult& result);
+
+/// One column of a report read back.
+struct ReportedColumn {
+  std::string name;
+  std::optional<std::string> assigned_entity;
+  std::map<std::string, std::int64_t> detected_entity_counts;
+};
+
+struct PiiReport {
+  std::string path, mode, key_id, source_table;
+  std::int64_t training_rows = 0;
+  std::vector<ReportedColumn> columns;  // in the table's column order
+};
+
+/// Reads `path`; DataError naming it for another format, a newer version, or
+/// a missing or mistyped field.
+PiiReport read_pii_report(const std::string& path);
+
+}  // namespace nss::pii
