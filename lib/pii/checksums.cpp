@@ -79,7 +79,7 @@ struct BrandRule {
   std::vector<int> lengths;
 };
 
-// The PII spec's table (§7.5): Faker's prefixes and the public IIN ranges.
+// Issuer prefixes and lengths: Faker's card prefixes and the public IIN ranges.
 // The first rule whose prefix and length both fit names the brand.
 const std::vector<BrandRule>& brand_rules() {
   static const std::vector<BrandRule> rules = {

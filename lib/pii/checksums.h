@@ -46,7 +46,7 @@ bool nanp_valid(std::string_view digits10);
 enum class CardBrand { kVisa, kMastercard, kAmex, kDiscover, kDiners, kJcb, kUnionPay, kMaestro };
 
 /// The brand whose issuer prefixes and lengths `digits` (ASCII digits only)
-/// fit, the first in the PII spec's table (Faker's prefixes and the public
+/// fit, the first in checksums.cpp's table (Faker's prefixes and the public
 /// IIN ranges), or nullopt when none does.
 std::optional<CardBrand> card_brand(std::string_view digits);
 

@@ -42,7 +42,9 @@ struct ClassifierOptions {
 inline constexpr std::size_t kClassifierSample = 10000;
 
 /// The entity of the column `header` with `cells` (missing cells, as
-/// core/missing_cell.h says, left out), per the PII spec's decision rules.
+/// core/missing_cell.h says, left out): a forced or kept column as the
+/// options say; else the candidate whose share of matching cells reaches its
+/// threshold (lower with a header hint naming it), ties to the first.
 ColumnAssignment classify_column(const std::string& header,
                                  const std::vector<std::string_view>& cells,
                                  const ClassifierOptions& options, const ValueRules& rules);

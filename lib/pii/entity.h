@@ -2,8 +2,8 @@
 // classify.entities and the three types its column classifier may give that
 // it does not list by default), so reports and PII replay rows compare with
 // NSS's; the redaction text is NSS's `<entity>`. The extras beyond NSS's
-// list take NSS's regex tag where it has one (uuid, url) and otherwise the
-// issue's wording (date_of_birth, passport_number, drivers_license).
+// list take NSS's regex tag where it has one (uuid, url) and otherwise
+// Presidio's plain wording (date_of_birth, passport_number, drivers_license).
 #pragma once
 
 #include <optional>

@@ -12,7 +12,8 @@ struct HintTerms {
   std::vector<std::string_view> terms;
 };
 
-// The PII spec's table, with the extras the issue names.
+// Header words that name an entity (NSS's tokenisation of headers), the
+// extras' words included.
 const std::vector<HintTerms>& hint_table() {
   static const std::vector<HintTerms> table = {
       {Entity::kFirstName,

@@ -4,7 +4,7 @@
 // validator (Luhn and the IIN table, mod 97, the SSN and ITIN ranges,
 // Python's ipaddress, the Public Suffix List), a format strong enough on
 // its own, or context words. Patterns and context terms follow Presidio's
-// and NSS's recognizers with the PII spec's boundaries.
+// and NSS's recognizers, with stricter boundaries against look-alikes.
 #pragma once
 
 #include <cstddef>

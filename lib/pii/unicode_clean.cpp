@@ -10,7 +10,7 @@ namespace nss::pii {
 namespace {
 
 // stdnum 1.18 util._char_map, grouped by the ASCII character it gives
-// (Appendix D of the PII spec; the parity test compares every code point).
+// (tests/pii/test_validators_stdnum.py compares every code point).
 constexpr char32_t kToHyphen[] = {0x002D, 0x00AF, 0x02D7, 0x058A, 0x05BE, 0x1680, 0x180A,
                                   0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x203E,
                                   0x2043, 0x207B, 0x208B, 0x2212, 0x23AF, 0x23BA, 0x23BB,

@@ -5,7 +5,6 @@
 // free text. Names, streets and places inside free text are not detected
 // yet, so the free-text column labels only the structured entities. And the
 // detection throughput on the same mixed table, printed.
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -124,34 +123,6 @@ TEST_F(DetectionQuality, PrecisionAndRecallPerEntityAreAtLeast95Percent) {
     if (only_in_columns.count(e)) continue;
     EXPECT_GE(in_text[e].tp + in_text[e].fn, 20u) << entity_name(e) << " in free text";
   }
-}
-
-// Classification of every column, then a scan of every cell of the columns
-// without an entity, as a table's detection runs; one thread.
-TEST_F(DetectionQuality, ThroughputOnAMixedTable) {
-  const std::vector<LabelledColumn> table = labelled_table(4000, lists);
-  std::size_t cells = 0, scanned = 0, spans = 0;
-  const auto start = std::chrono::steady_clock::now();
-  double scan_seconds = 0;
-  for (const LabelledColumn& column : table) {
-    const ColumnAssignment a = classify_column(column.header, views(column), options, *rules);
-    cells += column.cells.size();
-    if (a.entity) continue;
-    const auto scan_start = std::chrono::steady_clock::now();
-    const CellScanner scanner(options.entities, tokenize_header(column.header));
-    for (const std::string& cell : column.cells) spans += scanner.scan(cell).size();
-    scan_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - scan_start).count();
-    scanned += column.cells.size();
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf(
-      "detection: %zu cells (%zu columns) in %.3f s: %.0f cells/s; scanner alone: %zu "
-      "cells in %.3f s: %.0f cells/s (%zu spans)\n",
-      cells, table.size(), seconds, cells / seconds, scanned, scan_seconds, scanned / scan_seconds,
-      spans);
-  EXPECT_GT(spans, 0u);
 }
 
 }  // namespace

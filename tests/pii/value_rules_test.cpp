@@ -76,7 +76,7 @@ TEST_F(ValueRulesTest, PlacesAndNames) {
   EXPECT_TRUE(is(Entity::kCity, "St. Louis", true));
 }
 
-TEST_F(ValueRulesTest, TheIssuesExtras) {
+TEST_F(ValueRulesTest, TheExtraEntities) {
   EXPECT_TRUE(is(Entity::kUuid, "123e4567-e89b-42d3-a456-426614174000"));
   EXPECT_FALSE(is(Entity::kUuid, "123e4567e89b42d3a456426614174000"));
   EXPECT_TRUE(is(Entity::kUuid, "123e4567e89b42d3a456426614174000", true));
