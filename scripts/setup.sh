@@ -26,7 +26,7 @@ PACKAGES=(
   libhdf5-dev hdf5-tools libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev libpcre2-dev libicu-dev libsentencepiece-dev
   python3 python3-numpy python3-h5py python3-torch python3-matplotlib python3-jinja2 python3-venv
-  python3-xxhash python3-scipy python3-stdnum python3-fake-factory publicsuffix time procps
+  python3-xxhash python3-scipy python3-stdnum python3-fake-factory python3-statsmodels publicsuffix time procps
 )
 
 install_missing() {
