@@ -34,7 +34,7 @@ std::string normalised_text(std::string_view value) {
 }
 
 std::string phone_digits(std::string_view value) {
-  std::string digits = kept(value, is_ascii_digit, [](char c) { return c; });
+  std::string digits = ascii_digits(value);
   if (digits.size() == 11 && digits[0] == '1') digits.erase(0, 1);
   return digits;
 }
@@ -81,7 +81,7 @@ std::string canonical_value(Entity entity, std::string_view value) {
       return upper_alphanumerics(value);
     case Entity::kCreditDebitCard:
     case Entity::kPostcode:
-      return kept(value, is_ascii_digit, [](char c) { return c; });
+      return ascii_digits(value);
     case Entity::kIban:
       return iban_compact(value);
     case Entity::kMacAddress:

@@ -87,13 +87,9 @@ std::string phone(std::string_view original, KeyedStream& stream) {
     }
   };
   std::string digits = exchange() + exchange() + number(stream, 0, 9999, 4);
-  const std::size_t count = digit_count(original);
-  if (count > 10) {  // a country code (1 in North America) before the number: kept
-    std::string code;
-    for (const char c : original)
-      if (is_ascii_digit(c) && code.size() < count - 10) code.push_back(c);
-    digits.insert(0, code);
-  }
+  const std::string original_digits = ascii_digits(original);
+  if (original_digits.size() > 10)  // a country code (1 in North America) before the number: kept
+    digits.insert(0, original_digits.substr(0, original_digits.size() - 10));
   return in_layout(original, digits, "###-###-####");
 }
 
@@ -117,9 +113,7 @@ std::string ssn_like(std::string_view original, KeyedStream& stream, bool itin) 
 }
 
 std::string card(std::string_view original, KeyedStream& stream) {
-  std::string kept;
-  for (const char c : original)
-    if (is_ascii_digit(c)) kept.push_back(c);
+  const std::string kept = ascii_digits(original);
   const bool shaped = kept.size() >= 12 && kept.size() <= 19 && card_brand(kept);
   const std::size_t length = shaped ? kept.size() : 16;
   const char lead = shaped ? kept[0] : '4';
