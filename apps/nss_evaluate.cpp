@@ -1,5 +1,5 @@
 // nss_evaluate --train T.csv [--holdout H.csv] --synthetic S.csv --output DIR
-// nss_evaluate --step STEP_DIR --synthetic S.csv --output DIR
+// nss_evaluate --step STEP_DIR --synthetic S.csv --output DIR [--pii REPORT]
 // The quality (SQS) and privacy (DPS) of a synthetic table, scored as NeMo
 // Safe Synthesizer scores it: DIR/evaluation.json and DIR/report.html.
 #include <cstdio>
@@ -37,6 +37,9 @@ int main(int argc, char** argv) {
     cli.add_option("--step", in.step,
                    "A trained step: finds the training table and holdout its data recorded, "
                    "and the privacy guarantee");
+    cli.add_option("--pii", in.pii_report,
+                   "The pii.json of nss_prepare_data --pii (default: the step's): measures PII "
+                   "replay against the original training rows");
     cli.add_option("--output", options.output,
                    "Directory for evaluation.json and report.html (new, or without them)")
         ->required();

@@ -2,6 +2,8 @@
 //     [--format text|jsonl|csv|sft|records] [--max-tokens N]
 //     [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]]
 //     [--holdout FRACTION|COUNT [--max-holdout N] [--holdout-seed N] [--holdout-eval]]
+//     [--pii off|detect|replace|hash|redact [--pii-entities LIST] [--pii-column COL=ENTITY]...
+//      [--pii-keep COL]... [--pii-key FILE] [--pii-report FILE]]
 //     [--tokenizer DIR_OR_tokenizer.json [--bos-token TOKEN|none] [--eos-token TOKEN]]
 #include <csignal>
 #include <cstdio>
@@ -27,6 +29,26 @@ void print_holdout(const nss::data::PrepareSummary& summary) {
               static_cast<long long>(summary.holdout_target), summary.holdout_table.c_str());
   if (!summary.holdout_tokens.empty())
     std::printf("wrote the holdout as %s (use it as eval.path)\n", summary.holdout_tokens.c_str());
+}
+
+void add_pii_options(CLI::App& cli, nss::data::PiiPreparation& pii) {
+  cli.add_option("--pii", pii.mode,
+                 "records and csv: off, detect, replace, hash or redact the personal data "
+                 "(default: replace for records, off otherwise; docs/data.md, \"Personal "
+                 "data\")");
+  cli.add_option("--pii-entities", pii.entities,
+                 "the entities to look for, comma-separated, or 'all' (default: NeMo Safe "
+                 "Synthesizer's 15)");
+  cli.add_option("--pii-column", pii.columns,
+                 "COLUMN=ENTITY (or COLUMN=none): the column's entity, not the classifier's "
+                 "(repeatable)");
+  cli.add_option("--pii-keep", pii.keep,
+                 "a column left as it is, never classified or scanned (repeatable)");
+  cli.add_option("--pii-key", pii.key_path,
+                 "the secret key of replace and hash (default OUT.pii.key, created owner-only "
+                 "when absent); reuse one to keep surrogates the same across tables");
+  cli.add_option("--pii-report", pii.report_path,
+                 "what was found and done, per column (default OUT.pii.json)");
 }
 
 }  // namespace
@@ -75,6 +97,7 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(std::uint64_t{0}, (std::uint64_t{1} << 63) - 1));
     cli.add_flag("--holdout-eval", options.holdout_eval,
                  "records: also write the holdout as OUT.holdout.h5, for eval.path");
+    add_pii_options(cli, options.pii);
     cli.add_option("--tokenizer", options.tokenizer.path,
                    "tokenizer.json or the directory holding it (default: byte-level); the "
                    "output equals scripts/prepare_data_hf.py's");
@@ -102,6 +125,9 @@ int main(int argc, char** argv) {
           static_cast<long long>(summary.target_tokens),
           static_cast<long long>(summary.dropped_examples));
     std::printf("\n");
+    if (!summary.pii.empty()) std::printf("%s\n", summary.pii.c_str());
+    if (!summary.pii_warning.empty())
+      std::fprintf(stderr, "nss_prepare_data: warning: %s\n", summary.pii_warning.c_str());
     print_holdout(summary);
     return nss::ExitCode::kOk;
   });

@@ -30,10 +30,13 @@ Markers the report defines (lib/evaluate/report_html.cpp writes them):
       data-value   as above
   class="dp-notice"      the sentence that the report itself carries no
                          differential-privacy guarantee.
+  class="pii-replay"     per row of the PII Replay Analysis table:
+      data-column  the column name
+      data-value   the share of its distinct training values replayed, in %
 
 Prints one line per score ("NAME VALUE GRADE", VALUE "n/a" when
 unavailable), or with --json one object {"scores": {NAME: {"value", "grade"}},
-"column_scores": [{"column", "value"}]}. --expect NAME=VALUE (VALUE a number
+"column_scores": [{"column", "value"}], "pii_replay": [{"column", "value"}]}. --expect NAME=VALUE (VALUE a number
 or "n/a") also fails when that score differs by more than 0.05.
 """
 
@@ -76,6 +79,7 @@ class ReportParser(HTMLParser):
         self.title = ""
         self.scores: dict[str, dict] = {}
         self.column_scores: list[dict] = []
+        self.pii_replay: list[dict] = []
         self.dp_notice = ""
         self._open: list[str] = []
         self._in_title = self._in_style = False
@@ -108,6 +112,9 @@ class ReportParser(HTMLParser):
             self.read_score(values)
         if "column-score" in classes:
             self.column_scores.append(
+                {"column": values.get("data-column", ""), "value": self.number(values)})
+        if "pii-replay" in classes:
+            self.pii_replay.append(
                 {"column": values.get("data-column", ""), "value": self.number(values)})
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -240,8 +247,8 @@ def main() -> int:
     parser.finish()
     problems = parser.problems + check_expectations(parser.scores, options.expect)
     if options.json:
-        print(json.dumps({"scores": parser.scores, "column_scores": parser.column_scores},
-                         indent=1))
+        print(json.dumps({"scores": parser.scores, "column_scores": parser.column_scores,
+                          "pii_replay": parser.pii_replay}, indent=1))
     else:
         for key, score in parser.scores.items():
             value = "n/a" if score["value"] is None else f'{score["value"]:.1f}'

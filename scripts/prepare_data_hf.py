@@ -8,6 +8,7 @@ fine-tuned instead of the built-in byte-level one:
         --input PATH [--input PATH]... --output OUT.h5 \\
         [--format text|jsonl|csv|sft|records|chat] [--max-tokens N] \\
         [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]] \\
+        [--pii off|detect|replace|hash|redact [--pii-entities LIST] ...] \\
         [--bos-token TOKEN|none] [--eos-token TOKEN]
 
 Documents are exactly those nss_prepare_data makes (a text file; a JSONL
@@ -21,12 +22,19 @@ tokenizer.json, else well-known special tokens. The tokenizer is never
 downloaded. Exit codes: 0 ok, 2 usage, 4 data error (unreadable/empty input,
 invalid JSON, ragged CSV, a chat record whose turns do not tokenise as a
 prefix of the conversation).
+
+PII handling (--pii; on by default for records) is nss_prepare_data's own
+pass: with it, this script runs nss_prepare_data --tokenizer with the same
+options (its output is this script's, file for file), found as
+$NSS_PREPARE_DATA, build/bin/nss_prepare_data beside this checkout, or on PATH.
 """
 import argparse
 import hashlib
 import json
 import os
+import shutil
 import stat
+import subprocess
 import sys
 
 import h5py
@@ -134,6 +142,42 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
+PII_MODES = ["off", "detect", "replace", "hash", "redact"]
+
+
+def pii_mode(args):
+    """The PII mode asked for: records default to replace, everything else to off."""
+    return args.pii or ("replace" if args.format == "records" else "off")
+
+
+def nss_prepare_data():
+    """The nss_prepare_data binary that does the PII pass."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.environ.get("NSS_PREPARE_DATA"), os.path.join(here, "..", "build", "bin", "nss_prepare_data"),
+                      shutil.which("nss_prepare_data")):
+        if candidate and os.access(candidate, os.X_OK) and os.path.isfile(candidate):
+            return candidate
+    raise UsageError("PII handling (--pii, on by default for records) is nss_prepare_data's: build it "
+                     "(scripts/build.sh) or set NSS_PREPARE_DATA to it, or pass --pii off")
+
+
+def forwarded_arguments(args):
+    """The options of this run as nss_prepare_data takes them."""
+    command = ["--tokenizer", args.tokenizer, "--output", args.output, "--pii", pii_mode(args)]
+    for path in args.input:
+        command += ["--input", path]
+    flags = [("--format", args.format), ("--max-tokens", args.max_tokens), ("--prompt-template", args.prompt_template),
+             ("--group-by", args.group_by), ("--order-by", args.order_by), ("--holdout", args.holdout),
+             ("--bos-token", args.bos_token), ("--eos-token", args.eos_token), ("--pii-entities", args.pii_entities),
+             ("--pii-key", args.pii_key), ("--pii-report", args.pii_report)]
+    if args.holdout:
+        flags += [("--max-holdout", args.max_holdout), ("--holdout-seed", args.holdout_seed)]
+    command += [part for flag, value in flags if value is not None for part in (flag, str(value))]
+    command += [part for column in args.pii_column for part in ("--pii-column", column)]
+    command += [part for column in args.pii_keep for part in ("--pii-keep", column)]
+    return command + (["--holdout-eval"] if args.holdout_eval else [])
+
+
 def check_arguments(args):
     examples = args.format in EXAMPLE_FORMATS
     if args.max_tokens is not None and not examples:
@@ -148,6 +192,13 @@ def check_arguments(args):
         raise UsageError("--prompt-template, --group-by and --order-by apply to --format records")
     if args.holdout and args.format != "records":
         raise UsageError("--holdout applies to --format records; add --format records, or drop --holdout")
+    pii_options = args.pii_entities or args.pii_column or args.pii_keep or args.pii_key or args.pii_report
+    if pii_mode(args) != "off" and args.format not in (None, "csv", "records"):
+        raise UsageError("--pii works on tables (--format records or csv); text, JSONL and instruction documents "
+                         "are not scanned; drop --pii")
+    if pii_mode(args) == "off" and pii_options:
+        raise UsageError("--pii-entities, --pii-column, --pii-keep, --pii-key and --pii-report need PII handling, "
+                         "and it is off; give --pii detect|replace|hash|redact, or drop them")
     if args.holdout_eval and not args.holdout:
         raise UsageError("--holdout-eval writes the holdout as a token file; add --holdout FRACTION|COUNT, or drop "
                          "--holdout-eval")
@@ -279,7 +330,6 @@ def write_dataset(output, pieces, masks, attributes, dtype):
 def prepare(args):
     from tokenizers import Tokenizer
 
-    check_arguments(args)
     tokenizer_json = tokenizer_file(args.tokenizer)
     tokenizer = Tokenizer.from_file(tokenizer_json)
     vocab_size = tokenizer.get_vocab_size(with_added_tokens=True)
@@ -301,6 +351,8 @@ def prepare(args):
     attributes = dict(preparation, tokenizer="hf:" + tokenizer_json, tokenizer_sha256=sha256_of(tokenizer_json),
                       vocab_size=np.int64(vocab_size), eos_token_id=np.int64(eos),
                       bos_token_id=np.int64(bos) if bos is not None else None)
+    if args.format == "records":
+        attributes.update(source_table=os.path.abspath(args.input[0]), source_sha256=sha256_of(args.input[0]))
     if holdout and holdout["rows"]:
         attributes.update(write_holdout(args, holdout, tokenizer, tokenizer_json, bos, eos, dtype, attributes,
                                         preparation["records_schema"]))
@@ -383,11 +435,21 @@ def main(argv):
     parser.add_argument("--holdout-seed", type=int, default=0, help="records: the seed that chooses the holdout rows")
     parser.add_argument("--holdout-eval", action="store_true", help="records: also write the holdout as "
                         "OUT.holdout.h5")
+    parser.add_argument("--pii", choices=PII_MODES, help="records and csv: what to do with personal data (default: "
+                        "replace for records, off otherwise); runs nss_prepare_data's pass (docs/data.md)")
+    parser.add_argument("--pii-entities", help="the entities to look for, comma-separated, or 'all'")
+    parser.add_argument("--pii-column", action="append", default=[], help="COLUMN=ENTITY (or COLUMN=none)")
+    parser.add_argument("--pii-keep", action="append", default=[], help="a column left as it is")
+    parser.add_argument("--pii-key", help="the secret key of replace and hash (default OUT.pii.key)")
+    parser.add_argument("--pii-report", help="the report (default OUT.pii.json)")
     parser.add_argument("--bos-token", help="beginning-of-document token, or 'none'")
     parser.add_argument("--eos-token", help="end-of-document token")
     args = parser.parse_args(argv)
     args.training_table, args.schema = None, None
     try:
+        check_arguments(args)
+        if pii_mode(args) != "off":
+            return subprocess.run([nss_prepare_data()] + forwarded_arguments(args)).returncode
         prepare(args)
     except UsageError as e:
         print("prepare_data_hf: error: %s" % e, file=sys.stderr)

@@ -55,15 +55,30 @@ int CsvReader::get() {
   return c;
 }
 
+int CsvReader::get_in_record() {
+  const int c = get();
+  if (c == 0)
+    throw DataError("data", where(path_, line_) + ": a NUL byte: binary data, not CSV text",
+                    "give the table as CSV text (UTF-8), or drop the file from --input");
+  if (++record_bytes_ > kMaxCsvRecordBytes)
+    throw DataError("data",
+                    where(path_, record_line_) + ": a CSV record longer than " +
+                        std::to_string(kMaxCsvRecordBytes >> 20) +
+                        " MiB: not a table row (a binary file, or a quote never closed?)",
+                    "check the file; a row must fit the longest sequence a run trains on");
+  return c;
+}
+
 bool CsvReader::next(std::vector<std::string>& fields) {
   for (;;) {
     fields.assign(1, std::string());
     record_line_ = line_;
-    int c = get();
+    record_bytes_ = 0;
+    int c = get_in_record();
     if (c == EOF) return false;
     bool any_text = false;
     bool after_quotes = false;  // a quoted field has just closed
-    for (;; c = get()) {
+    for (;; c = get_in_record()) {
       if (c == EOF || c == '\n') break;
       if (c == '\r' && in_.peek() == '\n') continue;
       std::string& field = fields.back();
@@ -82,14 +97,14 @@ bool CsvReader::next(std::vector<std::string>& fields) {
       if (c == '"' && field.empty()) {
         const std::int64_t opened = line_;
         for (;;) {
-          c = get();
+          c = get_in_record();
           if (c == EOF)
             throw DataError(
                 "data", path_ + ":" + std::to_string(opened) + ": a quoted field is never closed",
                 "close the quote, or write a quote inside a field as \"\"");
           if (c == '"') {
             if (in_.peek() != '"') break;
-            get();
+            get_in_record();
           }
           field.push_back(static_cast<char>(c));
         }

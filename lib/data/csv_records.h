@@ -10,6 +10,11 @@
 
 namespace nss::data {
 
+/// A record longer than this is not a table row (it would not fit the
+/// longest sequence a run trains on, 2^20 tokens of about 4 bytes): a binary
+/// file, or a quote never closed.
+inline constexpr std::int64_t kMaxCsvRecordBytes = std::int64_t{16} << 20;
+
 class CsvReader {
  public:
   /// Reads `in`; `path` names the file in errors.
@@ -26,11 +31,14 @@ class CsvReader {
 
  private:
   int get();
+  // The next byte of the record, checked against NUL and the record limit.
+  int get_in_record();
 
   std::istream& in_;
   std::string path_;
   std::int64_t line_ = 1;
   std::int64_t record_line_ = 0;
+  std::int64_t record_bytes_ = 0;
 };
 
 /// The header of the CSV `reader` reads from `path`; DataError when the file

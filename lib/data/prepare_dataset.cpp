@@ -1,16 +1,29 @@
 #include "data/prepare_dataset.h"
 
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "core/error.h"
+#include "data/csv_records.h"
 #include "data/document_tokenizer.h"
 #include "data/records_holdout.h"
 #include "data/token_file_writer.h"
 
 namespace nss::data {
 namespace {
+
+// The PII mode: a single input without --format takes its format from its
+// extension, as the documents do.
+std::optional<pii::PiiMode> pii_mode(const PrepareOptions& options) {
+  std::optional<InputFormat> format = options.format;
+  if (!format && options.inputs.size() == 1 && !options.pii.mode.empty() &&
+      options.pii.mode != "off")
+    format = input_format_for(options.inputs.front());
+  return requested_pii_mode(options.pii, format, options.inputs.size());
+}
 
 void check_options(const PrepareOptions& options) {
   if (options.inputs.empty())
@@ -57,6 +70,9 @@ void check_options(const PrepareOptions& options) {
   if (options.holdout_eval && options.holdout.size.empty())
     throw UsageError("data", "--holdout-eval writes the holdout as a token file",
                      "add --holdout FRACTION|COUNT, or drop --holdout-eval");
+  if (const auto mode = pii_mode(options))
+    check_pii_paths(options.pii, *mode, options.inputs.front(), options.output,
+                    options.format == InputFormat::kRecords);
   if (options.holdout.size.empty()) return;
   holdout_target(options.holdout, 0);  // checks the size
   for (const std::string& written :
@@ -74,8 +90,34 @@ struct HeldDocuments {
   std::vector<std::int64_t> ends{0};
 };
 
+// A CSV table with PII handling: read whole, transformed, each row then the
+// document the csv format makes of it.
+struct TransformedDocuments {
+  std::vector<std::string> documents;
+  TransformedTable table;
+};
+
+std::optional<TransformedDocuments> transform_documents(const PrepareOptions& options) {
+  const auto mode = pii_mode(options);
+  if (!mode) return std::nullopt;
+  const std::string& source = options.inputs.front();
+  RecordsTable table = read_records_table(source);
+  TransformedDocuments out;
+  out.table = transform_table(options.pii, *mode, source_record(source), table, nullptr, {},
+                              options.output);
+  for (const auto& row : table.rows) out.documents.push_back(csv_row_to_json(table.header, row));
+  return out;
+}
+
 PrepareSummary prepare_documents(const PrepareOptions& options,
                                  const DocumentTokenizer& tokenizer) {
+  const std::optional<TransformedDocuments> transformed = transform_documents(options);
+  const auto each_document = [&](std::size_t i, InputFormat format,
+                                 const std::function<void(std::string_view)>& visit) {
+    if (!transformed) return for_each_document(options.inputs[i], format, visit);
+    for (const std::string& document : transformed->documents) visit(document);
+    return static_cast<std::int64_t>(transformed->documents.size());
+  };
   std::vector<InputFormat> formats;
   std::set<std::string> names;
   for (const auto& input : options.inputs) {
@@ -87,7 +129,7 @@ PrepareSummary prepare_documents(const PrepareOptions& options,
   std::vector<std::int64_t> tokens;
   PrepareSummary counted;
   for (std::size_t i = 0; i < options.inputs.size(); ++i)
-    counted.documents += for_each_document(options.inputs[i], formats[i], [&](std::string_view d) {
+    counted.documents += each_document(i, formats[i], [&](std::string_view d) {
       counted.input_bytes += static_cast<std::int64_t>(d.size());
       if (!hold) {
         counted.tokens += (tokenizer.bos() ? 2 : 1) + tokenizer.count(d);
@@ -103,6 +145,11 @@ PrepareSummary prepare_documents(const PrepareOptions& options,
   TokenFileWriter writer(options.output, tokenizer.dtype(), counted.tokens);
   TokenFileMetadata metadata = tokenizer.metadata();
   metadata.preparation.format = names.size() == 1 ? *names.begin() : "mixed";
+  if (transformed) {
+    metadata.pii = write_pii_outputs(options.pii, transformed->table, nullptr, options.output);
+    counted.pii = pii_summary(transformed->table, metadata.pii);
+    counted.pii_warning = detect_warning(transformed->table);
+  }
   if (hold) {
     for (std::size_t doc = 0; doc + 1 < held.ends.size(); ++doc) {
       tokens.assign(held.ids.begin() + held.ends[doc], held.ids.begin() + held.ends[doc + 1]);
@@ -114,8 +161,10 @@ PrepareSummary prepare_documents(const PrepareOptions& options,
   }
 
   PrepareSummary written;
+  written.pii = counted.pii;
+  written.pii_warning = counted.pii_warning;
   for (std::size_t i = 0; i < options.inputs.size(); ++i)
-    written.documents += for_each_document(options.inputs[i], formats[i], [&](std::string_view d) {
+    written.documents += each_document(i, formats[i], [&](std::string_view d) {
       tokens.clear();
       tokenizer.encode_document(d, tokens);
       // Stop before the writer sees more than pass one counted.
@@ -216,37 +265,50 @@ PrepareSummary prepare_sft(const PrepareOptions& options, const DocumentTokenize
   return encoded.summary;
 }
 
-// Records: the holdout (when asked for) is set aside before anything is
-// tokenised; every file is encoded before the first is written, the
-// training token file, which names the others, last.
+// Records: the holdout (when asked for) is set aside and PII handled before
+// anything is tokenised; every file is encoded before the first is written,
+// the training token file, which names the others, last.
 PrepareSummary prepare_records(const PrepareOptions& options, const DocumentTokenizer& tokenizer) {
   const std::string& source = options.inputs.front();
-  RecordsSplit split =
-      split_records(read_records_table(source), options.records.group_by, options.holdout);
+  RecordsTable table = read_records_table(source);
+  HoldoutRecord record = source_record(source);
+  RecordsSplit split = split_records(std::move(table), options.records.group_by, options.holdout);
+  const bool has_holdout = !split.holdout.rows.empty();
+  std::optional<TransformedTable> pii;
+  if (const auto mode = pii_mode(options))
+    pii = transform_table(options.pii, *mode, record, split.training,
+                          has_holdout ? &split.holdout : nullptr, split.split.held_out,
+                          options.output);
   const ExampleSet training = record_examples(split.training, options.records);
   const EncodedSet encoded = encode_examples(training, tokenizer, options.max_tokens);
+  std::optional<EncodedSet> held;
+  if (has_holdout && options.holdout_eval) {
+    ExampleSet holdout = record_examples(split.holdout, options.records);
+    holdout.preparation.records_schema = training.preparation.records_schema;
+    held = encode_examples(holdout, tokenizer, options.max_tokens);
+  }
   TokenFileMetadata metadata = tokenizer.metadata();
   metadata.preparation = training.preparation;
   PrepareSummary summary = encoded.summary;
   summary.holdout_target = split.split.target;
   summary.warning = split.split.warning;
-  if (!split.holdout.rows.empty()) {
-    std::optional<EncodedSet> held;
-    if (options.holdout_eval) {
-      ExampleSet holdout = record_examples(split.holdout, options.records);
-      holdout.preparation.records_schema = training.preparation.records_schema;
-      held = encode_examples(holdout, tokenizer, options.max_tokens);
-    }
-    metadata.holdout = write_holdout_table(split, options.holdout, source, options.output);
+  if (pii) {
+    metadata.pii = write_pii_outputs(options.pii, *pii, &split.training, options.output);
+    summary.pii = pii_summary(*pii, metadata.pii);
+    summary.pii_warning = detect_warning(*pii);
+  }
+  if (has_holdout) {
+    write_holdout_table(split, options.holdout, options.output, record);
     summary.holdout_rows = split.split.rows;
     summary.holdout_groups = split.split.groups;
-    summary.holdout_table = metadata.holdout.holdout_table;
-    if (held) {
-      TokenFileMetadata held_metadata = metadata;
-      held_metadata.holdout.split = "holdout";
-      summary.holdout_tokens = holdout_tokens_path(options.output);
-      write_examples(summary.holdout_tokens, *held, tokenizer, std::move(held_metadata));
-    }
+    summary.holdout_table = record.holdout_table;
+  }
+  metadata.holdout = record;
+  if (held) {
+    TokenFileMetadata held_metadata = metadata;
+    held_metadata.holdout.split = "holdout";
+    summary.holdout_tokens = holdout_tokens_path(options.output);
+    write_examples(summary.holdout_tokens, *held, tokenizer, std::move(held_metadata));
   }
   write_examples(options.output, encoded, tokenizer, std::move(metadata));
   return summary;

@@ -12,6 +12,7 @@
 #include "data/document_tokenizer.h"
 #include "data/example_source.h"
 #include "data/holdout.h"
+#include "data/table_pii.h"
 
 namespace nss::data {
 
@@ -24,6 +25,7 @@ struct PrepareOptions {
   TokenizerChoice tokenizer;               // empty path: byte-level
   HoldoutOptions holdout;                  // --format records: rows set aside (records_holdout.h)
   bool holdout_eval = false;               // also write the holdout as a token file
+  PiiPreparation pii;                      // records and csv: personal data (table_pii.h)
 };
 
 /// The tokenizer a preparation used, for its summary line.
@@ -44,6 +46,8 @@ struct PrepareSummary {
   std::string holdout_table;          // the holdout CSV written, if any
   std::string holdout_tokens;         // --holdout-eval: the holdout's token file
   std::string warning;                // a holdout asked for but not made, and why
+  std::string pii;                    // PII handling's account (pii_summary), if it ran
+  std::string pii_warning;            // --pii detect found personal data and left it
 };
 
 /// Tokenizes every document of `inputs` in order ([BOS], tokens, EOS) into
@@ -57,9 +61,13 @@ struct PrepareSummary {
 /// scripts/prepare_data_hf.py), records with other than one input,
 /// max_tokens without examples or below 1, --bos/--eos-token without a
 /// tokenizer, holdout options without records (or --holdout-eval without
-/// --holdout), and as make_json_tokenizer; DataError as for
-/// for_each_document, the example readers and make_json_tokenizer. Fills
-/// `used` (when given) once the tokenizer is loaded.
+/// --holdout), PII options as requested_pii_mode and check_pii_paths say,
+/// and as make_json_tokenizer; DataError as for for_each_document, the
+/// example readers, make_json_tokenizer and a bad PII key file. Records (and
+/// csv with --pii) are read whole, split, and transformed before anything is
+/// tokenised; nothing is written until every example is encoded, the token
+/// file, which names the others, last. Fills `used` (when given) once the
+/// tokenizer is loaded.
 PrepareSummary prepare_dataset(const PrepareOptions& options, PreparedTokenizer* used = nullptr);
 
 }  // namespace nss::data

@@ -58,8 +58,15 @@ std::string table_csv(const RecordsTable& table) {
   return text;
 }
 
-HoldoutRecord write_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
-                                  const std::string& source, const std::string& output) {
+HoldoutRecord source_record(const std::string& source) {
+  HoldoutRecord record;
+  record.source_table = absolute(source);
+  record.source_sha256 = sha256_file_hex(source);
+  return record;
+}
+
+void write_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
+                         const std::string& output, HoldoutRecord& record) {
   const std::string text = table_csv(split.holdout);
   OutputTarget target;
   target.path = holdout_csv_path(output);
@@ -68,16 +75,12 @@ HoldoutRecord write_holdout_table(const RecordsSplit& split, const HoldoutOption
   target.existing = ExistingOutput::kReplaceFile;
   target.private_data = true;
   write_output_file(target, text);
-  HoldoutRecord record;
   record.split = "training";
-  record.source_table = absolute(source);
-  record.source_sha256 = sha256_file_hex(source);
   record.holdout_table = absolute(target.path);
   record.holdout_sha256 = sha256_hex(text);
   record.holdout_rows = static_cast<std::int64_t>(split.holdout.rows.size());
   record.training_rows = static_cast<std::int64_t>(split.training.rows.size());
   record.holdout_seed = static_cast<std::int64_t>(options.seed);
-  return record;
 }
 
 }  // namespace nss::data

@@ -33,10 +33,14 @@ std::string holdout_tokens_path(const std::string& output);
 /// `table` as CSV text: the header, then one line per row.
 std::string table_csv(const RecordsTable& table);
 
+/// The record of the table at `source` every records token file carries:
+/// its absolute path and SHA-256.
+HoldoutRecord source_record(const std::string& source);
+
 /// Writes the holdout of `split` to holdout_csv_path(output) (mode 0600,
-/// replacing an earlier holdout file) and returns the record the token
-/// files carry, `source` being the input table's path.
-HoldoutRecord write_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
-                                  const std::string& source, const std::string& output);
+/// replacing an earlier holdout file) and fills the rest of `record`, the
+/// source's record.
+void write_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
+                         const std::string& output, HoldoutRecord& record);
 
 }  // namespace nss::data

@@ -49,6 +49,15 @@ inline constexpr const char* kHoldoutSha256Attribute = "holdout_sha256";
 inline constexpr const char* kHoldoutRowsAttribute = "holdout_rows";
 inline constexpr const char* kTrainingRowsAttribute = "training_rows";
 inline constexpr const char* kHoldoutSeedAttribute = "holdout_seed";
+// Records prepared with PII handling (docs/data.md, "Personal data"): the
+// mode, the report and the key it names, and the training rows as they were
+// transformed (the evaluation's training table).
+inline constexpr const char* kPiiModeAttribute = "pii_mode";
+inline constexpr const char* kPiiReportAttribute = "pii_report";
+inline constexpr const char* kPiiReportSha256Attribute = "pii_report_sha256";
+inline constexpr const char* kPiiKeyIdAttribute = "pii_key_id";
+inline constexpr const char* kTrainingTableAttribute = "training_table";
+inline constexpr const char* kTrainingSha256Attribute = "training_sha256";
 
 /// How the documents were prepared; every field empty when not recorded.
 struct DatasetPreparation {
@@ -59,8 +68,9 @@ struct DatasetPreparation {
   std::string records_schema;   // records: JSON {"columns": [{name, type, empty_cells}]}
 };
 
-/// A records table split into training rows and a holdout; every field
-/// empty without a holdout.
+/// A records table and its split into training rows and a holdout: the
+/// source table for every records preparation, the rest empty without a
+/// holdout.
 struct HoldoutRecord {
   std::string split;           // "training" or "holdout": the rows this file holds
   std::string source_table;    // the CSV the rows came from (absolute path)
@@ -70,6 +80,17 @@ struct HoldoutRecord {
   std::optional<std::int64_t> holdout_rows;
   std::optional<std::int64_t> training_rows;
   std::optional<std::int64_t> holdout_seed;
+};
+
+/// PII handling of a records or CSV table (pii/table_transform.h); every
+/// field empty when none ran (prepared with --pii off, or before it existed).
+struct PiiRecord {
+  std::string mode;            // "detect", "replace", "hash" or "redact"
+  std::string report;          // the pii.json written (absolute path)
+  std::string report_sha256;   // of that report as written
+  std::string key_id;          // the key's id (replace, hash); empty otherwise
+  std::string training_table;  // records, a transforming mode: the training rows as trained on
+  std::string training_sha256;
 };
 
 /// What the attributes say about the tokens. Only /tokens itself is required
@@ -85,6 +106,7 @@ struct TokenFileMetadata {
   std::optional<std::int64_t> dropped_examples;  // examples with no target left
   DatasetPreparation preparation;
   HoldoutRecord holdout;
+  PiiRecord pii;
 };
 
 /// Every root attribute of `metadata` (const or not) with its name, one list
@@ -113,6 +135,12 @@ void visit_attributes(Metadata& metadata, Visit&& visit) {
   visit(kHoldoutRowsAttribute, metadata.holdout.holdout_rows);
   visit(kTrainingRowsAttribute, metadata.holdout.training_rows);
   visit(kHoldoutSeedAttribute, metadata.holdout.holdout_seed);
+  visit(kPiiModeAttribute, metadata.pii.mode);
+  visit(kPiiReportAttribute, metadata.pii.report);
+  visit(kPiiReportSha256Attribute, metadata.pii.report_sha256);
+  visit(kPiiKeyIdAttribute, metadata.pii.key_id);
+  visit(kTrainingTableAttribute, metadata.pii.training_table);
+  visit(kTrainingSha256Attribute, metadata.pii.training_sha256);
 }
 
 /// The tokenizer and preparation attributes (every string attribute,

@@ -58,37 +58,52 @@ std::string field(const json& dataset, const char* key) {
   return dataset.contains(key) && dataset[key].is_string() ? dataset[key].get<std::string>() : "";
 }
 
+// The defaults a step gives: the tables its data was prepared from, its
+// PII report and its privacy guarantee.
+void read_step_inputs(const InputPaths& paths, EvaluationInputs& in, std::string& holdout,
+                      std::string& pii_expected) {
+  const checkpoint::TrainedModel trained = read_step(paths.step);
+  const json dataset = trained.dataset.is_object() ? trained.dataset : json::object();
+  const std::string source = field(dataset, "source_table");
+  const std::string recorded_holdout = field(dataset, "holdout_table");
+  const std::string transformed = field(dataset, "training_table");
+  if (paths.training.empty() && transformed.empty() && (source.empty() || recorded_holdout.empty()))
+    throw UsageError("evaluate",
+                     "--step " + paths.step +
+                         ": its training data records no holdout (prepared without --holdout)",
+                     "give --train TABLE.csv (and --holdout H.csv), or prepare the data with "
+                     "nss_prepare_data --holdout");
+  if (holdout.empty() && !recorded_holdout.empty()) {
+    in.holdout_file =
+        hashed_file(recorded_holdout, field(dataset, "holdout_sha256"), "the holdout");
+    holdout = recorded_holdout;
+  }
+  if (paths.training.empty() && !transformed.empty()) {
+    in.training_file =
+        hashed_file(transformed, field(dataset, "training_sha256"), "the training rows");
+    in.training = read_table(transformed, "--train");
+  } else if (paths.training.empty()) {
+    in.training_file = hashed_file(source, field(dataset, "source_sha256"), "the training table");
+    in.training = training_rows(source, recorded_holdout);
+  }
+  if (paths.pii_report.empty()) {
+    in.pii_report_path = field(dataset, "pii_report");
+    pii_expected = field(dataset, "pii_report_sha256");
+  }
+  if (trained.privacy.is_object())
+    in.privacy_report = privacy::privacy_report(trained.privacy, trained.step);
+}
+
 }  // namespace
 
 EvaluationInputs read_inputs(const InputPaths& paths) {
   EvaluationInputs in;
-  std::string training = paths.training, holdout = paths.holdout;
-  if (!paths.step.empty()) {
-    const checkpoint::TrainedModel trained = read_step(paths.step);
-    const json dataset = trained.dataset.is_object() ? trained.dataset : json::object();
-    const std::string source = field(dataset, "source_table");
-    const std::string recorded_holdout = field(dataset, "holdout_table");
-    if (training.empty() && (source.empty() || recorded_holdout.empty()))
-      throw UsageError("evaluate",
-                       "--step " + paths.step +
-                           ": its training data records no holdout (prepared without --holdout)",
-                       "give --train TABLE.csv (and --holdout H.csv), or prepare the data with "
-                       "nss_prepare_data --holdout");
-    if (holdout.empty() && !recorded_holdout.empty()) {
-      in.holdout_file =
-          hashed_file(recorded_holdout, field(dataset, "holdout_sha256"), "the holdout");
-      holdout = recorded_holdout;
-    }
-    if (training.empty()) {
-      in.training_file = hashed_file(source, field(dataset, "source_sha256"), "the training table");
-      in.training = training_rows(source, recorded_holdout);
-    }
-    if (trained.privacy.is_object())
-      in.privacy_report = privacy::privacy_report(trained.privacy, trained.step);
-  }
-  if (!training.empty()) {
-    in.training = read_table(training, "--train");
-    in.training_file = hashed_file(training, "", "");
+  std::string holdout = paths.holdout, pii_expected;
+  in.pii_report_path = paths.pii_report;
+  if (!paths.step.empty()) read_step_inputs(paths, in, holdout, pii_expected);
+  if (!paths.training.empty()) {
+    in.training = read_table(paths.training, "--train");
+    in.training_file = hashed_file(paths.training, "", "");
   }
   if (!holdout.empty()) {
     in.holdout = read_table(holdout, "--holdout");
@@ -96,6 +111,7 @@ EvaluationInputs read_inputs(const InputPaths& paths) {
   }
   in.synthetic = read_table(paths.synthetic, "--synthetic");
   in.synthetic_file = hashed_file(paths.synthetic, "", "");
+  if (!in.pii_report_path.empty()) in.pii = read_pii_inputs(in.pii_report_path, pii_expected);
   return in;
 }
 

@@ -7,6 +7,7 @@
 #include "core/output_directory.h"
 #include "evaluate/evaluation_json.h"
 #include "evaluate/evaluation_tables.h"
+#include "evaluate/pii_replay.h"
 #include "evaluate/privacy_metrics.h"
 #include "evaluate/quality_metrics.h"
 #include "evaluate/report_html.h"
@@ -43,7 +44,27 @@ ReportContext report_context(const EvaluationOptions& options, const EvaluationI
     context.delta = in.privacy_report.value("delta", 0.0);
     context.accountant = in.privacy_report.value("accountant", "");
   }
+  context.pii = in.pii ? &in.pii->report : nullptr;
   return context;
+}
+
+// PII replay against the original training rows, when a PII report is known.
+void measure_replay(const EvaluationInputs& in, EvaluationResult& result) {
+  if (!in.pii) return;
+  result.pii_replay_data =
+      measure_pii_replay(in.pii->original_training, in.synthetic, replay_columns(in.pii->report));
+  result.pii_replay = unavailable(
+      "never scored, as in NeMo Safe Synthesizer: the share of each column's distinct training "
+      "values found in the synthetic table is listed in PII Replay Analysis");
+}
+
+nlohmann::ordered_json pii_report_json(const EvaluationInputs& in) {
+  if (!in.pii) return nullptr;
+  return {{"path", in.pii_report_path},
+          {"sha256", in.pii->report_sha256},
+          {"mode", in.pii->report.mode},
+          {"source_table", in.pii->report.source_table},
+          {"original_training_rows", in.pii->original_training.rows}};
 }
 
 }  // namespace
@@ -66,6 +87,7 @@ EvaluationOutcome run_evaluation(const EvaluationOptions& options) {
   const EvaluationInputs in = read_inputs(options.inputs);
   EvaluationOutcome outcome;
   outcome.result = evaluate(in.training, in.synthetic, in.holdout);
+  measure_replay(in, outcome.result);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   nlohmann::ordered_json doc = evaluation_json(outcome.result);
   doc["inputs"] = {
@@ -74,6 +96,7 @@ EvaluationOutcome run_evaluation(const EvaluationOptions& options) {
       {"synthetic", input_json(in.synthetic_file, in.synthetic.rows)},
       {"step", options.inputs.step.empty() ? nlohmann::ordered_json(nullptr)
                                            : nlohmann::ordered_json(options.inputs.step)}};
+  if (doc["pii_replay"].is_object()) doc["pii_replay"]["report"] = pii_report_json(in);
   doc["privacy"] = in.privacy_report.is_null() ? nlohmann::ordered_json(nullptr)
                                                : nlohmann::ordered_json(in.privacy_report);
   doc["timing"] = {{"evaluation_time_sec", outcome.seconds}};

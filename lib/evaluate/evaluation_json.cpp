@@ -82,6 +82,24 @@ ordered_json membership_details(const MembershipResult& m) {
   return {{"attack_grades", grades}, {"thresholds", thresholds}};
 }
 
+// NSS's PIIReplay fields, null without a PII report.
+ordered_json pii_replay(const std::optional<PiiReplayResult>& replay) {
+  if (!replay) return nullptr;
+  ordered_json data = ordered_json::array();
+  for (const PiiReplayDatum& d : replay->pii_replay_data)
+    data.push_back({{"column_name", d.column_name},
+                    {"column_assigned_type", d.column_assigned_type},
+                    {"pii_type", d.pii_type},
+                    {"total_training_data", d.total_training_data},
+                    {"unique_training_data", d.unique_training_data},
+                    {"total_synthetic_data", d.total_synthetic_data},
+                    {"unique_synthetic_data", d.unique_synthetic_data},
+                    {"unique_synthetic_data_percentage", d.unique_synthetic_data_percentage}});
+  return {{"training_total_records", replay->training_total_records},
+          {"synthetic_total_records", replay->synthetic_total_records},
+          {"pii_replay_data", data}};
+}
+
 }  // namespace
 
 ordered_json score_json(const Score& score) {
@@ -103,6 +121,7 @@ ordered_json evaluation_json(const EvaluationResult& result) {
       optional_number(result.deep_structure.component_distances[1])};
   out["membership_inference"] = membership_details(result.membership);
   out["attribute_inference"] = attribute_details(result.attribute);
+  out["pii_replay"] = pii_replay(result.pii_replay_data);
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,24 @@ struct DatasetStatistics {
   std::size_t memorized_rows = 0;  // synthetic rows that are training rows
 };
 
+/// One column's replay, under NSS's field names.
+struct PiiReplayDatum {
+  std::string column_name;
+  std::string column_assigned_type;
+  std::string pii_type;
+  std::int64_t total_training_data = 0;    // non-missing training cells
+  std::int64_t unique_training_data = 0;   // their distinct values
+  std::int64_t total_synthetic_data = 0;   // synthetic rows holding one of them
+  std::int64_t unique_synthetic_data = 0;  // the distinct values among those
+  double unique_synthetic_data_percentage = 0;
+};
+
+struct PiiReplayResult {
+  std::int64_t training_total_records = 0;
+  std::int64_t synthetic_total_records = 0;
+  std::vector<PiiReplayDatum> pii_replay_data;
+};
+
 struct EvaluationResult {
   DatasetStatistics statistics;
   std::vector<ColumnDistribution> columns;
@@ -97,8 +116,9 @@ struct EvaluationResult {
   Score quality;  // Synthetic Quality Score
   MembershipResult membership;
   AttributeResult attribute;
-  Score pii_replay;
-  Score privacy;  // Data Privacy Score
+  Score pii_replay;                                // never scored, as NSS
+  std::optional<PiiReplayResult> pii_replay_data;  // with a PII report
+  Score privacy;                                   // Data Privacy Score
 };
 
 }  // namespace nss::evaluate

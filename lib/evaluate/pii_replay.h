@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "evaluate/evaluation_result.h"
 #include "evaluate/table.h"
 
 namespace nss::evaluate {
@@ -19,24 +20,6 @@ struct PiiColumn {
   std::string column;
   std::string entity;
   std::int64_t reported_cells = -1;
-};
-
-/// One column's replay, under NSS's field names.
-struct PiiReplayDatum {
-  std::string column_name;
-  std::string column_assigned_type;
-  std::string pii_type;
-  std::int64_t total_training_data = 0;    // non-missing training cells
-  std::int64_t unique_training_data = 0;   // their distinct values
-  std::int64_t total_synthetic_data = 0;   // synthetic rows holding one of them
-  std::int64_t unique_synthetic_data = 0;  // the distinct values among those
-  double unique_synthetic_data_percentage = 0;
-};
-
-struct PiiReplayResult {
-  std::int64_t training_total_records = 0;
-  std::int64_t synthetic_total_records = 0;
-  std::vector<PiiReplayDatum> pii_replay_data;
 };
 
 /// NSS's percentage: ceil(unique_synthetic / unique_training * 100 * 10) / 10

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "evaluate/report_charts.h"
+#include "evaluate/report_pii.h"
 #include "evaluate/report_text.h"
 
 namespace nss::evaluate {
@@ -558,6 +559,7 @@ std::string report_html(const EvaluationResult& result, const ReportContext& con
   append_text(out, result);
   append_membership(out, result.membership);
   append_attribute(out, result.attribute);
+  append_pii_section(out, result.pii_replay_data, context.pii);
   append_unavailable(out, result);
   append_notes(out, context.notes);
   append_footer(out, context);

@@ -5,7 +5,8 @@
 // class="score" elements with data-score (which score), data-value (one
 // decimal, empty when unavailable) and data-grade; class="column-score" per
 // column (data-column, data-value); class="dp-notice" on the sentence saying
-// the report has no differential-privacy guarantee.
+// the report has no differential-privacy guarantee; class="pii-replay" rows
+// (report_pii.h).
 #pragma once
 
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "evaluate/evaluation_result.h"
+#include "pii/pii_report.h"
 
 namespace nss::evaluate {
 
@@ -24,7 +26,8 @@ struct ReportContext {
   bool training_known = false;     // the run is known (--step): trained_privately says how
   bool trained_privately = false;  // trained with differential privacy
   std::optional<double> epsilon, delta;
-  std::string accountant;  // the privacy accountant's name, e.g. "prv"
+  std::string accountant;               // the privacy accountant's name, e.g. "prv"
+  const pii::PiiReport* pii = nullptr;  // the PII report read, if any
   std::vector<std::string> notes;
 };
 

@@ -1,6 +1,8 @@
 #include "pii/pii_report.h"
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -51,8 +53,8 @@ ordered_json column_json(const ColumnStatistics& column) {
 
 }  // namespace
 
-void write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
-                      const PiiResult& result) {
+std::string write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
+                             const PiiResult& result) {
   ordered_json doc = {{"format", kReportFormat},
                       {"version", kReportVersion},
                       {"tool", info.tool},
@@ -64,8 +66,12 @@ void write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
   doc["source_sha256"] = info.source_sha256;
   doc["training_rows"] = info.training_rows;
   doc["holdout_rows"] = info.holdout_rows;
+  doc["holdout_source_rows"] = info.holdout_source_rows;
   doc["key_id"] = info.key_id.empty() ? ordered_json() : ordered_json(info.key_id);
   doc["pii_replacer_time_sec"] = info.seconds;
+  // No named-entity model is loaded: names and streets inside free text are
+  // found from the word lists only.
+  doc["named_entity_model"] = nullptr;
   ordered_json columns = ordered_json::object();
   for (const ColumnStatistics& column : result.columns) columns[column.name] = column_json(column);
   doc["column_statistics"] = columns;
@@ -80,7 +86,9 @@ void write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
   }
   OutputTarget report = target;
   report.private_data = true;
-  write_output_file(report, doc.dump(2) + "\n");
+  std::string text = doc.dump(2) + "\n";
+  write_output_file(report, text);
+  return text;
 }
 
 PiiReport read_pii_report(const std::string& path) {
@@ -96,18 +104,31 @@ PiiReport read_pii_report(const std::string& path) {
     report.mode = doc.at("mode").get<std::string>();
     report.key_id = doc.at("key_id").is_string() ? doc["key_id"].get<std::string>() : "";
     report.source_table = doc.at("source_table").get<std::string>();
+    report.source_sha256 = doc.at("source_sha256").get<std::string>();
     report.training_rows = doc.at("training_rows").get<std::int64_t>();
+    report.holdout_rows = doc.at("holdout_rows").get<std::int64_t>();
+    report.holdout_source_rows = doc.at("holdout_source_rows").get<std::vector<std::int64_t>>();
     for (const auto& [name, column] : doc.at("column_statistics").items()) {
-      ReportedColumn reported{name, std::nullopt, {}};
+      ReportedColumn reported{name, std::nullopt, {}, {}, ""};
       if (column.at("assigned_entity").is_string())
         reported.assigned_entity = column["assigned_entity"].get<std::string>();
       for (const auto& [entity, count] : column.at("detected_entity_counts").items())
         reported.detected_entity_counts[entity] = count.get<std::int64_t>();
+      reported.transform_functions =
+          column.at("transform_functions").get<std::vector<std::string>>();
+      reported.evidence = column.at("evidence").at("source").get<std::string>();
       report.columns.push_back(std::move(reported));
     }
   } catch (const nlohmann::json::exception& e) {
     bad_report(path, std::string("is damaged: ") + e.what());
   }
+  const auto& held = report.holdout_source_rows;
+  const bool ascending =
+      std::adjacent_find(held.begin(), held.end(), std::greater_equal<>()) == held.end();
+  if (static_cast<std::int64_t>(held.size()) != report.holdout_rows || !ascending ||
+      (!held.empty() && held.front() < 0))
+    bad_report(path, "is damaged: holdout_source_rows are not the " +
+                         std::to_string(report.holdout_rows) + " ascending holdout rows");
   return report;
 }
 

@@ -26,29 +26,36 @@ struct PiiReportInfo {
   std::vector<Entity> entities;
   std::string source_table, source_sha256;
   std::int64_t training_rows = 0, holdout_rows = 0;
+  // The source's data rows (0: the first after the header) in the holdout:
+  // the original training rows are the others.
+  std::vector<std::int64_t> holdout_source_rows;
   std::string key_id;  // empty without a key (detect, redact)
   double seconds = 0;
 };
 
-/// Writes the report to `target` (private data: mode 0600).
-void write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
-                      const PiiResult& result);
+/// Writes the report to `target` (private data: mode 0600); returns its text.
+std::string write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
+                             const PiiResult& result);
 
 /// One column of a report read back.
 struct ReportedColumn {
   std::string name;
   std::optional<std::string> assigned_entity;
   std::map<std::string, std::int64_t> detected_entity_counts;
+  std::vector<std::string> transform_functions;
+  std::string evidence;  // how the entity was decided: values, header+values, option, kept, scan
 };
 
 struct PiiReport {
-  std::string path, mode, key_id, source_table;
-  std::int64_t training_rows = 0;
-  std::vector<ReportedColumn> columns;  // in the table's column order
+  std::string path, mode, key_id, source_table, source_sha256;
+  std::int64_t training_rows = 0, holdout_rows = 0;
+  std::vector<std::int64_t> holdout_source_rows;  // ascending
+  std::vector<ReportedColumn> columns;            // in the table's column order
 };
 
-/// Reads `path`; DataError naming it for another format, a newer version, or
-/// a missing or mistyped field.
+/// Reads `path`; DataError naming it for another format, a newer version, a
+/// missing or mistyped field, or holdout rows that are not ascending source
+/// rows as many as holdout_rows says.
 PiiReport read_pii_report(const std::string& path);
 
 }  // namespace nss::pii

@@ -8,6 +8,7 @@ dataset and attribute by attribute; bad tokenizer arguments are usage (2) or
 data (4) errors.
 
 Runs the Python side under the venv scripts/setup.sh creates (NSS_VENV_PYTHON)."""
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import bpe_tokenizer  # noqa: E402
 import nss_e2e  # noqa: E402
+import pii_people  # noqa: E402
 
 VENV_PYTHON = nss_e2e.VENV_PYTHON
 SCRIPT = os.path.join(nss_e2e.SOURCE, "scripts", "prepare_data_hf.py")
@@ -110,7 +112,8 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             with self.subTest(args=args):
                 outputs = {}
                 for side, output in (("cpp", self.path("cpp.h5")), ("py", self.path("py.h5"))):
-                    command = ["--tokenizer", SMOLLM2, "--output", output, "--input", table, "--format", "records"]
+                    command = ["--tokenizer", SMOLLM2, "--output", output, "--input", table, "--format", "records",
+                               "--pii", "off"]
                     proc = self.nss(*command, *args) if side == "cpp" else self.venv(SCRIPT, *command, *args)
                     self.assertEqual(proc.returncode, 0, proc.stderr.decode())
                     outputs[side] = (output, proc.stdout.decode(), proc.stderr.decode())
@@ -140,6 +143,37 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
                         self.assertEqual(theirs.pop("holdout_table"), ("str", held[1]))
                         self.assertEqual(ours, theirs)
 
+    def test_pii_is_nss_prepare_data_pass(self):
+        """prepare_data_hf.py's PII handling (on by default for records) is
+        nss_prepare_data's: the same key gives the same files, paths aside."""
+        table = self.path("people.csv")
+        pii_people.write_people(table, 100)  # 200 rows: the least a holdout is taken from
+        key = self.path("shared.key")
+        paths = ["holdout_table", "pii_report", "training_table"]  # beside each output
+        outputs = {}
+        for side, output in (("cpp", self.path("cpp.h5")), ("py", self.path("py.h5"))):
+            command = ["--tokenizer", SMOLLM2, "--output", output, "--input", table, "--format", "records",
+                       "--holdout", "0.25", "--pii-key", key, "--pii-entities", "all", "--holdout-eval"]
+            proc = self.nss(*command) if side == "cpp" else self.venv(SCRIPT, *command)
+            self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+            self.assertIn("PII (replace): columns customer (name)", proc.stdout.decode())
+            outputs[side] = output[:-3]
+        for suffix in (".h5", ".holdout.h5"):
+            with h5py.File(outputs["cpp"] + suffix, "r") as a, h5py.File(outputs["py"] + suffix, "r") as b:
+                for name in b.keys():
+                    np.testing.assert_array_equal(a[name][...], b[name][...], err_msg=name)
+                ours, theirs = attributes(a), attributes(b)
+                for name in paths + ["pii_report_sha256"]:  # the report holds its own timing
+                    ours.pop(name)
+                    theirs.pop(name)
+                self.assertEqual(ours, theirs)
+        for suffix in (".training.csv", ".holdout.csv"):
+            self.assertEqual(*[open(outputs[side] + suffix, "rb").read() for side in ("cpp", "py")])
+        reports = [json.load(open(outputs[side] + ".pii.json")) for side in ("cpp", "py")]
+        for report in reports:
+            report.pop("pii_replacer_time_sec")
+        self.assertEqual(*reports)
+
     def test_every_format_matches_prepare_data_hf(self):
         files = self.inputs()
         big = self.write("big.txt", (TEXT.decode() + " %d\n" % 7).encode() * 400)
@@ -152,8 +186,9 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             ["--input", files["text"], "--input", files["jsonl"], "--input", files["csv"]],
             ["--input", files["sft"], "--format", "sft"],
             ["--input", files["sft"], "--format", "sft", "--max-tokens", "6"],
-            ["--input", files["records"], "--format", "records"],
-            ["--input", files["records"], "--format", "records", "--group-by", "patient", "--order-by", "visit"],
+            ["--input", files["records"], "--format", "records", "--pii", "off"],
+            ["--input", files["records"], "--format", "records", "--group-by", "patient", "--order-by", "visit",
+             "--pii", "off"],
         ]
         for tokenizer in (SMOLLM2, smollm2_json, self.bpe_dir, self.resaved):
             for args in runs:

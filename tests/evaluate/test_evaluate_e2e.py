@@ -16,6 +16,8 @@ import subprocess
 import sys
 import unittest
 
+import h5py
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from nss_e2e import SOURCE, binary, mpirun, remove, scratch, write  # noqa: E402
 
@@ -97,8 +99,17 @@ class EvaluateTest(unittest.TestCase):
         self.assertRegex(proc.stdout, r"^SQS \d+\.\d \([A-Za-z ]+\), DPS (\d+\.\d \([A-Za-z ]+\)|unavailable) in ")
         doc = read_json(os.path.join(out, "evaluation.json"))
         self.assertEqual(list(doc["summary"]), SUMMARY)
-        self.assertEqual(doc["inputs"]["training"]["path"], os.path.abspath(self.table))
+        # The rows as trained on: PII handling (on by default) gave the cities surrogates.
+        self.assertEqual(doc["inputs"]["training"]["path"], os.path.join(self.tmp, "records.training.csv"))
         self.assertEqual(doc["inputs"]["training"]["rows"], 360)
+        replay = doc["pii_replay"]
+        self.assertEqual(replay["report"]["path"], os.path.join(self.tmp, "records.pii.json"))
+        self.assertEqual(replay["report"]["original_training_rows"], 360)
+        self.assertEqual((replay["training_total_records"], replay["synthetic_total_records"]),
+                         (360, doc["inputs"]["synthetic"]["rows"]))
+        self.assertEqual([(d["column_name"], d["pii_type"], d["total_training_data"], d["unique_training_data"],
+                           d["unique_synthetic_data_percentage"]) for d in replay["pii_replay_data"]],
+                         [("city", "city", 360, 4, 0.0)])
         self.assertEqual(doc["inputs"]["holdout"]["rows"], 40)
         self.assertTrue(doc["inputs"]["holdout"]["path"].endswith("records.holdout.csv"))
         self.assertIsNone(doc["privacy"])
@@ -111,6 +122,9 @@ class EvaluateTest(unittest.TestCase):
         self.assertIsNone(doc["summary"]["text_semantic_similarity_score"])
         found = self.check_report(out)
         self.assertIn("%.1f" % doc["summary"]["synthetic_data_quality_score"], found)
+        marked = subprocess.run([sys.executable, CHECKER, os.path.join(out, "report.html"), "--json"],
+                                capture_output=True, text=True)
+        self.assertEqual(json.loads(marked.stdout)["pii_replay"], [{"column": "city", "value": 0.0}])
 
     def test_quality_equals_nemo_safe_synthesizers_on_a_reference_table(self):
         fixture = os.path.join(FIXTURES, "wine", "independent")
@@ -189,16 +203,32 @@ class EvaluateTest(unittest.TestCase):
         shutil.copytree(self.step, step)
         held = self.out("copy.holdout.csv")
         metadata = read_json(os.path.join(step, "metadata.json"))
-        metadata["state"]["dataset"].update({"source_table": copy, "source_sha256": sha256_of(copy),
-                                             "holdout_table": held, "holdout_sha256": sha256_of(held)})
+        with h5py.File(data, "r") as f:
+            recorded = {k: f.attrs[k] for k in ("source_table", "source_sha256", "holdout_table", "holdout_sha256",
+                                                "training_table", "training_sha256", "pii_report",
+                                                "pii_report_sha256")}
+        metadata["state"]["dataset"].update({k: v.decode() if isinstance(v, bytes) else str(v)
+                                             for k, v in recorded.items()})
         write(os.path.join(step, "metadata.json"), json.dumps(metadata))
         proc = evaluate("--step", step, "--synthetic", self.synthetic, "--output", self.out("changed_ok"))
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        with open(copy, "a") as f:
-            f.write("Oslo,99,yes\n")
-        proc = evaluate("--step", step, "--synthetic", self.synthetic, "--output", self.out("changed"))
-        self.assertEqual(proc.returncode, 4, proc.stderr)
-        self.assertIn("copy_table.csv changed since the data was prepared", proc.stderr)
+        # Each file the step names, changed: the original table (PII replay reads it), the
+        # training rows as trained on, the holdout, the PII report.
+        for name, what in (("copy_table.csv", "copy_table.csv changed since the PII report"),
+                           ("copy.training.csv", "copy.training.csv changed since the data was prepared"),
+                           ("copy.holdout.csv", "copy.holdout.csv changed since the data was prepared"),
+                           ("copy.pii.json", "the PII report %s changed" % self.out("copy.pii.json"))):
+            with self.subTest(changed=name):
+                path = self.out(name)
+                with open(path) as f:
+                    before = f.read()
+                with open(path, "a") as f:
+                    f.write("\n" if name.endswith(".json") else "Oslo,99,yes\n")
+                proc = evaluate("--step", step, "--synthetic", self.synthetic, "--output", self.out("changed"))
+                self.assertEqual(proc.returncode, 4, proc.stderr)
+                self.assertIn(what, proc.stderr)
+                self.assertFalse(os.path.exists(self.out("changed")))
+                write(path, before)
 
 
 if __name__ == "__main__":

@@ -110,6 +110,7 @@ TEST_F(TableTransformTest, ReportWrittenOwnerOnlyAndReadBack) {
   info.source_table = "/data/people.csv";
   info.training_rows = 40;
   info.holdout_rows = 5;
+  info.holdout_source_rows = {3, 9, 10, 30, 44};
   info.key_id = key.id();
   write_pii_report(target, info, result);
   struct stat st {};
@@ -119,6 +120,8 @@ TEST_F(TableTransformTest, ReportWrittenOwnerOnlyAndReadBack) {
   EXPECT_EQ(report.mode, "replace");
   EXPECT_EQ(report.key_id, key.id());
   EXPECT_EQ(report.training_rows, 40);
+  EXPECT_EQ(report.holdout_source_rows, (std::vector<std::int64_t>{3, 9, 10, 30, 44}));
+  EXPECT_EQ(report.columns[1].transform_functions, std::vector<std::string>{"fake"});
   ASSERT_EQ(report.columns.size(), kHeader.size());
   EXPECT_EQ(report.columns[1].name, "email");
   EXPECT_EQ(report.columns[1].assigned_entity, "email");
@@ -131,6 +134,14 @@ TEST_F(TableTransformTest, ReportWrittenOwnerOnlyAndReadBack) {
   std::ofstream(dir + "/newer.json") << R"({"format": "nss_pii_report", "version": 2})";
   EXPECT_THROW(read_pii_report(dir + "/newer.json"), DataError);
   EXPECT_THROW(read_pii_report(dir + "/missing.json"), DataError);
+  // Holdout rows out of order, or fewer than holdout_rows: another table's.
+  for (const auto& rows : {std::vector<std::int64_t>{3, 9, 9, 30, 44}, {3, 9, 30, 44}}) {
+    info.holdout_source_rows = rows;
+    OutputTarget damaged = target;
+    damaged.path = dir + "/damaged" + std::to_string(rows.size()) + ".json";
+    write_pii_report(damaged, info, result);
+    EXPECT_THROW(read_pii_report(damaged.path), DataError);
+  }
 }
 
 TEST(PiiMode, NamesAndChoices) {
