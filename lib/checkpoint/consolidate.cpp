@@ -145,7 +145,10 @@ ConsolidateReport consolidate(const ConsolidateOptions& options) {
     report.bytes_written = output_bytes(options.output);
   }
   if (private_run && options.format != ConsolidateFormat::kHf)
-    write_output_file(guarantee, privacy::privacy_report(plan, reader.index().step).dump(2) + "\n");
+    write_output_file(guarantee, privacy::privacy_report(plan, reader.index().step,
+                                                         training_dataset(reader.index()))
+                                         .dump(2) +
+                                     "\n");
   report.bytes_read = reader.bytes_read();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("[consolidate] {} -> {}: {} tensors, {} read, {} written in {:.2f} s",

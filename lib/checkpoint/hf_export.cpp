@@ -141,7 +141,7 @@ void complete_directory(StagingDirectory& staging, const TrainedModel& model,
                         const std::string& output) {
   if (!model.privacy.is_null())
     write_output_file(staging.file("privacy.json"),
-                      privacy::privacy_report(model.privacy, model.step).dump(2) + "\n",
+                      privacy::privacy_report(model.privacy, model.step, model.dataset).dump(2) + "\n",
                       "consolidate");
   if (!model.base_path.empty())
     for (const auto& problem : hf::copy_tokenizer_files(model.base_path, staging.path()))

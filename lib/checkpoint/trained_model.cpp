@@ -27,6 +27,11 @@ nlohmann::json privacy_settings(const CheckpointIndex& index) {
   return settings.is_object() ? settings : nlohmann::json();
 }
 
+nlohmann::json training_dataset(const CheckpointIndex& index) {
+  const StoredTrainingState stored = read_stored_state(index.state);
+  return stored.state.dataset.is_object() ? stored.state.dataset : nlohmann::json();
+}
+
 TrainedModel trained_model(const CheckpointIndex& index, const std::string& origin) {
   TrainedModel model;
   for (const auto& [name, tensor] : index.tensors)

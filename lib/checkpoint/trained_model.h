@@ -42,6 +42,10 @@ TrainedModel trained_model(const CheckpointIndex& index, const std::string& orig
 /// it; null when the run was not private.
 nlohmann::json privacy_settings(const CheckpointIndex& index);
 
+/// The training data's record (state.dataset) as the step holds it; null
+/// when absent.
+nlohmann::json training_dataset(const CheckpointIndex& index);
+
 /// True for "<module>.lora_A.weight" and "<module>.lora_B.weight".
 bool is_lora_tensor(const std::string& name);
 

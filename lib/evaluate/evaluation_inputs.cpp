@@ -91,7 +91,7 @@ void read_step_inputs(const InputPaths& paths, EvaluationInputs& in, std::string
     pii_expected = field(dataset, "pii_report_sha256");
   }
   if (trained.privacy.is_object())
-    in.privacy_report = privacy::privacy_report(trained.privacy, trained.step);
+    in.privacy_report = privacy::privacy_report(trained.privacy, trained.step, trained.dataset);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "data/sequential_reader.h"
 #include "data/token_dataset.h"
 #include "preflight/holdout_check.h"
+#include "preflight/pii_check.h"
 
 namespace nss::preflight {
 namespace {
@@ -165,6 +166,7 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
       } catch (const DataError& e) {
         checks.push_back(Check::fail("data.holdout", ExitCode::kData, e.message(), e.hint()));
       }
+      checks.push_back(pii_check(dataset.key, *tokens));
     }
     try {
       const data::TokenIdRange ids = data::check_dataset_vocabulary(*tokens, needs);

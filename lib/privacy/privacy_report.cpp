@@ -21,9 +21,25 @@ T field(const nlohmann::json& settings, const char* name) {
   }
 }
 
+// PII handling decided from the data which columns are personal and how to
+// transform them: the guarantee covers the training, not that decision.
+std::string pii_classification(const nlohmann::json& dataset) {
+  if (!dataset.is_object() || !dataset.contains("pii_mode") || !dataset["pii_mode"].is_string())
+    return "";
+  const std::string report = dataset.contains("pii_report") && dataset["pii_report"].is_string()
+                                 ? ", report " + dataset["pii_report"].get<std::string>()
+                                 : "";
+  return "which columns and values nss_prepare_data --pii classified as personal data and how it "
+         "transformed them (mode " +
+         dataset["pii_mode"].get<std::string>() + report +
+         "): the classification reads the training table; replacement hides those values, not "
+         "the rows";
+}
+
 }  // namespace
 
-nlohmann::json privacy_report(const nlohmann::json& settings, std::int64_t steps) {
+nlohmann::json privacy_report(const nlohmann::json& settings, std::int64_t steps,
+                              const nlohmann::json& dataset) {
   const AccountantKind kind = parse_accountant_kind(field<std::string>(settings, "accountant"));
   const double q = field<double>(settings, "sampling_rate");
   const double sigma = field<double>(settings, "noise_multiplier");
@@ -51,6 +67,8 @@ nlohmann::json privacy_report(const nlohmann::json& settings, std::int64_t steps
         "validation scores",
         "the schema's column names and categories stored when the data was prepared "
         "(state.dataset)"}}};
+  if (const std::string pii = pii_classification(dataset); !pii.empty())
+    report["not_covered"].push_back(pii);
   if (sampling != "poisson")
     report["warning"] =
         "the run drew fixed-size shuffled batches (privacy.sampling: shuffle); epsilon is "

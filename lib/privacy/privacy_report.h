@@ -10,8 +10,11 @@
 
 namespace nss::privacy {
 
-/// The report for `settings` (state.privacy) after `steps` steps; throws
-/// nss::CheckpointError naming the field when settings lack one.
-nlohmann::json privacy_report(const nlohmann::json& settings, std::int64_t steps);
+/// The report for `settings` (state.privacy) after `steps` steps, the
+/// training data's record `dataset` (state.dataset, may be null) adding what
+/// its preparation decided from the data; throws nss::CheckpointError naming
+/// the field when settings lack one.
+nlohmann::json privacy_report(const nlohmann::json& settings, std::int64_t steps,
+                              const nlohmann::json& dataset);
 
 }  // namespace nss::privacy
