@@ -58,34 +58,43 @@ std::string field(const json& dataset, const char* key) {
   return dataset.contains(key) && dataset[key].is_string() ? dataset[key].get<std::string>() : "";
 }
 
+// The training rows a step's data names: as trained on (after PII handling),
+// else the source table without its holdout rows.
+void read_step_training(const json& dataset, EvaluationInputs& in) {
+  const std::string transformed = field(dataset, "training_table");
+  if (!transformed.empty()) {
+    in.training_file =
+        hashed_file(transformed, field(dataset, "training_sha256"), "the training rows");
+    in.training = read_table(transformed, "--train");
+    return;
+  }
+  const std::string source = field(dataset, "source_table");
+  const std::string holdout = field(dataset, "holdout_table");
+  in.training_file = hashed_file(source, field(dataset, "source_sha256"), "the training table");
+  in.training = holdout.empty() ? read_table(source, "--train") : training_rows(source, holdout);
+}
+
 // The defaults a step gives: the tables its data was prepared from, its
 // PII report and its privacy guarantee.
 void read_step_inputs(const InputPaths& paths, EvaluationInputs& in, std::string& holdout,
                       std::string& pii_expected) {
   const checkpoint::TrainedModel trained = read_step(paths.step);
   const json dataset = trained.dataset.is_object() ? trained.dataset : json::object();
-  const std::string source = field(dataset, "source_table");
   const std::string recorded_holdout = field(dataset, "holdout_table");
-  const std::string transformed = field(dataset, "training_table");
-  if (paths.training.empty() && transformed.empty() && (source.empty() || recorded_holdout.empty()))
+  if (paths.training.empty() && field(dataset, "training_table").empty() &&
+      field(dataset, "source_table").empty())
     throw UsageError("evaluate",
                      "--step " + paths.step +
-                         ": its training data records no holdout (prepared without --holdout)",
+                         ": its training data records no table (not prepared from a records CSV "
+                         "by this nss_hpc)",
                      "give --train TABLE.csv (and --holdout H.csv), or prepare the data with "
-                     "nss_prepare_data --holdout");
+                     "nss_prepare_data --format records --holdout");
   if (holdout.empty() && !recorded_holdout.empty()) {
     in.holdout_file =
         hashed_file(recorded_holdout, field(dataset, "holdout_sha256"), "the holdout");
     holdout = recorded_holdout;
   }
-  if (paths.training.empty() && !transformed.empty()) {
-    in.training_file =
-        hashed_file(transformed, field(dataset, "training_sha256"), "the training rows");
-    in.training = read_table(transformed, "--train");
-  } else if (paths.training.empty()) {
-    in.training_file = hashed_file(source, field(dataset, "source_sha256"), "the training table");
-    in.training = training_rows(source, recorded_holdout);
-  }
+  if (paths.training.empty()) read_step_training(dataset, in);
   if (paths.pii_report.empty()) {
     in.pii_report_path = field(dataset, "pii_report");
     pii_expected = field(dataset, "pii_report_sha256");

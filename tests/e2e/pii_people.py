@@ -82,13 +82,14 @@ def people_rows(persons, seed=7):
     return rows
 
 
-def write_people(path, persons, seed=7):
-    """Writes the table to `path` and returns its rows."""
+def write_people(path, persons, seed=7, columns=HEADER):
+    """Writes the table (only `columns`, in that order) to `path` and returns
+    its rows (all columns, HEADER's order)."""
     rows = people_rows(persons, seed)
     with open(path, "w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(HEADER)
-        writer.writerows(rows)
+        writer.writerow(columns)
+        writer.writerows([[row[HEADER.index(c)] for c in columns] for row in rows])
     return rows
 
 
