@@ -107,7 +107,7 @@ std::string Sha256::hex_digest() {
   return std::string(hex, 64);
 }
 
-std::array<std::uint8_t, 32> hmac_sha256(std::string_view key, std::string_view message) {
+HmacSha256::HmacSha256(std::string_view key) {
   constexpr std::size_t kBlock = 64;
   std::array<std::uint8_t, kBlock> block{};
   if (key.size() > kBlock) {
@@ -123,14 +123,21 @@ std::array<std::uint8_t, 32> hmac_sha256(std::string_view key, std::string_view 
     inner_pad[i] = block[i] ^ 0x36;
     outer_pad[i] = block[i] ^ 0x5c;
   }
-  Sha256 inner;
-  inner.update(inner_pad.data(), kBlock);
+  inner_.update(inner_pad.data(), kBlock);
+  outer_.update(outer_pad.data(), kBlock);
+}
+
+std::array<std::uint8_t, 32> HmacSha256::mac(std::string_view message) const {
+  Sha256 inner = inner_;
   inner.update(message.data(), message.size());
   const auto inner_digest = inner.digest();
-  Sha256 outer;
-  outer.update(outer_pad.data(), kBlock);
+  Sha256 outer = outer_;
   outer.update(inner_digest.data(), inner_digest.size());
   return outer.digest();
+}
+
+std::array<std::uint8_t, 32> hmac_sha256(std::string_view key, std::string_view message) {
+  return HmacSha256(key).mac(message);
 }
 
 std::string sha256_hex(const std::string& text) {

@@ -30,7 +30,18 @@ class Sha256 {
   std::uint64_t length_ = 0;  // bytes
 };
 
-/// HMAC-SHA-256 (RFC 2104) of `message` under `key` (any length).
+/// HMAC-SHA-256 (RFC 2104) under one key (any length), the key's two padded
+/// blocks hashed once: each mac() then costs the message's blocks and two.
+class HmacSha256 {
+ public:
+  explicit HmacSha256(std::string_view key);
+  std::array<std::uint8_t, 32> mac(std::string_view message) const;
+
+ private:
+  Sha256 inner_, outer_;  // after the inner and the outer padded key
+};
+
+/// HMAC-SHA-256 of `message` under `key`.
 std::array<std::uint8_t, 32> hmac_sha256(std::string_view key, std::string_view message);
 
 /// SHA-256 of a string, hex.

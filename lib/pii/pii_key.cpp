@@ -78,8 +78,10 @@ PiiKey PiiKey::from_hex(std::string_view hex, const std::string& origin) {
   return PiiKey(*parsed.bytes);
 }
 
+PiiKey::PiiKey(const SecretBytes& bytes) : bytes_(bytes), hmac_(key_view(bytes)) {}
+
 std::array<std::uint8_t, 32> PiiKey::mac(std::string_view message) const {
-  return hmac_sha256(key_view(bytes_), message);
+  return hmac_.mac(message);
 }
 
 std::string PiiKey::id() const {

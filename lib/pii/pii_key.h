@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/secret_bytes.h"
+#include "core/sha256.h"
 
 namespace nss::pii {
 
@@ -31,8 +32,9 @@ class PiiKey {
   std::string file_text() const;
 
  private:
-  explicit PiiKey(const SecretBytes& bytes) : bytes_(bytes) {}
+  explicit PiiKey(const SecretBytes& bytes);
   SecretBytes bytes_;
+  HmacSha256 hmac_;  // the key's padded blocks, hashed once
 };
 
 /// Reads the key file `path`. DataError (exit 4) naming it when it is not a

@@ -8,10 +8,19 @@ SurrogateMap::SurrogateMap(const PiiKey& key, const WordLists& lists)
     : key_(key), lists_(lists), states_(key, lists) {}
 
 std::string SurrogateMap::surrogate(Entity entity, std::string_view original) {
+  EntityValues& values = values_[entity];
+  const std::string written(original);
+  if (const auto seen = values.drawn.find(written); seen != values.drawn.end()) return seen->second;
+  std::string drawn = first_free_draw(entity, original, values);
+  values.drawn.emplace(written, drawn);
+  return drawn;
+}
+
+std::string SurrogateMap::first_free_draw(Entity entity, std::string_view original,
+                                          EntityValues& values) {
   const std::string canonical = canonical_value(entity, original);
   const std::string_view name = entity_name(entity);
   const SurrogateSources sources{lists_, states_};
-  EntityValues& values = values_[entity];
   const auto known = values.attempt.find(canonical);
   if (known != values.attempt.end()) {
     KeyedStream stream(key_, name, canonical, known->second);

@@ -8,7 +8,8 @@
 
 #include <cstddef>
 #include <map>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <string_view>
 
@@ -35,9 +36,16 @@ class SurrogateMap {
 
  private:
   struct EntityValues {
-    std::map<std::string, std::uint32_t> attempt;  // canonical original -> its attempt
-    std::set<std::string> taken;                   // canonical surrogates
+    std::unordered_map<std::string, std::uint32_t> attempt;  // canonical original -> its attempt
+    std::unordered_set<std::string> taken;                   // canonical surrogates
+    // Each original as written -> its surrogate: a value repeated across rows
+    // is drawn once (a draw is an HMAC and a generator call).
+    std::unordered_map<std::string, std::string> drawn;
   };
+
+  // The surrogate of a value not seen as written: the canonical value's
+  // attempt when it was seen in another form, else the first free draw.
+  std::string first_free_draw(Entity entity, std::string_view original, EntityValues& values);
 
   const PiiKey& key_;
   const WordLists& lists_;

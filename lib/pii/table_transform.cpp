@@ -1,6 +1,7 @@
 #include "pii/table_transform.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/error.h"
 #include "core/missing_cell.h"
@@ -77,7 +78,7 @@ ColumnPlan plan_column(const std::string& header, const TableRows& rows, std::si
 // Applies the plan to column c of `rows`; with `stats`, records what it finds.
 void apply_column(TableRows& rows, std::size_t c, const ColumnPlan& plan, Transform& transform,
                   ColumnStatistics* stats) {
-  std::map<Entity, std::set<std::string>> distinct;
+  std::map<Entity, std::unordered_set<std::string>> distinct;
   for (auto& row : rows) {
     std::string& cell = row[c];
     if (plan.kept || is_missing_cell(cell)) continue;
