@@ -8,10 +8,10 @@
 
 #include <cstddef>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "pii/surrogates.h"
 
