@@ -140,9 +140,10 @@ const config::Config& require_config(const TrainedModel& model, const std::strin
 void complete_directory(StagingDirectory& staging, const TrainedModel& model,
                         const std::string& output) {
   if (!model.privacy.is_null())
-    write_output_file(staging.file("privacy.json"),
-                      privacy::privacy_report(model.privacy, model.step, model.dataset).dump(2) + "\n",
-                      "consolidate");
+    write_output_file(
+        staging.file("privacy.json"),
+        privacy::privacy_report(model.privacy, model.step, model.dataset).dump(2) + "\n",
+        "consolidate");
   if (!model.base_path.empty())
     for (const auto& problem : hf::copy_tokenizer_files(model.base_path, staging.path()))
       spdlog::warn(

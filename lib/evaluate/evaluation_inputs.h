@@ -43,10 +43,9 @@ struct EvaluationInputs {
 
 /// Reads the tables. With `step`: the training table defaults to its dataset
 /// record's training_table (PII handling's output) or else source_table
-/// (minus holdout_table when there is one), the holdout to holdout_table, the PII report to pii_report
-/// (each checked against its recorded SHA-256), and a private step's
-/// guarantee is read. With a PII report (`paths.pii_report` or the step's),
-/// the inputs of read_pii_inputs.
+/// (minus holdout_table when there is one), the holdout to holdout_table, the PII report to
+/// pii_report (each checked against its recorded SHA-256), and a private step's guarantee is read.
+/// With a PII report (`paths.pii_report` or the step's), the inputs of read_pii_inputs.
 /// CheckpointError for a directory that is not a committed step; UsageError
 /// for a step whose data records no table and no --train; DataError for
 /// unreadable files, a changed file (its hash) and the table errors of
