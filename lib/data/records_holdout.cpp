@@ -1,27 +1,11 @@
 #include "data/records_holdout.h"
 
-#include <filesystem>
-
 #include "core/output_location.h"
 #include "core/sha256.h"
 #include "data/csv_records.h"
+#include "data/output_names.h"
 
 namespace nss::data {
-namespace {
-
-// `path` without its extension (records.h5 -> records).
-std::string stem_of(const std::string& path) {
-  const std::filesystem::path p(path);
-  return p.has_extension() ? (p.parent_path() / p.stem()).string() : path;
-}
-
-std::string absolute(const std::string& path) {
-  std::error_code error;
-  const auto full = std::filesystem::absolute(path, error);
-  return error ? path : full.lexically_normal().string();
-}
-
-}  // namespace
 
 RecordsSplit split_records(RecordsTable table, const std::string& group_by,
                            const HoldoutOptions& options) {
@@ -45,11 +29,11 @@ RecordsSplit split_records(RecordsTable table, const std::string& group_by,
 }
 
 std::string holdout_csv_path(const std::string& output) {
-  return stem_of(output) + ".holdout.csv";
+  return beside_output(output, ".holdout.csv");
 }
 
 std::string holdout_tokens_path(const std::string& output) {
-  return stem_of(output) + ".holdout.h5";
+  return beside_output(output, ".holdout.h5");
 }
 
 std::string table_csv(const RecordsTable& table) {
@@ -60,7 +44,7 @@ std::string table_csv(const RecordsTable& table) {
 
 HoldoutRecord source_record(const std::string& source) {
   HoldoutRecord record;
-  record.source_table = absolute(source);
+  record.source_table = absolute_path(source);
   record.source_sha256 = sha256_file_hex(source);
   return record;
 }
@@ -76,7 +60,7 @@ void write_holdout_table(const RecordsSplit& split, const HoldoutOptions& option
   target.private_data = true;
   write_output_file(target, text);
   record.split = "training";
-  record.holdout_table = absolute(target.path);
+  record.holdout_table = absolute_path(target.path);
   record.holdout_sha256 = sha256_hex(text);
   record.holdout_rows = static_cast<std::int64_t>(split.holdout.rows.size());
   record.training_rows = static_cast<std::int64_t>(split.training.rows.size());

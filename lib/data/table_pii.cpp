@@ -7,6 +7,7 @@
 #include "core/output_location.h"
 #include "core/sha256.h"
 #include "data/csv_records.h"
+#include "data/output_names.h"
 #include "data/records_holdout.h"
 #include "pii/pii_key.h"
 #include "pii/pii_report.h"
@@ -16,18 +17,6 @@ namespace nss::data {
 namespace {
 
 constexpr const char* kComponent = "data";
-
-// `path` without its extension (records.h5 -> records).
-std::string stem_of(const std::string& path) {
-  const std::filesystem::path p(path);
-  return p.has_extension() ? (p.parent_path() / p.stem()).string() : path;
-}
-
-std::string absolute(const std::string& path) {
-  std::error_code error;
-  const auto full = std::filesystem::absolute(path, error);
-  return error ? path : full.lexically_normal().string();
-}
 
 bool any_pii_option(const PiiPreparation& options) {
   return !options.entities.empty() || !options.columns.empty() || !options.keep.empty() ||
@@ -120,15 +109,15 @@ std::optional<pii::PiiMode> requested_pii_mode(const PiiPreparation& options,
 }
 
 std::string pii_report_path(const PiiPreparation& options, const std::string& output) {
-  return options.report_path.empty() ? stem_of(output) + ".pii.json" : options.report_path;
+  return options.report_path.empty() ? beside_output(output, ".pii.json") : options.report_path;
 }
 
 std::string pii_key_path(const PiiPreparation& options, const std::string& output) {
-  return options.key_path.empty() ? stem_of(output) + ".pii.key" : options.key_path;
+  return options.key_path.empty() ? beside_output(output, ".pii.key") : options.key_path;
 }
 
 std::string training_csv_path(const std::string& output) {
-  return stem_of(output) + ".training.csv";
+  return beside_output(output, ".training.csv");
 }
 
 void check_pii_paths(const PiiPreparation& options, pii::PiiMode mode, const std::string& input,
@@ -188,12 +177,12 @@ PiiRecord write_pii_outputs(const PiiPreparation& options, const TransformedTabl
     const std::string text = table_csv(*training);
     const OutputTarget target = private_file(training_csv_path(output), "--output");
     write_output_file(target, text);
-    record.training_table = absolute(target.path);
+    record.training_table = absolute_path(target.path);
     record.training_sha256 = sha256_hex(text);
   }
   const OutputTarget report = private_file(pii_report_path(options, output), "--pii-report");
   record.report_sha256 = sha256_hex(pii::write_pii_report(report, table.info, table.result));
-  record.report = absolute(report.path);
+  record.report = absolute_path(report.path);
   return record;
 }
 

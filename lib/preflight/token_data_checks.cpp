@@ -106,6 +106,17 @@ Check packing_check(const std::string& id, const data::TokenDataset& tokens,
   return Check::pass(id, ExitCode::kData, text);
 }
 
+// A records table's: the holdout nss_evaluate will use, and its personal data.
+void append_records_checks(const DatasetRef& dataset, const data::TokenDataset& tokens,
+                           std::vector<Check>& checks) {
+  try {
+    checks.push_back(holdout_check(dataset.key, tokens));
+  } catch (const DataError& e) {
+    checks.push_back(Check::fail("data.holdout", ExitCode::kData, e.message(), e.hint()));
+  }
+  checks.push_back(pii_check(dataset.key, tokens));
+}
+
 }  // namespace
 
 DatasetValidator token_dataset_validator(const config::Config& config) {
@@ -160,14 +171,8 @@ DatasetValidator token_dataset_validator(const config::Config& config) {
             Check::fail(check_id(dataset, "targets"), ExitCode::kData, e.message(), e.hint()));
       }
     }
-    if (dataset.role == "train" && tokens->metadata().preparation.format == "records") {
-      try {
-        checks.push_back(holdout_check(dataset.key, *tokens));
-      } catch (const DataError& e) {
-        checks.push_back(Check::fail("data.holdout", ExitCode::kData, e.message(), e.hint()));
-      }
-      checks.push_back(pii_check(dataset.key, *tokens));
-    }
+    if (dataset.role == "train" && tokens->metadata().preparation.format == "records")
+      append_records_checks(dataset, *tokens, checks);
     try {
       const data::TokenIdRange ids = data::check_dataset_vocabulary(*tokens, needs);
       // Signed ids were scanned for negatives too (no attribute bounds them below).

@@ -74,8 +74,8 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
     def test_replace_keeps_every_value_from_the_model_consistently(self):
         result = self.prepare(ALL, "--holdout", "0.25")
         stdout, stderr = result.stdout.decode(), result.stderr.decode()
-        self.assertIn("PII (replace): columns customer (name), email (email), phone (phone_number), "
-                      "ssn (ssn), card (credit_debit_card), iban (iban)", stdout)
+        self.assertIn("PII (replace): columns customer (name), street (street_address), email (email), "
+                      "phone (phone_number), ssn (ssn), card (credit_debit_card), iban (iban)", stdout)
         for name in ["out.pii.json", "out.pii.key", "out.training.csv", "out.holdout.csv"]:
             self.assertEqual(mode_of(self.path(name)), 0o600, name)
         key = read_text(self.path("out.pii.key"))
@@ -103,8 +103,8 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
         self.assertNotIn(key.strip(), report_text + stdout + stderr + model_text)
         columns = report["column_statistics"]
         self.assertEqual([c["assigned_entity"] for c in columns.values()],
-                         ["name", "email", "phone_number", "ssn", "credit_debit_card", "iban", None,
-                          None, None])
+                         ["name", "street_address", "email", "phone_number", "ssn", "credit_debit_card",
+                          "iban", None, None, None])
         self.assertEqual(columns["note"]["transform_functions"], ["fake_entities"])
         training_rows = len(self.rows) - len(report["holdout_source_rows"])
         self.assertEqual(len(report["holdout_source_rows"]), 60)
@@ -123,7 +123,7 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
         self.assertEqual(report["training_rows"], len(training))
         originals = [r for i, r in enumerate(self.rows) if i not in held] + [self.rows[i] for i in held]
         transformed = training + holdout
-        for column in list(pii_people.SECRET_COLUMNS) + ["customer"]:
+        for column in list(pii_people.SECRET_COLUMNS) + ["customer", "street"]:
             c = header.index(column)
             mapping = {}
             for original, new in zip(originals, transformed):
@@ -192,7 +192,7 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
         self.assertFalse(os.path.exists(self.path("redact.pii.key")), "redact needs no key")
 
         result = self.prepare("--pii", "detect", output="detect.h5")
-        self.assertIn("--pii detect: 5 columns and 480 values inside free text hold personal data; "
+        self.assertIn("--pii detect: 6 columns and 480 values inside free text hold personal data; "
                       "the token file contains them unchanged", result.stderr.decode())
         self.assertIn(self.rows[0][email], token_text(self.path("detect.h5")))
         for absent in ["detect.pii.key", "detect.training.csv"]:
@@ -240,7 +240,7 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
         self.assert_refused(base + ["--pii", "scramble"], 2, ["--pii scramble", "detect, replace"])
         self.assert_refused(base + ["--pii-entities", "email,shoe_size"], 2, ["shoe_size"])
         self.assert_refused(base + ["--pii-column", "email"], 2, ["COLUMN=ENTITY"])
-        self.assert_refused(base + ["--pii-column", "mail=email"], 2, ["mail", "customer, email"])
+        self.assert_refused(base + ["--pii-column", "mail=email"], 2, ["mail", "customer, street, email"])
         self.assert_refused(base + ["--pii-column", "email=shoe_size"], 2, ["shoe_size"])
         self.assert_refused(base + ["--pii-keep", "nope"], 2, ["--pii-keep nope"])
         self.assert_refused(base + ["--pii", "off", "--pii-keep", "email"], 2, ["--pii detect"])

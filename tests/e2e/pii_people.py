@@ -1,5 +1,5 @@
 """A generated customer table with personal data in real formats, for the PII
-tests: names, e-mail addresses, NANP phone numbers, SSNs, Luhn-valid card
+tests: names, street addresses, e-mail addresses, NANP phone numbers, SSNs, Luhn-valid card
 numbers and mod-97 IBANs in columns of their own, and e-mail addresses and
 phone numbers inside a free-text note. Every person appears in two rows, so a
 consistent transform must give both the same surrogate."""
@@ -11,7 +11,8 @@ FIRST = ["James", "Mary", "John", "Patricia", "Robert", "Jennifer", "Michael", "
 LAST = ["Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Wilson",
         "Moore", "Taylor", "Anderson", "Thomas", "Jackson", "White", "Harris"]
 PLANS = ["basic", "plus", "premium"]
-HEADER = ["customer", "email", "phone", "ssn", "card", "iban", "plan", "age", "note"]
+SUFFIXES = ["Street", "Avenue", "Road", "Lane", "Drive"]
+HEADER = ["customer", "street", "email", "phone", "ssn", "card", "iban", "plan", "age", "note"]
 # The columns whose values the model must never see under --pii replace.
 SECRET_COLUMNS = {"email": "email", "phone": "phone_number", "ssn": "ssn",
                   "card": "credit_debit_card", "iban": "iban"}
@@ -56,6 +57,7 @@ def person(rng, index):
     bban = "%08d%010d" % (rng.randrange(10 ** 7, 10 ** 8), rng.randrange(10 ** 10))
     return {
         "customer": "%s %s" % (first, last),
+        "street": "%d %s %s" % (rng.randint(1, 9999), rng.choice(LAST), rng.choice(SUFFIXES)),
         "email": "%s.%s%d@%s" % (first.lower(), last.lower(), index,
                                  rng.choice(["corp.com", "mail.org", "shop.net"])),
         "phone": "(%s) %s-%04d" % (nanp_part(rng, 8), nanp_part(rng, 9), rng.randrange(10000)),
@@ -76,7 +78,7 @@ def people_rows(persons, seed=7):
         for visit in range(2):
             note = ("call %s or write to %s" if visit == 0 else "reach me at %s (mail %s)") % (
                 p["contact"], p["email"])
-            rows.append([p["customer"], p["email"], p["phone"], p["ssn"], p["card"], p["iban"],
+            rows.append([p["customer"], p["street"], p["email"], p["phone"], p["ssn"], p["card"], p["iban"],
                          rng.choice(PLANS), str(rng.randint(18, 90)), note])
     rng.shuffle(rows)
     return rows

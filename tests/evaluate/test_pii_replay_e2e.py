@@ -1,11 +1,13 @@
 """PII replay end to end, through the real binaries: a small table of people
-(names, e-mail addresses, phone numbers, SSNs, card numbers, IBANs) that a
+(names, street addresses, e-mail addresses, phone numbers, SSNs, card
+numbers, IBANs) that a
 tiny model memorises in 300 steps, prepared twice — with --pii replace and
 with --pii detect (the values left in) — fine-tuned, sampled, and evaluated
 from the step alone. With replacement no original card number, IBAN, e-mail
 address, SSN or phone number comes back (0% replay, and none of them in the
-synthetic file), and a name comes back only where a surrogate drawn from
-Faker's lists happens to be one; without it the memorised values replay."""
+synthetic file), and a name or a street comes back only where a surrogate
+drawn from Faker's lists happens to be one; without it the memorised values
+replay."""
 import csv
 import json
 import os
@@ -18,7 +20,7 @@ from nss_e2e import SOURCE, binary, mpirun, remove, scratch  # noqa: E402
 import pii_people  # noqa: E402
 
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
-COLUMNS = ["customer", "email", "phone", "ssn", "card", "iban", "plan"]
+COLUMNS = ["customer", "street", "email", "phone", "ssn", "card", "iban", "plan"]
 SECRETS = ["email", "phone", "ssn", "card", "iban"]
 STEPS = 300
 
@@ -74,20 +76,22 @@ class PiiReplayTest(unittest.TestCase):
 
     def test_replacement_replays_nothing(self):
         replay = self.replay("replace")
-        self.assertEqual(sorted(replay), sorted(["customer"] + SECRETS))
+        self.assertEqual(sorted(replay), sorted(["customer", "street"] + SECRETS))
         for column in SECRETS:
             self.assertEqual((replay[column]["unique_synthetic_data"],
                               replay[column]["unique_synthetic_data_percentage"]), (0, 0.0), column)
         _, text = self.evaluations["replace"]
         originals = {row[pii_people.HEADER.index(c)] for row in self.rows for c in SECRETS}
         self.assertEqual([v for v in originals if v in text], [], "an original value in synthetic.csv")
-        # A name comes back only as a surrogate the model learned that is also an original name.
-        with open(os.path.join(self.tmp, "replace.training.csv")) as f:
-            learned = {row[0] for row in list(csv.reader(f))[1:]}
-        with open(os.path.join(self.tmp, "synthetic_replace", "synthetic.csv")) as f:
-            sampled = {row[0] for row in list(csv.reader(f))[1:]}
-        original_names = {row[0] for row in self.rows}
-        self.assertLessEqual(sampled & original_names, learned & original_names)
+        # A name or street comes back only as a surrogate the model learned that is also an original.
+        for column in ("customer", "street"):
+            c = COLUMNS.index(column)
+            with open(os.path.join(self.tmp, "replace.training.csv")) as f:
+                learned = {row[c] for row in list(csv.reader(f))[1:]}
+            with open(os.path.join(self.tmp, "synthetic_replace", "synthetic.csv")) as f:
+                sampled = {row[c] for row in list(csv.reader(f))[1:]}
+            originals = {row[pii_people.HEADER.index(column)] for row in self.rows}
+            self.assertLessEqual(sampled & originals, learned & originals, column)
 
     def test_without_replacement_memorised_values_replay(self):
         replay = self.replay("detect")

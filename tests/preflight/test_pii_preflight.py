@@ -51,13 +51,13 @@ class PiiPreflightTest(unittest.TestCase):
         check = self.preflight(self.prepare("off", "--pii", "off"), "off")
         self.assertEqual(check["status"], "warn", check)
         self.assertIn("prepared without PII handling and the first 80 rows of", check["message"])
-        self.assertIn("columns customer (name), email (email), phone (phone_number), ssn (ssn), "
-                      "card (credit_debit_card); 160 values inside free text", check["message"])
+        self.assertIn("columns customer (name), street (street_address), email (email), phone (phone_number), "
+                      "ssn (ssn), card (credit_debit_card); 160 values inside free text", check["message"])
         self.assertIn("--pii replace", check["remediation"])
 
         check = self.preflight(self.prepare("replaced"), "replaced")
         self.assertEqual(check["status"], "pass", check)
-        self.assertIn("prepared with --pii replace (columns customer (name), email (email)", check["message"])
+        self.assertIn("prepared with --pii replace (columns customer (name), street (street_address), email (email)", check["message"])
 
         check = self.preflight(self.prepare("detected", "--pii", "detect"), "detected")
         self.assertEqual(check["status"], "warn", check)
