@@ -2,11 +2,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <vector>
 
 #include "core/error.h"
+#include "core/staged_outputs.h"
 #include "data/csv_records.h"
 #include "data/document_tokenizer.h"
 #include "data/records_holdout.h"
@@ -142,11 +144,13 @@ PrepareSummary prepare_documents(const PrepareOptions& options,
       counted.tokens += static_cast<std::int64_t>(tokens.size());
     });
 
+  StagedOutputs staged;  // the PII report, published just before the token file
   TokenFileWriter writer(options.output, tokenizer.dtype(), counted.tokens);
   TokenFileMetadata metadata = tokenizer.metadata();
   metadata.preparation.format = names.size() == 1 ? *names.begin() : "mixed";
   if (transformed) {
-    metadata.pii = write_pii_outputs(options.pii, transformed->table, nullptr, options.output);
+    metadata.pii =
+        stage_pii_outputs(options.pii, transformed->table, nullptr, options.output, staged);
     counted.pii = pii_summary(transformed->table, metadata.pii);
     counted.pii_warning = detect_warning(transformed->table);
   }
@@ -156,6 +160,7 @@ PrepareSummary prepare_documents(const PrepareOptions& options,
       writer.append(tokens.data(), static_cast<std::int64_t>(tokens.size()));
       writer.end_document();
     }
+    staged.publish();
     writer.commit(metadata);
     return counted;
   }
@@ -179,6 +184,7 @@ PrepareSummary prepare_documents(const PrepareOptions& options,
   if (written.tokens != counted.tokens || written.documents != counted.documents)
     throw DataError("data", "the inputs changed while being read",
                     "run nss_prepare_data again on inputs that are not being written");
+  staged.publish();
   writer.commit(metadata);
   return written;
 }
@@ -239,14 +245,21 @@ EncodedSet encode_examples(const ExampleSet& set, const DocumentTokenizer& token
   return out;
 }
 
-void write_examples(const std::string& output, const EncodedSet& set,
-                    const DocumentTokenizer& tokenizer, TokenFileMetadata metadata) {
-  TokenFileWriter writer(output, tokenizer.dtype(), set.summary.tokens, /*with_loss_mask=*/true);
+// The examples of `set` in a token file at `output`, written but not yet
+// committed (commit_examples).
+std::unique_ptr<TokenFileWriter> written_examples(const std::string& output, const EncodedSet& set,
+                                                  const DocumentTokenizer& tokenizer) {
+  auto writer = std::make_unique<TokenFileWriter>(output, tokenizer.dtype(), set.summary.tokens,
+                                                  /*with_loss_mask=*/true);
   for (const EncodedExample& example : set.kept) {
-    writer.append(example.tokens.data(), static_cast<std::int64_t>(example.tokens.size()),
-                  example.mask.data());
-    writer.end_document();
+    writer->append(example.tokens.data(), static_cast<std::int64_t>(example.tokens.size()),
+                   example.mask.data());
+    writer->end_document();
   }
+  return writer;
+}
+
+void commit_examples(TokenFileWriter& writer, const EncodedSet& set, TokenFileMetadata metadata) {
   metadata.dropped_examples = set.summary.dropped_examples;
   writer.commit(std::move(metadata));
 }
@@ -261,13 +274,14 @@ PrepareSummary prepare_sft(const PrepareOptions& options, const DocumentTokenize
   const EncodedSet encoded = encode_examples(set, tokenizer, options.max_tokens);
   TokenFileMetadata metadata = tokenizer.metadata();
   metadata.preparation = set.preparation;
-  write_examples(options.output, encoded, tokenizer, std::move(metadata));
+  commit_examples(*written_examples(options.output, encoded, tokenizer), encoded,
+                  std::move(metadata));
   return encoded.summary;
 }
 
 // Records: the holdout (when asked for) is set aside and PII handled before
-// anything is tokenised; every file is encoded before the first is written,
-// the training token file, which names the others, last.
+// anything is tokenised; every file is written in full before the first is
+// published, the training token file, which names the others, last.
 PrepareSummary prepare_records(const PrepareOptions& options, const DocumentTokenizer& tokenizer) {
   const std::string& source = options.inputs.front();
   RecordsTable table = read_records_table(source);
@@ -292,25 +306,32 @@ PrepareSummary prepare_records(const PrepareOptions& options, const DocumentToke
   PrepareSummary summary = encoded.summary;
   summary.holdout_target = split.split.target;
   summary.warning = split.split.warning;
+  StagedOutputs staged;  // the files the token files name, published just before them
   if (pii) {
-    metadata.pii = write_pii_outputs(options.pii, *pii, &split.training, options.output);
+    metadata.pii = stage_pii_outputs(options.pii, *pii, &split.training, options.output, staged);
     summary.pii = pii_summary(*pii, metadata.pii);
     summary.pii_warning = detect_warning(*pii);
   }
   if (has_holdout) {
-    write_holdout_table(split, options.holdout, options.output, record);
+    stage_holdout_table(split, options.holdout, options.output, record, staged);
     summary.holdout_rows = split.split.rows;
     summary.holdout_groups = split.split.groups;
     summary.holdout_table = record.holdout_table;
   }
   metadata.holdout = record;
+  std::unique_ptr<TokenFileWriter> held_writer;
   if (held) {
+    summary.holdout_tokens = holdout_tokens_path(options.output);
+    held_writer = written_examples(summary.holdout_tokens, *held, tokenizer);
+  }
+  const auto writer = written_examples(options.output, encoded, tokenizer);
+  staged.publish();
+  if (held_writer) {
     TokenFileMetadata held_metadata = metadata;
     held_metadata.holdout.split = "holdout";
-    summary.holdout_tokens = holdout_tokens_path(options.output);
-    write_examples(summary.holdout_tokens, *held, tokenizer, std::move(held_metadata));
+    commit_examples(*held_writer, *held, std::move(held_metadata));
   }
-  write_examples(options.output, encoded, tokenizer, std::move(metadata));
+  commit_examples(*writer, encoded, std::move(metadata));
   return summary;
 }
 

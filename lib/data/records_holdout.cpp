@@ -49,8 +49,8 @@ HoldoutRecord source_record(const std::string& source) {
   return record;
 }
 
-void write_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
-                         const std::string& output, HoldoutRecord& record) {
+void stage_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
+                         const std::string& output, HoldoutRecord& record, StagedOutputs& staged) {
   const std::string text = table_csv(split.holdout);
   OutputTarget target;
   target.path = holdout_csv_path(output);
@@ -58,7 +58,7 @@ void write_holdout_table(const RecordsSplit& split, const HoldoutOptions& option
   target.option = "--output";
   target.existing = ExistingOutput::kReplaceFile;
   target.private_data = true;
-  write_output_file(target, text);
+  staged.stage(target, text);
   record.split = "training";
   record.holdout_table = absolute_path(target.path);
   record.holdout_sha256 = sha256_hex(text);

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "core/staged_outputs.h"
 #include "data/example_source.h"
 #include "data/holdout.h"
 #include "data/token_file_format.h"
@@ -37,10 +38,10 @@ std::string table_csv(const RecordsTable& table);
 /// its absolute path and SHA-256.
 HoldoutRecord source_record(const std::string& source);
 
-/// Writes the holdout of `split` to holdout_csv_path(output) (mode 0600,
-/// replacing an earlier holdout file) and fills the rest of `record`, the
-/// source's record.
-void write_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
-                         const std::string& output, HoldoutRecord& record);
+/// Stages the holdout of `split` for holdout_csv_path(output) (mode 0600,
+/// replacing an earlier holdout file when published) and fills the rest of
+/// `record`, the source's record.
+void stage_holdout_table(const RecordsSplit& split, const HoldoutOptions& options,
+                         const std::string& output, HoldoutRecord& record, StagedOutputs& staged);
 
 }  // namespace nss::data

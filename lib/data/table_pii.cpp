@@ -168,20 +168,23 @@ TransformedTable transform_table(const PiiPreparation& options, pii::PiiMode mod
   return out;
 }
 
-PiiRecord write_pii_outputs(const PiiPreparation& options, const TransformedTable& table,
-                            const RecordsTable* training, const std::string& output) {
+PiiRecord stage_pii_outputs(const PiiPreparation& options, const TransformedTable& table,
+                            const RecordsTable* training, const std::string& output,
+                            StagedOutputs& staged) {
   PiiRecord record;
   record.mode = std::string(pii::pii_mode_name(table.mode));
   record.key_id = table.info.key_id;
   if (training && changes_cells(table.mode)) {
     const std::string text = table_csv(*training);
     const OutputTarget target = private_file(training_csv_path(output), "--output");
-    write_output_file(target, text);
+    staged.stage(target, text);
     record.training_table = absolute_path(target.path);
     record.training_sha256 = sha256_hex(text);
   }
   const OutputTarget report = private_file(pii_report_path(options, output), "--pii-report");
-  record.report_sha256 = sha256_hex(pii::write_pii_report(report, table.info, table.result));
+  const std::string text = pii::pii_report_text(table.info, table.result);
+  staged.stage(report, text);
+  record.report_sha256 = sha256_hex(text);
   record.report = absolute_path(report.path);
   return record;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/staged_outputs.h"
 #include "data/document_source.h"
 #include "data/example_source.h"
 #include "data/token_file_format.h"
@@ -71,11 +72,13 @@ TransformedTable transform_table(const PiiPreparation& options, pii::PiiMode mod
                                  RecordsTable* holdout, const std::vector<bool>& held_out,
                                  const std::string& output);
 
-/// Writes the report (0600) and, with `training` (records in a mode that
-/// changes cells), the transformed training rows to training_csv_path (0600),
-/// each replacing an earlier one; returns what the token files record.
-PiiRecord write_pii_outputs(const PiiPreparation& options, const TransformedTable& table,
-                            const RecordsTable* training, const std::string& output);
+/// Stages the report (0600) and, with `training` (records in a mode that
+/// changes cells), the transformed training rows for training_csv_path
+/// (0600), each replacing an earlier one when published; returns what the
+/// token files record.
+PiiRecord stage_pii_outputs(const PiiPreparation& options, const TransformedTable& table,
+                            const RecordsTable* training, const std::string& output,
+                            StagedOutputs& staged);
 
 /// With --pii detect, when personal data was found: the warning that the
 /// token file holds it unchanged; else empty.

@@ -53,8 +53,7 @@ ordered_json column_json(const ColumnStatistics& column) {
 
 }  // namespace
 
-std::string write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
-                             const PiiResult& result) {
+std::string pii_report_text(const PiiReportInfo& info, const PiiResult& result) {
   ordered_json doc = {{"format", kReportFormat},
                       {"version", kReportVersion},
                       {"tool", info.tool},
@@ -84,11 +83,7 @@ std::string write_pii_report(const OutputTarget& target, const PiiReportInfo& in
           {"collisions_kept", counts.collisions_kept}};
     doc["surrogates"] = surrogates;
   }
-  OutputTarget report = target;
-  report.private_data = true;
-  std::string text = doc.dump(2) + "\n";
-  write_output_file(report, text);
-  return text;
+  return doc.dump(2) + "\n";
 }
 
 PiiReport read_pii_report(const std::string& path) {

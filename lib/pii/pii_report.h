@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "core/output_location.h"
 #include "pii/table_transform.h"
 
 namespace nss::pii {
@@ -33,9 +32,8 @@ struct PiiReportInfo {
   double seconds = 0;
 };
 
-/// Writes the report to `target` (private data: mode 0600); returns its text.
-std::string write_pii_report(const OutputTarget& target, const PiiReportInfo& info,
-                             const PiiResult& result);
+/// The report's text (JSON), to be written owner-only (private data).
+std::string pii_report_text(const PiiReportInfo& info, const PiiResult& result);
 
 /// One column of a report read back.
 struct ReportedColumn {

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import resource
 import stat
 import subprocess
 import sys
@@ -25,10 +26,15 @@ BOS, EOS = 256, 257
 ALL = "--pii-entities=all"
 
 
-def run(args, env=None, timeout=120):
+def run(args, env=None, timeout=120, file_size_limit=None):
     full_env = dict(os.environ, **(env or {}))
+
+    def limit():
+        if file_size_limit:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
     return subprocess.run([nss_e2e.binary("nss_prepare_data")] + list(args), capture_output=True,
-                          timeout=timeout, env=full_env)
+                          timeout=timeout, env=full_env, preexec_fn=limit)
 
 
 def token_text(path):
@@ -264,6 +270,22 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
         os.chmod(secret, 0o600)
         message = self.assert_refused(base + ["--pii-key", secret], 4, [secret])
         self.assertNotIn("cdcdcd", message)
+
+    def test_a_failed_preparation_keeps_the_previous_set_whole(self):
+        """Every file is written in full before the first is published: a
+        second preparation that runs out of room (here the file-size limit)
+        at the token file leaves the first one's files as they were."""
+        self.prepare(ALL, "--holdout", "0.25")
+        names = ["out.h5", "out.pii.json", "out.pii.key", "out.training.csv", "out.holdout.csv"]
+        before = {name: sha256_of(self.path(name)) for name in names}
+        bigger = self.path("bigger.csv")
+        pii_people.write_people(bigger, 400, seed=11)
+        result = run(["--input", bigger, "--format", "records", "--output", self.path("out.h5"), ALL,
+                      "--holdout", "0.25"], file_size_limit=os.path.getsize(self.path("out.h5")))
+        self.assertEqual(result.returncode, 2, result.stderr.decode())
+        self.assertIn("out.h5", result.stderr.decode())
+        self.assertEqual({name: sha256_of(self.path(name)) for name in names}, before)
+        self.assertEqual(sorted(n for n in os.listdir(self.dir) if n.startswith("out")), sorted(names))
 
     def test_bad_tables(self):
         def refused(name, content, words):

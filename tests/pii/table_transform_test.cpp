@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/output_location.h"
 #include "pii/checksums.h"
 #include "pii/pii_report.h"
 #include "support/test_paths.h"
@@ -112,7 +113,8 @@ TEST_F(TableTransformTest, ReportWrittenOwnerOnlyAndReadBack) {
   info.holdout_rows = 5;
   info.holdout_source_rows = {3, 9, 10, 30, 44};
   info.key_id = key.id();
-  write_pii_report(target, info, result);
+  target.private_data = true;
+  write_output_file(target, pii_report_text(info, result));
   struct stat st {};
   ASSERT_EQ(::stat(target.path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -139,7 +141,7 @@ TEST_F(TableTransformTest, ReportWrittenOwnerOnlyAndReadBack) {
     info.holdout_source_rows = rows;
     OutputTarget damaged = target;
     damaged.path = dir + "/damaged" + std::to_string(rows.size()) + ".json";
-    write_pii_report(damaged, info, result);
+    write_output_file(damaged, pii_report_text(info, result));
     EXPECT_THROW(read_pii_report(damaged.path), DataError);
   }
 }
