@@ -4,6 +4,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 #include "core/error.h"
@@ -147,15 +150,28 @@ std::string sha256_hex(const std::string& text) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (!file) throw DataError("core", "cannot read " + path + ": " + errno_text(errno));
+  // Non-blocking open and a regular-file check first: a FIFO or a device
+  // node at a recorded path must be an error, not a read that never ends.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw DataError("core", "cannot read " + path + ": " + errno_text(errno));
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw DataError("core", path + " is not a regular file", "give the path of a regular file");
+  }
   Sha256 hash;
   std::vector<char> buffer(1 << 20);
-  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), file)) > 0;)
-    hash.update(buffer.data(), n);
-  const bool failed = std::ferror(file) != 0;
-  std::fclose(file);
-  if (failed) throw DataError("core", "cannot read " + path + ": I/O error");
+  ssize_t n = 0;
+  while ((n = ::read(fd, buffer.data(), buffer.size())) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw DataError("core", "cannot read " + path + ": " + errno_text(error));
+    }
+    hash.update(buffer.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return hash.hex_digest();
 }
 

@@ -1,10 +1,9 @@
 #include "preflight/pii_check.h"
 
-#include <fstream>
-
 #include "core/error.h"
 #include "data/csv_records.h"
 #include "data/example_source.h"
+#include "data/input_file.h"
 #include "pii/pii_report.h"
 #include "pii/table_transform.h"
 #include "pii/word_lists.h"
@@ -16,8 +15,7 @@ constexpr const char* kId = "data.pii";
 
 // The first rows of the CSV at `path`, as the records reader reads them.
 data::RecordsTable sample_rows(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw DataError("data", "cannot open " + path, "");
+  std::ifstream in = data::open_input(path, "source_table");
   data::CsvReader reader(in, path);
   data::RecordsTable table;
   table.path = path;

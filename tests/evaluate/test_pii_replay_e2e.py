@@ -93,6 +93,32 @@ class PiiReplayTest(unittest.TestCase):
             originals = {row[pii_people.HEADER.index(column)] for row in self.rows}
             self.assertLessEqual(sampled & originals, learned & originals, column)
 
+    def test_a_bad_report_is_a_data_error_at_once(self):
+        step = os.path.join(self.tmp, "run_replace", "checkpoints", "step_%08d" % STEPS)
+        synthetic = os.path.join(self.tmp, "synthetic_replace", "synthetic.csv")
+        bad = os.path.join(self.tmp, "bad")
+        os.makedirs(bad, exist_ok=True)
+        os.mkfifo(os.path.join(bad, "fifo.json"))
+        with open(os.path.join(bad, "partial.json"), "w") as f:
+            f.write('{"format": "nss_pii_report", "version": 1}')
+        with open(os.path.join(self.tmp, "replace.pii.json")) as f:
+            report = json.load(f)
+        report["source_table"] = os.path.join(bad, "fifo.json")  # a FIFO where the table was
+        with open(os.path.join(bad, "fifo_source.json"), "w") as f:
+            json.dump(report, f)
+        cases = {"fifo.json": "is not a regular file", "": "is not a regular file",
+                 "partial.json": "is damaged", "missing.json": "No such file",
+                 "fifo_source.json": "which cannot be read"}
+        for name, words in cases.items():
+            with self.subTest(report=name):
+                out = os.path.join(self.tmp, "bad_out")
+                proc = subprocess.run([binary("nss_evaluate"), "--step", step, "--synthetic", synthetic, "--pii",
+                                       os.path.join(bad, name), "--output", out], capture_output=True, text=True,
+                                      timeout=30)
+                self.assertEqual(proc.returncode, 4, proc.stderr)
+                self.assertIn(words, proc.stderr)
+                self.assertFalse(os.path.exists(out))
+
     def test_without_replacement_memorised_values_replay(self):
         replay = self.replay("detect")
         replayed = {c: replay[c]["unique_synthetic_data"] for c in SECRETS}
