@@ -1,4 +1,5 @@
 """Helpers for end-to-end tests that drive the real binaries."""
+import json
 import os
 import signal
 import shutil
@@ -38,6 +39,17 @@ def train(ranks, run_dir, sets, expect=0, timeout=600):
     output = proc.stdout + proc.stderr
     assert proc.returncode == expect, "exit %d, expected %d:\n%s" % (proc.returncode, expect, output)
     return output
+
+
+def preflight_checks(run_dir, data, ranks=2):
+    """nss_hpc --preflight-only on configs/run.yaml with `data` as data.path
+    (seq_len 64, batches of 4): the process and preflight.json's checks by id."""
+    sets = ["run.output_dir=" + run_dir, "data.path=" + data, "eval.interval_steps=0", "data.seq_len=64",
+            "training.global_batch_size=4", "training.micro_batch_size=2"]
+    proc = mpirun(ranks, [binary("nss_hpc"), os.path.join(SOURCE, "configs", "run.yaml"), "--preflight-only"]
+                  + [a for s in sets for a in ("--set", s)], timeout=300)
+    with open(os.path.join(run_dir, "preflight.json")) as f:
+        return proc, {c["id"]: c for c in json.load(f)["checks"]}
 
 
 def scratch(tag):

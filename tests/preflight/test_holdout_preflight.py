@@ -4,7 +4,6 @@ a holdout that is missing, changed or of other columns, and a holdout row
 that the training file also holds are exit 4 on every rank, naming the
 file; records without a holdout skip it."""
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -12,10 +11,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import SOURCE, VENV_PYTHON, binary, mpirun, remove, scratch, write  # noqa: E402
-
-CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
-
+from nss_e2e import SOURCE, VENV_PYTHON, binary, preflight_checks, remove, scratch, write  # noqa: E402
 
 def table(rows):
     lines = ["city,temp"] + ["c%d,%d" % (r % 40, r % 97) for r in range(rows)]
@@ -40,13 +36,7 @@ class HoldoutPreflightTest(unittest.TestCase):
         return output
 
     def preflight(self, data, name):
-        run = os.path.join(self.tmp, "run_" + name)
-        sets = ["run.output_dir=" + run, "data.path=" + data, "eval.interval_steps=0", "data.seq_len=64",
-                "training.global_batch_size=4", "training.micro_batch_size=2"]
-        proc = mpirun(2, [binary("nss_hpc"), CONFIG, "--preflight-only"] + [a for s in sets for a in ("--set", s)],
-                      timeout=300)
-        with open(os.path.join(run, "preflight.json")) as f:
-            checks = {c["id"]: c for c in json.load(f)["checks"]}
+        proc, checks = preflight_checks(os.path.join(self.tmp, "run_" + name), data)
         return proc, checks.get("data.holdout")
 
     def test_a_prepared_holdout_passes(self):

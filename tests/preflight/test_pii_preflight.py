@@ -3,17 +3,14 @@ records table with personal data prepared without PII handling warns, naming
 the columns found in its original CSV, and the run still passes (the data
 are the user's to train on); --pii replace passes with the report; --pii
 detect warns; a PII-free table passes; an original CSV that is gone skips."""
-import json
 import os
 import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import SOURCE, binary, mpirun, remove, scratch, write  # noqa: E402
+from nss_e2e import binary, preflight_checks, remove, scratch, write  # noqa: E402
 import pii_people  # noqa: E402
-
-CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 
 
 class PiiPreflightTest(unittest.TestCase):
@@ -38,14 +35,9 @@ class PiiPreflightTest(unittest.TestCase):
         return output
 
     def preflight(self, data, name):
-        run = os.path.join(self.tmp, "run_" + name)
-        sets = ["run.output_dir=" + run, "data.path=" + data, "eval.interval_steps=0", "data.seq_len=64",
-                "training.global_batch_size=4", "training.micro_batch_size=2"]
-        proc = mpirun(2, [binary("nss_hpc"), CONFIG, "--preflight-only"] + [a for s in sets for a in ("--set", s)],
-                      timeout=300)
+        proc, checks = preflight_checks(os.path.join(self.tmp, "run_" + name), data)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        with open(os.path.join(run, "preflight.json")) as f:
-            return {c["id"]: c for c in json.load(f)["checks"]}["data.pii"]
+        return checks["data.pii"]
 
     def test_each_way_a_table_was_prepared(self):
         check = self.preflight(self.prepare("off", "--pii", "off"), "off")
