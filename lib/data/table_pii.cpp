@@ -52,7 +52,13 @@ pii::ClassifierOptions classifier_options(const PiiPreparation& options,
       continue;
     }
     const auto parsed = pii::parse_entity(entity);
-    if (!parsed) pii::parse_entity_list(entity);  // the UsageError listing the names
+    if (!parsed) {
+      std::string names;
+      for (const pii::Entity e : pii::all_entities())
+        names += (names.empty() ? "" : ", ") + std::string(pii::entity_name(e));
+      throw UsageError(kComponent, "--pii-column " + given + ": unknown entity '" + entity + "'",
+                       "choose one of: " + names + ", or none");
+    }
     out.forced[column] = parsed;
   }
   for (const std::string& column : options.keep) {
