@@ -47,6 +47,9 @@ pii::ClassifierOptions classifier_options(const PiiPreparation& options,
                        "COLUMN=none to leave it unclassified");
     const std::string column = given.substr(0, equals), entity = given.substr(equals + 1);
     column_index(table.header, column, "--pii-column", table.path);
+    if (out.forced.count(column))
+      throw UsageError(kComponent, "--pii-column names " + column + " twice",
+                       "give each column one entity");
     if (entity == "none") {
       out.forced[column] = std::nullopt;
       continue;
@@ -63,6 +66,9 @@ pii::ClassifierOptions classifier_options(const PiiPreparation& options,
   }
   for (const std::string& column : options.keep) {
     column_index(table.header, column, "--pii-keep", table.path);
+    if (out.forced.count(column))
+      throw UsageError(kComponent, column + " is given both --pii-keep and --pii-column",
+                       "keep the column as it is (--pii-keep) or give its entity, not both");
     out.kept.insert(column);
   }
   return out;

@@ -249,6 +249,9 @@ class PreparePiiTest(nss_e2e.ScratchDirTest):
         self.assert_refused(base + ["--pii-column", "mail=email"], 2, ["mail", "customer, street, email"])
         self.assert_refused(base + ["--pii-column", "email=shoe_size"], 2, ["shoe_size", "credit_debit_card"])
         self.assert_refused(base + ["--pii-column", "email=all"], 2, ["unknown entity 'all'"])
+        self.assert_refused(base + ["--pii-column", "email=email", "--pii-column", "email=none"], 2, ["twice"])
+        self.assert_refused(base + ["--pii-column", "note=none", "--pii-keep", "note"], 2,
+                            ["both --pii-keep and --pii-column"])
         self.assert_refused(base + ["--pii-keep", "nope"], 2, ["--pii-keep nope"])
         self.assert_refused(base + ["--pii", "off", "--pii-keep", "email"], 2, ["--pii detect"])
         self.assert_refused(base + ["--pii-report", self.dir], 2, [self.dir])
