@@ -55,13 +55,9 @@ pii::ClassifierOptions classifier_options(const PiiPreparation& options,
       continue;
     }
     const auto parsed = pii::parse_entity(entity);
-    if (!parsed) {
-      std::string names;
-      for (const pii::Entity e : pii::all_entities())
-        names += (names.empty() ? "" : ", ") + std::string(pii::entity_name(e));
+    if (!parsed)
       throw UsageError(kComponent, "--pii-column " + given + ": unknown entity '" + entity + "'",
-                       "choose one of: " + names + ", or none");
-    }
+                       "choose one of: " + pii::entity_names() + ", or none");
     out.forced[column] = parsed;
   }
   for (const std::string& column : options.keep) {
@@ -202,39 +198,20 @@ PiiRecord stage_pii_outputs(const PiiPreparation& options, const TransformedTabl
 }
 
 std::string detect_warning(const TransformedTable& table) {
-  if (table.mode != pii::PiiMode::kDetect) return "";
-  std::int64_t columns = 0, values = 0;
-  for (const pii::ColumnStatistics& column : table.result.columns) {
-    if (column.assigned_entity) {
-      ++columns;
-      continue;
-    }
-    for (const auto& [entity, count] : column.counts) values += count;
-  }
-  if (columns == 0 && values == 0) return "";
-  return "--pii detect: " + std::to_string(columns) + " columns and " + std::to_string(values) +
+  const pii::PiiFindings found = pii::pii_findings(table.result);
+  if (table.mode != pii::PiiMode::kDetect || !found.any()) return "";
+  return "--pii detect: " + std::to_string(found.columns.size()) + " columns and " +
+         std::to_string(found.values_in_text) +
          " values inside free text hold personal data; the token file contains them unchanged "
          "(prepare with --pii replace, hash or redact to keep them from the model)";
 }
 
 std::string pii_summary(const TransformedTable& table, const PiiRecord& record) {
-  std::string columns;
-  std::int64_t spans = 0, scanned_columns = 0;
-  for (const pii::ColumnStatistics& column : table.result.columns) {
-    if (column.assigned_entity) {
-      columns += (columns.empty() ? "" : ", ") + column.name + " (" +
-                 std::string(pii::entity_name(*column.assigned_entity)) + ")";
-      continue;
-    }
-    std::int64_t found = 0;
-    for (const auto& [entity, count] : column.counts) found += count;
-    spans += found;
-    scanned_columns += found > 0;
-  }
+  const pii::PiiFindings found = pii::pii_findings(table.result);
   std::string text = "PII (" + record.mode + "): ";
-  text += columns.empty() ? "no column classified" : "columns " + columns;
-  text += "; " + std::to_string(spans) + " values inside the text of " +
-          std::to_string(scanned_columns) + " other columns";
+  text += found.columns.empty() ? "no column classified" : "columns " + found.column_list();
+  text += "; " + std::to_string(found.values_in_text) + " values inside the text of " +
+          std::to_string(found.text_columns) + " other columns";
   text += "; report " + record.report;
   if (!table.key_path.empty())
     text += "; key " + table.key_path + (table.key_created ? " (created: keep it private)" : "");

@@ -57,7 +57,6 @@ struct TransformedTable {
   pii::PiiReportInfo info;
   std::string key_path;  // replace and hash
   bool key_created = false;
-  double seconds = 0;
 };
 
 /// Classifies the columns of `training` and applies the mode to it and to

@@ -50,14 +50,6 @@ std::vector<Entity> entities_where(bool defaults_only) {
   return out;
 }
 
-std::string valid_names() {
-  std::string names;
-  for (const EntityInfo& info : kEntities) {
-    names += std::string(info.name) + ", ";
-  }
-  return names + "or all";
-}
-
 std::string_view trim_spaces(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
@@ -100,7 +92,7 @@ std::vector<Entity> parse_entity_list(std::string_view list) {
                        (name.empty() ? std::string("empty PII entity name")
                                      : "unknown PII entity '" + std::string(name) + "'") +
                            " in the list '" + std::string(list) + "'",
-                       "valid names: " + valid_names());
+                       "valid names: " + entity_names() + ", or all");
     }
     if (std::find(out.begin(), out.end(), *entity) == out.end()) out.push_back(*entity);
     begin = comma + 1;
@@ -110,6 +102,13 @@ std::vector<Entity> parse_entity_list(std::string_view list) {
 
 std::string redaction(Entity entity) {
   return "<" + std::string(entity_name(entity)) + ">";
+}
+
+std::string entity_names() {
+  std::string names;
+  for (const EntityInfo& info : kEntities)
+    names += (names.empty() ? "" : ", ") + std::string(info.name);
+  return names;
 }
 
 }  // namespace nss::pii

@@ -59,6 +59,9 @@ const std::vector<Entity>& default_entities();
 /// UsageError that lists the valid names.
 std::vector<Entity> parse_entity_list(std::string_view list);
 
+/// Every entity's name, comma-separated, for messages that list the choices.
+std::string entity_names();
+
 /// What redaction writes in place of a value: "<email>".
 std::string redaction(Entity entity);
 

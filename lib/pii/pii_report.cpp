@@ -86,6 +86,47 @@ std::string pii_report_text(const PiiReportInfo& info, const PiiResult& result) 
   return doc.dump(2) + "\n";
 }
 
+namespace {
+
+template <class Counts>
+void add_column(PiiFindings& findings, const std::string& name, const std::string* entity,
+                const Counts& counts) {
+  if (entity) {
+    findings.columns.push_back(name + " (" + *entity + ")");
+    return;
+  }
+  std::int64_t found = 0;
+  for (const auto& [counted, count] : counts) found += count;
+  findings.values_in_text += found;
+  findings.text_columns += found > 0;
+}
+
+}  // namespace
+
+std::string PiiFindings::column_list() const {
+  std::string list;
+  for (const std::string& column : columns) list += (list.empty() ? "" : ", ") + column;
+  return list;
+}
+
+PiiFindings pii_findings(const PiiResult& result) {
+  PiiFindings findings;
+  for (const ColumnStatistics& column : result.columns) {
+    const std::string entity =
+        column.assigned_entity ? std::string(entity_name(*column.assigned_entity)) : "";
+    add_column(findings, column.name, column.assigned_entity ? &entity : nullptr, column.counts);
+  }
+  return findings;
+}
+
+PiiFindings pii_findings(const PiiReport& report) {
+  PiiFindings findings;
+  for (const ReportedColumn& column : report.columns)
+    add_column(findings, column.name, column.assigned_entity ? &*column.assigned_entity : nullptr,
+               column.detected_entity_counts);
+  return findings;
+}
+
 PiiReport read_pii_report(const std::string& path) {
   std::ifstream in(path);
   if (!in) bad_report(path, "cannot be read");

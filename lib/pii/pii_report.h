@@ -51,6 +51,20 @@ struct PiiReport {
   std::vector<ReportedColumn> columns;            // in the table's column order
 };
 
+/// What PII handling found in a table, for one-line accounts: the columns
+/// given an entity, and the values found inside the text of the others.
+struct PiiFindings {
+  std::vector<std::string> columns;  // "email (email)", in column order
+  std::int64_t values_in_text = 0;
+  std::int64_t text_columns = 0;  // the other columns with any value found
+  bool any() const { return !columns.empty() || values_in_text > 0; }
+  /// "customer (name), email (email)".
+  std::string column_list() const;
+};
+
+PiiFindings pii_findings(const PiiResult& result);
+PiiFindings pii_findings(const PiiReport& report);
+
 /// Reads `path`; DataError naming it for another format, a newer version, a
 /// missing or mistyped field, or holdout rows that are not ascending source
 /// rows as many as holdout_rows says.

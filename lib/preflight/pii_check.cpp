@@ -26,25 +26,10 @@ data::RecordsTable sample_rows(const std::string& path) {
   return table;
 }
 
-// "email (email), phone (phone_number)" and the values found in free text.
-struct Found {
-  std::string columns;
-  std::int64_t column_count = 0, values_in_text = 0;
-  bool any() const { return column_count > 0 || values_in_text > 0; }
-  std::string text() const {
-    std::string out = column_count ? "columns " + columns : "no column";
-    return out + "; " + std::to_string(values_in_text) + " values inside free text";
-  }
-};
-
-Found found_in(const std::string& name, const std::optional<std::string>& entity,
-               const std::map<std::string, std::int64_t>& counts, Found found) {
-  if (entity) {
-    found.columns += (found.column_count++ ? ", " : "") + name + " (" + *entity + ")";
-    return found;
-  }
-  for (const auto& [found_entity, count] : counts) found.values_in_text += count;
-  return found;
+// "columns email (email), ...; N values inside free text".
+std::string found_text(const pii::PiiFindings& found) {
+  return (found.columns.empty() ? "no column" : "columns " + found.column_list()) + "; " +
+         std::to_string(found.values_in_text) + " values inside free text";
 }
 
 Check scan_original(const std::string& file, const data::HoldoutRecord& source) {
@@ -66,15 +51,7 @@ Check scan_original(const std::string& file, const data::HoldoutRecord& source) 
   pii::PiiOptions options{pii::PiiMode::kDetect, {}};
   const pii::PiiResult result =
       pii::transform_tables(table.header, table.rows, {}, options, nullptr, lists);
-  Found found;
-  for (const pii::ColumnStatistics& column : result.columns) {
-    std::map<std::string, std::int64_t> counts;
-    for (const auto& [entity, count] : column.counts)
-      counts[std::string(pii::entity_name(entity))] = count;
-    std::optional<std::string> entity;
-    if (column.assigned_entity) entity = std::string(pii::entity_name(*column.assigned_entity));
-    found = found_in(column.name, entity, counts, found);
-  }
+  const pii::PiiFindings found = pii::pii_findings(result);
   const std::string sample =
       "the first " + std::to_string(table.rows.size()) + " rows of " + source.source_table;
   if (!found.any())
@@ -82,7 +59,7 @@ Check scan_original(const std::string& file, const data::HoldoutRecord& source) 
                        file + " was prepared without PII handling; no personal data in " + sample);
   return Check::warn(kId, ExitCode::kData,
                      file + " was prepared without PII handling and " + sample +
-                         " hold personal data (" + found.text() + "): the model trains on it",
+                         " hold personal data (" + found_text(found) + "): the model trains on it",
                      "prepare the table with nss_prepare_data --format records --pii replace "
                      "(the default), or --pii detect to see the report");
 }
@@ -96,17 +73,15 @@ Check reported(const std::string& file, const data::PiiRecord& record) {
     return Check::warn(kId, ExitCode::kData, ran + "; " + e.message(),
                        "restore the report: nss_evaluate needs it for PII replay");
   }
-  Found found;
-  for (const pii::ReportedColumn& column : report.columns)
-    found = found_in(column.name, column.assigned_entity, column.detected_entity_counts, found);
+  const pii::PiiFindings found = pii::pii_findings(report);
   if (record.mode == "detect" && found.any())
     return Check::warn(kId, ExitCode::kData,
                        ran + ": personal data found and left in the training rows (" +
-                           found.text() + "; report " + record.report + ")",
+                           found_text(found) + "; report " + record.report + ")",
                        "prepare the table with --pii replace, hash or redact to keep it from the "
                        "model");
   return Check::pass(kId, ExitCode::kData,
-                     ran + " (" + found.text() + "; report " + record.report + ")");
+                     ran + " (" + found_text(found) + "; report " + record.report + ")");
 }
 
 }  // namespace
