@@ -14,9 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tokenizer/model.h"
+
 namespace nss::tokenizer {
 
-class BpeModel {
+class BpeModel final : public Model {
  public:
   /// Builds the model from tokenizer.json's "model" (type BPE), with
   /// byte_fallback (a character outside the vocabulary becomes its bytes'
@@ -26,13 +28,11 @@ class BpeModel {
   static BpeModel from_json(const nlohmann::json& spec, const std::string& origin);
 
   /// Appends the ids of one pre-tokenized piece to `ids`.
-  void encode(std::string_view piece, std::vector<int32_t>& ids) const;
+  void encode(std::string_view piece, std::vector<int32_t>& ids) const override;
 
-  std::optional<int32_t> token_to_id(std::string_view token) const;
-  /// The token of `id`, or nullptr when the vocabulary has none.
-  const std::string* id_to_token(int32_t id) const;
-  /// Largest id + 1 (0 for an empty vocabulary).
-  int32_t id_bound() const { return static_cast<int32_t>(tokens_.size()); }
+  std::optional<int32_t> token_to_id(std::string_view token) const override;
+  const std::string* id_to_token(int32_t id) const override;
+  int32_t id_bound() const override { return static_cast<int32_t>(tokens_.size()); }
 
   /// Rank and result of merging `left` and `right`, if a merge exists.
   struct Merge {

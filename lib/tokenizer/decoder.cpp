@@ -91,6 +91,39 @@ std::vector<std::string> metaspace(std::vector<std::string> tokens, const std::s
   return tokens;
 }
 
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// tokenizers' wordpiece cleanup, each replacement over the whole token in
+// this order.
+std::string cleanup(std::string token) {
+  static const std::pair<std::string, std::string> kReplacements[] = {
+      {" .", "."},   {" ?", "?"},     {" !", "!"},    {" ,", ","},
+      {" ' ", "'"},  {" n't", "n't"}, {" 'm", "'m"},  {" do not", " don't"},
+      {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kReplacements) replace_all(token, from, to);
+  return token;
+}
+
+// Tokens after the first: a prefixed one loses its (first) prefix and joins
+// the previous, any other starts after a space.
+std::vector<std::string> wordpiece(std::vector<std::string> tokens, const std::string& prefix,
+                                   bool clean) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string& token = tokens[i];
+    if (i > 0) {
+      if (token.compare(0, prefix.size(), prefix) == 0)
+        token.erase(0, prefix.size());
+      else
+        token.insert(0, " ");
+    }
+    if (clean) token = cleanup(std::move(token));
+  }
+  return tokens;
+}
+
 std::string one_character(const nlohmann::json& value, const std::string& what,
                           const std::string& origin) {
   const std::string text = value.get<std::string>();
@@ -144,10 +177,15 @@ void Decoder::add(const nlohmann::json& spec, const std::string& origin) {
     const std::string scheme = spec.value(
         "prepend_scheme", std::string(spec.value("add_prefix_space", true) ? "always" : "never"));
     step.prepend = scheme != "never";
+  } else if (type == "WordPiece") {
+    step.kind = Step::Kind::kWordPiece;
+    step.literal = spec.value("prefix", std::string("##"));
+    step.cleanup = spec.value("cleanup", true);
   } else {
-    throw DataError("tokenizer", origin + ": decoder type \"" + type + "\" is not supported",
-                    "supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, "
-                    "Metaspace; prepare the data with scripts/prepare_data_hf.py instead");
+    throw DataError(
+        "tokenizer", origin + ": decoder type \"" + type + "\" is not supported",
+        "supported: Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip, "
+        "Metaspace, WordPiece; prepare the data with scripts/prepare_data_hf.py instead");
   }
   steps_.push_back(std::move(step));
 }
@@ -171,6 +209,8 @@ std::vector<std::string> Decoder::apply(const Step& step, std::vector<std::strin
       return tokens;
     case Step::Kind::kMetaspace:
       return metaspace(std::move(tokens), step.literal, step.prepend);
+    case Step::Kind::kWordPiece:
+      return wordpiece(std::move(tokens), step.literal, step.cleanup);
   }
   return tokens;
 }

@@ -1,7 +1,9 @@
 // The decoder of a tokenizer.json: how tokens become text again. Supported,
 // as Hugging Face `tokenizers` chains them (each step maps the list of token
 // strings, the last list is joined): Sequence, ByteLevel, Replace (String or
-// Regex), ByteFallback (<0xXX> tokens to bytes), Fuse, Strip and Metaspace.
+// Regex), ByteFallback (<0xXX> tokens to bytes), Fuse, Strip, Metaspace and
+// WordPiece (BERT's: "##" pieces glued on, the others after a space, and
+// tokenizers' cleanup of spaces before punctuation and contractions).
 // No decoder joins the tokens with spaces. Anything else is a DataError
 // naming the file and the type.
 #pragma once
@@ -26,12 +28,21 @@ class Decoder {
 
  private:
   struct Step {
-    enum class Kind { kByteLevel, kReplace, kByteFallback, kFuse, kStrip, kMetaspace } kind;
-    std::string literal;         // kStrip's and kMetaspace's character
+    enum class Kind {
+      kByteLevel,
+      kReplace,
+      kByteFallback,
+      kFuse,
+      kStrip,
+      kMetaspace,
+      kWordPiece
+    } kind;
+    std::string literal;         // kStrip's and kMetaspace's character, kWordPiece's prefix
     Pattern pattern;             // kReplace: what it replaces
     std::string content;         // kReplace: with what
     size_t start = 0, stop = 0;  // kStrip: at most this many at each end
     bool prepend = true;         // kMetaspace: the first token's replacement is no space
+    bool cleanup = false;        // kWordPiece
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);

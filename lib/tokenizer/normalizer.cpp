@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/utf8.h"
+#include "tokenizer/bert_characters.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/whitespace.h"
 
@@ -122,6 +123,49 @@ std::string strip(const std::string& text, bool left, bool right) {
   return text.substr(begin, end - begin);
 }
 
+// BertNormalizer's clean_text: NUL, U+FFFD and control characters go, any
+// whitespace (tab, newline and carriage return too) becomes a space.
+std::string bert_clean(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t start = pos;
+    const char32_t cp = next_code_point(text, pos);
+    if (cp == 0 || cp == 0xFFFD || is_bert_control(cp)) continue;
+    if (is_whitespace(cp))
+      out.push_back(' ');
+    else
+      out.append(text, start, pos - start);
+  }
+  return out;
+}
+
+std::string bert_chinese(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t start = pos;
+    const bool chinese = is_chinese_char(next_code_point(text, pos));
+    if (chinese) out.push_back(' ');
+    out.append(text, start, pos - start);
+    if (chinese) out.push_back(' ');
+  }
+  return out;
+}
+
+// BertNormalizer's strip_accents: NFD, then nonspacing marks go.
+std::string bert_strip_accents(const std::string& text) {
+  const std::string decomposed = normalize_form("NFD", text);
+  std::string out;
+  out.reserve(decomposed.size());
+  for (size_t pos = 0; pos < decomposed.size();) {
+    const size_t start = pos;
+    if (!is_bert_nonspacing_mark(next_code_point(decomposed, pos)))
+      out.append(decomposed, start, pos - start);
+  }
+  return out;
+}
+
 }  // namespace
 
 Normalizer Normalizer::from_json(const nlohmann::json& spec, const std::string& origin) {
@@ -159,13 +203,33 @@ void Normalizer::add(const nlohmann::json& spec, const std::string& origin) {
     step.pattern = Pattern::from_json(spec.at("pattern"), "Replace pattern", origin);
   } else if (type == "ByteLevel") {
     step.kind = Step::Kind::kByteLevel;
+  } else if (type == "BertNormalizer") {
+    add_bert(spec);
+    return;
   } else {
     throw DataError("tokenizer", origin + ": normalizer type \"" + type + "\" is not supported",
                     "supported: Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip, StripAccents, "
-                    "Prepend, Replace, ByteLevel; prepare the data with "
+                    "Prepend, Replace, ByteLevel, BertNormalizer; prepare the data with "
                     "scripts/prepare_data_hf.py instead");
   }
   steps_.push_back(std::move(step));
+}
+
+// BertNormalizer as the steps it runs in order; strip_accents null follows
+// lowercase.
+void Normalizer::add_bert(const nlohmann::json& spec) {
+  const auto flag = [&spec](const char* key, bool fallback) {
+    const auto value = spec.value(key, nlohmann::json());
+    return value.is_null() ? fallback : value.get<bool>();
+  };
+  const bool lowercase = flag("lowercase", true);
+  const Step::Kind kinds[] = {Step::Kind::kBertClean, Step::Kind::kBertChinese,
+                              Step::Kind::kBertStripAccents, Step::Kind::kLowercase};
+  const bool wanted[] = {flag("clean_text", true), flag("handle_chinese_chars", true),
+                         flag("strip_accents", lowercase), lowercase};
+  for (size_t i = 0; i < 4; ++i)
+    if (wanted[i]) steps_.push_back(Step{kinds[i], false, false, {}, {}});
+  if (wanted[2]) unicode_form("NFD");  // fails here, not on the first text
 }
 
 std::string Normalizer::apply(const Step& step, std::string text) {
@@ -190,6 +254,12 @@ std::string Normalizer::apply(const Step& step, std::string text) {
       return step.pattern.replace(text, step.text);
     case Step::Kind::kByteLevel:
       return to_byte_level(text);
+    case Step::Kind::kBertClean:
+      return bert_clean(text);
+    case Step::Kind::kBertChinese:
+      return bert_chinese(text);
+    case Step::Kind::kBertStripAccents:
+      return bert_strip_accents(text);
   }
   return text;
 }

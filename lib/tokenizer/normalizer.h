@@ -3,9 +3,11 @@
 // Sequence, NFC, NFD, NFKC, NFKD (ICU's normalisers), Lowercase (each code
 // point's full lower-case mapping, as Rust's char::to_lowercase), Strip
 // (Unicode White_Space at either end), StripAccents (drops combining marks),
-// Prepend, Replace (a String or a Regex pattern) and ByteLevel. Anything
-// else (Precompiled SentencePiece charmaps, BertNormalizer, ...) is a
-// DataError naming the file and the type.
+// Prepend, Replace (a String or a Regex pattern), ByteLevel and
+// BertNormalizer (clean_text, handle_chinese_chars, strip_accents,
+// lowercase, with BERT's Unicode 8.0 character classes). Anything else
+// (Precompiled SentencePiece charmaps, ...) is a DataError naming the file
+// and the type.
 #pragma once
 
 #include <string>
@@ -41,7 +43,10 @@ class Normalizer {
       kStripAccents,
       kPrepend,
       kReplace,
-      kByteLevel
+      kByteLevel,
+      kBertClean,
+      kBertChinese,
+      kBertStripAccents
     } kind;
     bool left = false, right = false;  // kStrip
     std::string text;                  // kPrepend, kReplace's content
@@ -49,6 +54,7 @@ class Normalizer {
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);
+  void add_bert(const nlohmann::json& spec);
   static std::string apply(const Step& step, std::string text);
 
   std::vector<Step> steps_;

@@ -1,6 +1,7 @@
 #include "tokenizer/pattern.h"
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "tokenizer/regex.h"
 
 namespace nss::tokenizer {
@@ -27,9 +28,22 @@ Pattern Pattern::regex(std::shared_ptr<const Regex> regex) {
   return pattern;
 }
 
+Pattern Pattern::characters(bool (*matches)(char32_t)) {
+  Pattern pattern;
+  pattern.matches_ = matches;
+  return pattern;
+}
+
 std::vector<std::pair<size_t, size_t>> Pattern::find_all(const std::string& text) const {
   if (regex_) return regex_->find_all(text);
   std::vector<std::pair<size_t, size_t>> matches;
+  if (matches_) {
+    for (size_t pos = 0; pos < text.size();) {
+      const size_t begin = pos;
+      if (matches_(next_code_point(text, pos))) matches.emplace_back(begin, pos);
+    }
+    return matches;
+  }
   if (literal_.empty()) return matches;
   for (size_t at = text.find(literal_); at != std::string::npos;
        at = text.find(literal_, at + literal_.size()))

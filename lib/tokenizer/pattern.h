@@ -1,5 +1,6 @@
 // A tokenizer.json pattern, {"String": "..."} or {"Regex": "..."}: what the
-// Split pre-tokenizer cuts at and the Replace normalizer and decoder replace.
+// Split pre-tokenizer cuts at (or a class of characters, for the fixed
+// pre-tokenizers) and the Replace normalizer and decoder replace.
 // Matches are non-overlapping, left to right, as `tokenizers` finds them.
 #pragma once
 
@@ -24,6 +25,9 @@ class Pattern {
   static Pattern literal(std::string literal);
   /// A pattern matching the regular expression (regex.h).
   static Pattern regex(std::shared_ptr<const Regex> regex);
+  /// A pattern matching each code point, one at a time, that `matches`
+  /// accepts (tokenizers' split on a char predicate).
+  static Pattern characters(bool (*matches)(char32_t));
 
   /// Byte ranges [begin, end) of the matches in valid UTF-8 `text`.
   std::vector<std::pair<size_t, size_t>> find_all(const std::string& text) const;
@@ -33,6 +37,7 @@ class Pattern {
  private:
   std::string literal_;
   std::shared_ptr<const Regex> regex_;
+  bool (*matches_)(char32_t) = nullptr;
 };
 
 }  // namespace nss::tokenizer

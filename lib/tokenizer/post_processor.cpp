@@ -32,9 +32,14 @@ void PostProcessor::add(const nlohmann::json& spec, const std::string& origin) {
       single.push_back({false, special_tokens.at(name).at("ids").get<std::vector<int32_t>>()});
     }
     templates_.push_back(std::move(single));
+  } else if (type == "BertProcessing") {
+    // [CLS] sequence [SEP]; sep and cls are [token, id] pairs.
+    const auto id = [&spec](const char* key) { return spec.at(key).at(1).get<int32_t>(); };
+    templates_.push_back({{false, {id("cls")}}, {true, {}}, {false, {id("sep")}}});
   } else {
     throw DataError("tokenizer", origin + ": post-processor type \"" + type + "\" is not supported",
-                    "supported: TemplateProcessing, ByteLevel, Sequence; or encode without "
+                    "supported: TemplateProcessing, BertProcessing, ByteLevel, Sequence; or "
+                    "encode without "
                     "special tokens");
   }
 }

@@ -1,7 +1,8 @@
 // The post-processor of a tokenizer.json, applied by encode() when special
 // tokens are wanted: TemplateProcessing's single-sequence template (Llama 3
-// puts <|begin_of_text|> first), ByteLevel (ids unchanged), or a Sequence of
-// them. Other types are a DataError.
+// puts <|begin_of_text|> first, BERT's [CLS] $A [SEP]), BertProcessing (the
+// same [CLS] and [SEP]), ByteLevel (ids unchanged), or a Sequence of them.
+// Other types are a DataError.
 #pragma once
 
 #include <cstdint>

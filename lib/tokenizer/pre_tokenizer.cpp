@@ -3,8 +3,10 @@
 #include <utility>
 
 #include "core/error.h"
+#include "tokenizer/bert_characters.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/regex.h"
+#include "tokenizer/whitespace.h"
 
 namespace nss::tokenizer {
 namespace {
@@ -15,10 +17,6 @@ constexpr const char* kGpt2Pattern =
 
 // Digits: Rust's char::is_numeric is the N category, one code point a match.
 constexpr const char* kNumericPattern = R"(\p{N})";
-
-// Punctuation: Rust's is_ascii_punctuation or a Unicode P category, one code
-// point a match.
-constexpr const char* kPunctuationPattern = R"([\p{P}!-/:-@\[-`{-~])";
 
 // Whitespace: tokenizers' \w+|[^\w\s]+ with Oniguruma's Unicode \w (UTS #18's
 // word characters: alphabetic, marks, decimal digits, connector punctuation,
@@ -183,8 +181,12 @@ void PreTokenizer::add(const nlohmann::json& spec, const std::string& origin) {
     add_split(regex_pattern(kNumericPattern, origin),
               individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous, false);
   } else if (type == "Punctuation") {
-    add_split(regex_pattern(kPunctuationPattern, origin),
+    // tokenizers' punctuation class (Unicode 8.0's), not PCRE2's \p{P}.
+    add_split(Pattern::characters(is_bert_punctuation),
               parse_behavior(spec.value("behavior", std::string("Isolated")), origin), false);
+  } else if (type == "BertPreTokenizer") {
+    add_split(Pattern::characters(is_whitespace), SplitBehavior::kRemoved, false);
+    add_split(Pattern::characters(is_bert_punctuation), SplitBehavior::kIsolated, false);
   } else if (type == "Whitespace") {
     add_split(regex_pattern(kWordsPattern, origin), SplitBehavior::kRemoved, true);
   } else if (type == "WhitespaceSplit") {
@@ -202,8 +204,8 @@ void PreTokenizer::add(const nlohmann::json& spec, const std::string& origin) {
   } else {
     throw DataError("tokenizer", origin + ": pre-tokenizer type \"" + type + "\" is not supported",
                     "supported: Sequence, Split, Digits, Punctuation, Whitespace, "
-                    "WhitespaceSplit, CharDelimiterSplit, Metaspace, ByteLevel; prepare the data "
-                    "with scripts/prepare_data_hf.py instead");
+                    "WhitespaceSplit, CharDelimiterSplit, Metaspace, ByteLevel, "
+                    "BertPreTokenizer; prepare the data with scripts/prepare_data_hf.py instead");
   }
 }
 

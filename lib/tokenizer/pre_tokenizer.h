@@ -1,9 +1,10 @@
 // The pre-tokenizer of a tokenizer.json: how text is cut into the pieces the
-// BPE model encodes one by one. Supported: Sequence, Split (Regex or String
+// model encodes one by one. Supported: Sequence, Split (Regex or String
 // pattern, every behavior, invert), Digits, ByteLevel (add_prefix_space,
 // use_regex with GPT-2's pattern), Metaspace (every prepend scheme, split or
-// not), Punctuation, Whitespace, WhitespaceSplit and CharDelimiterSplit —
-// what the Llama, Mistral, Qwen, SmolLM and Gemma files use. Steps run in
+// not), Punctuation, Whitespace, WhitespaceSplit, CharDelimiterSplit and
+// BertPreTokenizer (whitespace removed, each punctuation character alone) —
+// what the Llama, Mistral, Qwen, SmolLM, Gemma and BERT files use. Steps run in
 // order on every piece, exactly as `tokenizers` runs them: after a ByteLevel
 // step the pieces are in the byte-level alphabet.
 #pragma once

@@ -9,8 +9,8 @@
 #include "core/error.h"
 #include "core/utf8.h"
 #include "tokenizer/added_tokens.h"
-#include "tokenizer/bpe_model.h"
 #include "tokenizer/decoder.h"
+#include "tokenizer/model.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizer.h"
@@ -21,25 +21,10 @@ struct Tokenizer::Parts {
   Normalizer normalizer;
   AddedVocabulary added;
   PreTokenizer pre_tokenizer;
-  BpeModel model;
+  std::unique_ptr<const Model> model;
   PostProcessor post_processor;
   Decoder decoder;
 };
-
-namespace {
-
-void require_type(const nlohmann::json& spec, const std::string& what, const std::string& type,
-                  const std::string& origin) {
-  const std::string actual = spec.at("type").get<std::string>();
-  if (actual != type) {
-    throw DataError("tokenizer", origin + ": " + what + " type \"" + actual + "\" is not supported",
-                    "only " + type +
-                        " is (Llama, Mistral, Qwen, SmolLM, Gemma); prepare the data with "
-                        "scripts/prepare_data_hf.py instead");
-  }
-}
-
-}  // namespace
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,8 +43,7 @@ Tokenizer Tokenizer::from_json_text(const std::string& json_text, const std::str
   try {
     const auto json = nlohmann::json::parse(json_text);
     parts->normalizer = Normalizer::from_json(json.value("normalizer", nlohmann::json()), origin);
-    require_type(json.at("model"), "model", "BPE", origin);
-    parts->model = BpeModel::from_json(json.at("model"), origin);
+    parts->model = Model::from_json(json.at("model"), origin);
     parts->added = AddedVocabulary::from_json(json.value("added_tokens", nlohmann::json()),
                                               parts->normalizer, origin);
     parts->pre_tokenizer =
@@ -92,7 +76,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_t
       }
       pieces.clear();
       parts_->pre_tokenizer.split(part.text, part.at_start, pieces);
-      for (const auto& piece : pieces) parts_->model.encode(piece, ids);
+      for (const auto& piece : pieces) parts_->model->encode(piece, ids);
     }
   }
   return add_special_tokens ? parts_->post_processor.apply(std::move(ids)) : ids;
@@ -103,7 +87,7 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
   tokens.reserve(ids.size());
   for (const int32_t id : ids) {
     const AddedToken* added = parts_->added.find(id);
-    const std::string* token = added ? &added->content : parts_->model.id_to_token(id);
+    const std::string* token = added ? &added->content : parts_->model->id_to_token(id);
     if (token == nullptr) continue;
     if (skip_special_tokens) {
       // tokenizers asks whether the token's text is a special token's.
@@ -116,12 +100,12 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
 }
 
 int32_t Tokenizer::vocab_size() const {
-  return std::max(parts_->model.id_bound(), parts_->added.id_bound());
+  return std::max(parts_->model->id_bound(), parts_->added.id_bound());
 }
 
 std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
   if (const auto id = parts_->added.token_to_id(token)) return id;
-  return parts_->model.token_to_id(token);
+  return parts_->model->token_to_id(token);
 }
 
 }  // namespace nss::tokenizer

@@ -1,8 +1,9 @@
 // A Hugging Face tokenizer.json in C++, without libtorch or Python: BPE
-// (byte-level or with byte fallback) with the normalizers, pre-tokenizers,
-// added and special tokens, post-processors and decoders the Llama,
-// Mistral, Qwen, SmolLM and Gemma families' files use, giving the ids and
-// text that `tokenizers` gives (tests/tokenizer checks this against it).
+// (byte-level or with byte fallback) and WordPiece models with the
+// normalizers, pre-tokenizers, added and special tokens, post-processors and
+// decoders the Llama, Mistral, Qwen, SmolLM, Gemma and BERT families' files
+// use, giving the ids and text that `tokenizers` gives (tests/tokenizer
+// checks this against it).
 // What a file uses and this does not implement is a DataError naming the
 // file and the feature, never a silent difference (docs/data.md).
 #pragma once

@@ -26,6 +26,16 @@ it (the SmolLM2 file users reported).
     split, CharDelimiterSplit, Digits; a Metaspace decoder before the
     ByteLevel one).
 
+  - bert-cased, bert-uncased: BertTokenizerFast (BertConverter: the
+    BertNormalizer, BertPreTokenizer, TemplateProcessing [CLS] $A [SEP],
+    WordPiece model and decoder) from a WordPiece vocabulary trained here,
+    with and without lowercasing (and so stripping accents),
+  - bert-native: tokenizers' own BertWordPieceTokenizer over that vocabulary
+    (BertProcessing), and bert-short-words: the same with
+    max_input_chars_per_word 8, no clean_text, strip_accents on while
+    cased, and a
+    decoder without cleanup.
+
 Each is written with save_pretrained (transformers) or Tokenizer.save
 (tokenizers): the files users get."""
 import json
@@ -33,8 +43,8 @@ import os
 import sys
 
 import sentencepiece as spm
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
-from transformers import AutoTokenizer, GemmaTokenizerFast, LlamaTokenizerFast, Qwen2TokenizerFast
+from tokenizers import BertWordPieceTokenizer, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from transformers import AutoTokenizer, BertTokenizerFast, GemmaTokenizerFast, LlamaTokenizerFast, Qwen2TokenizerFast
 
 QWEN_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
@@ -126,6 +136,29 @@ def variants(out, vocab, merges):
     return written
 
 
+def wordpiece_vocabulary(out, text):
+    trainer = BertWordPieceTokenizer(lowercase=False)
+    trainer.train([text], vocab_size=1000)
+    directory = os.path.join(out, "bert_files")
+    os.makedirs(directory, exist_ok=True)
+    return trainer.save_model(directory)[0]
+
+
+def bert(out, text):
+    vocab = wordpiece_vocabulary(out, text)
+    written = [save(BertTokenizerFast(vocab_file=vocab, do_lower_case=lower), out, name)
+               for name, lower in (("bert-cased", False), ("bert-uncased", True))]
+    native = BertWordPieceTokenizer(vocab, lowercase=False)
+    written.append(os.path.join(out, "bert-native.json"))
+    native.save(written[-1])
+    short = BertWordPieceTokenizer(vocab, clean_text=False, lowercase=False, strip_accents=True)
+    short._tokenizer.model = models.WordPiece.from_file(vocab, unk_token="[UNK]", max_input_chars_per_word=8)
+    short._tokenizer.decoder = decoders.WordPiece(prefix="##", cleanup=False)
+    written.append(os.path.join(out, "bert-short-words.json"))
+    short.save(written[-1])
+    return written
+
+
 def resave(source, out):
     tokenizer = AutoTokenizer.from_pretrained(source)
     tokenizer.backend_tokenizer.normalizer = normalizers.Sequence([])
@@ -139,6 +172,7 @@ def families(out, text):
     vocab, merges = byte_level_vocabulary(out, text)
     written.append(qwen2(out, vocab, merges))
     written += variants(out, vocab, merges)
+    written += bert(out, text)
     print(json.dumps(written))
 
 

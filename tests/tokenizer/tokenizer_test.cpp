@@ -1,7 +1,7 @@
 // Internals of the C++ tokenizer: GPT-2's byte alphabet, lossy UTF-8, the BPE
-// merge order, added-token splitting and the errors for what is not
-// supported. Parity with Hugging Face tokenizers on real files is
-// test_tokenizer_parity.py.
+// merge order, WordPiece's greedy match and BERT's pipeline, added-token
+// splitting and the errors for what is not supported. Parity with Hugging Face tokenizers on real
+// files is test_tokenizer_parity.py.
 #include "tokenizer/tokenizer.h"
 
 #include <string>
@@ -131,8 +131,8 @@ TEST(Errors, UnsupportedFeaturesAreDataErrors) {
   expect_data_error(R"({"model": )" + bpe +
                         R"(, "normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}})",
                     "normalizer type \"Precompiled\"");
-  expect_data_error(R"({"model": )" + bpe + R"(, "decoder": {"type": "WordPiece"}})",
-                    "decoder type \"WordPiece\"");
+  expect_data_error(R"({"model": )" + bpe + R"(, "decoder": {"type": "CTC"}})",
+                    "decoder type \"CTC\"");
   expect_data_error(
       R"({"model": )" + bpe +
           R"(, "decoder": {"type": "Strip", "content": "ab", "start": 1, "stop": 0}})",
@@ -199,6 +199,65 @@ TEST(Normalizer, UnicodeFormsAndCaseMappingComeFromIcu) {
   EXPECT_EQ(nfkc.encode("FI", false), (std::vector<int32_t>{1}));
   EXPECT_EQ(nfkc.encode("Σ", false), (std::vector<int32_t>{4}));     // no final sigma: char by char
   EXPECT_EQ(nfkc.encode("İ", false), (std::vector<int32_t>{3, 6}));  // i + U+0307
+}
+
+// A BERT-style file: BertNormalizer (lowercasing), BertPreTokenizer, a
+// WordPiece model with words of at most 6 characters, [CLS] $A [SEP].
+Tokenizer wordpiece(const std::string& decoder) {
+  return Tokenizer::from_json_text(R"({
+    "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                   "strip_accents": null, "lowercase": true},
+    "pre_tokenizer": {"type": "BertPreTokenizer"},
+    "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+              "max_input_chars_per_word": 6,
+              "vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "un": 3, "una": 4, "##a": 5,
+                        "##ble": 6, "##b": 7, "able": 8, ".": 9, "'": 10, "m": 11, "中": 12,
+                        "cafe": 13}},
+    "post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 2], "cls": ["[CLS]", 1]},
+    "decoder": )" + decoder + "}",
+                                   "bert.json");
+}
+
+TEST(WordPiece, GreedyLongestMatchFromTheStart) {
+  const auto tokenizer = wordpiece("null");
+  // "una" is taken first though "un" + "##able" would cover the word too.
+  EXPECT_EQ(tokenizer.encode("unable", false), (std::vector<int32_t>{4, 6}));
+  EXPECT_EQ(tokenizer.encode("unaab", false), (std::vector<int32_t>{4, 5, 7}));
+  EXPECT_EQ(tokenizer.encode("unable", true), (std::vector<int32_t>{1, 4, 6, 2}));
+  EXPECT_EQ(tokenizer.token_to_id("##ble"), 6);
+  EXPECT_EQ(tokenizer.vocab_size(), 14);
+}
+
+TEST(WordPiece, UnmatchedOrLongWordIsOneUnk) {
+  const auto tokenizer = wordpiece("null");
+  EXPECT_EQ(tokenizer.encode("unx able", false), (std::vector<int32_t>{0, 8}));
+  EXPECT_EQ(tokenizer.encode("ablable", false), (std::vector<int32_t>{0}));  // 7 characters
+  EXPECT_EQ(tokenizer.encode("unabab", false), (std::vector<int32_t>{4, 7, 5, 7}));
+}
+
+TEST(WordPiece, MissingUnkFailsOnlyWhenAWordNeedsIt) {
+  const auto tokenizer = Tokenizer::from_json_text(
+      R"({"model": {"type": "WordPiece", "vocab": {"a": 0, "##b": 1}}})", "no-unk.json");
+  EXPECT_EQ(tokenizer.encode("ab", false), (std::vector<int32_t>{0, 1}));
+  EXPECT_THROW(tokenizer.encode("ba", false), DataError);
+}
+
+TEST(WordPiece, BertNormalizerAndPreTokenizer) {
+  const auto tokenizer = wordpiece("null");
+  // Lower case, accents stripped, control characters gone, tab a space,
+  // CJK and punctuation on their own.
+  const std::string text = "CAF\u00c9\x01\tun\u4e2da.";
+  EXPECT_EQ(tokenizer.encode(text, false), (std::vector<int32_t>{13, 3, 12, 0, 9}));
+}
+
+TEST(WordPiece, DecoderGluesPiecesAndCleansUp) {
+  const std::vector<int32_t> ids = {1, 4, 6, 9, 10, 11, 2};
+  const auto cleaned = wordpiece(R"({"type": "WordPiece", "prefix": "##", "cleanup": true})");
+  // Cleanup runs on each token after its space: only " ." joins here.
+  EXPECT_EQ(cleaned.decode(ids, false), "[CLS] unable. ' m [SEP]");
+  EXPECT_EQ(cleaned.decode({5, 8}, false), "##a able");  // the first token keeps its prefix
+  const auto raw = wordpiece(R"({"type": "WordPiece", "prefix": "##", "cleanup": false})");
+  EXPECT_EQ(raw.decode(ids, false), "[CLS] unable . ' m [SEP]");
 }
 
 }  // namespace
