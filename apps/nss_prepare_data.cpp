@@ -3,7 +3,7 @@
 //     [--prompt-template TEXT] [--group-by COLUMN [--order-by COLUMN]]
 //     [--holdout FRACTION|COUNT [--max-holdout N] [--holdout-seed N] [--holdout-eval]]
 //     [--pii off|detect|replace|hash|redact [--pii-entities LIST] [--pii-column COL=ENTITY]...
-//      [--pii-keep COL]... [--pii-key FILE] [--pii-report FILE]]
+//      [--pii-keep COL]... [--pii-key FILE] [--pii-report FILE] [--pii-ner-model DIR]]
 //     [--tokenizer DIR_OR_tokenizer.json [--bos-token TOKEN|none] [--eos-token TOKEN]]
 #include <csignal>
 #include <cstdio>
@@ -49,6 +49,10 @@ void add_pii_options(CLI::App& cli, nss::data::PiiPreparation& pii) {
                  "when absent); reuse one to keep surrogates the same across tables");
   cli.add_option("--pii-report", pii.report_path,
                  "what was found and done, per column (default OUT.pii.json)");
+  cli.add_option("--pii-ner-model", pii.ner_model,
+                 "a local directory with a BERT or DistilBERT named-entity tagger "
+                 "(config.json, model.safetensors, tokenizer.json) that finds names and places "
+                 "in free text the patterns miss; never downloaded");
 }
 
 }  // namespace

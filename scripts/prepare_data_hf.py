@@ -169,7 +169,8 @@ def forwarded_arguments(args):
     flags = [("--format", args.format), ("--max-tokens", args.max_tokens), ("--prompt-template", args.prompt_template),
              ("--group-by", args.group_by), ("--order-by", args.order_by), ("--holdout", args.holdout),
              ("--bos-token", args.bos_token), ("--eos-token", args.eos_token), ("--pii-entities", args.pii_entities),
-             ("--pii-key", args.pii_key), ("--pii-report", args.pii_report)]
+             ("--pii-key", args.pii_key), ("--pii-report", args.pii_report),
+             ("--pii-ner-model", args.pii_ner_model)]
     if args.holdout:
         flags += [("--max-holdout", args.max_holdout), ("--holdout-seed", args.holdout_seed)]
     command += [part for flag, value in flags if value is not None for part in (flag, str(value))]
@@ -192,13 +193,14 @@ def check_arguments(args):
         raise UsageError("--prompt-template, --group-by and --order-by apply to --format records")
     if args.holdout and args.format != "records":
         raise UsageError("--holdout applies to --format records; add --format records, or drop --holdout")
-    pii_options = args.pii_entities or args.pii_column or args.pii_keep or args.pii_key or args.pii_report
+    pii_options = (args.pii_entities or args.pii_column or args.pii_keep or args.pii_key or args.pii_report
+                   or args.pii_ner_model)
     if pii_mode(args) != "off" and args.format not in (None, "csv", "records"):
         raise UsageError("--pii works on tables (--format records or csv); text, JSONL and instruction documents "
                          "are not scanned; drop --pii")
     if pii_mode(args) == "off" and pii_options:
-        raise UsageError("--pii-entities, --pii-column, --pii-keep, --pii-key and --pii-report need PII handling, "
-                         "and it is off; give --pii detect|replace|hash|redact, or drop them")
+        raise UsageError("--pii-entities, --pii-column, --pii-keep, --pii-key, --pii-report and --pii-ner-model "
+                         "need PII handling, and it is off; give --pii detect|replace|hash|redact, or drop them")
     if args.holdout_eval and not args.holdout:
         raise UsageError("--holdout-eval writes the holdout as a token file; add --holdout FRACTION|COUNT, or drop "
                          "--holdout-eval")
@@ -442,6 +444,7 @@ def main(argv):
     parser.add_argument("--pii-keep", action="append", default=[], help="a column left as it is")
     parser.add_argument("--pii-key", help="the secret key of replace and hash (default OUT.pii.key)")
     parser.add_argument("--pii-report", help="the report (default OUT.pii.json)")
+    parser.add_argument("--pii-ner-model", help="a local BERT or DistilBERT named-entity tagger directory")
     parser.add_argument("--bos-token", help="beginning-of-document token, or 'none'")
     parser.add_argument("--eos-token", help="end-of-document token")
     args = parser.parse_args(argv)

@@ -21,7 +21,7 @@ fi
 
 PACKAGES=(
   g++ cmake ninja-build ccache pkg-config git
-  libtorch-dev libopenblas0-openmp
+  libtorch-dev libopenblas0-openmp libblas-dev
   libopenmpi-dev openmpi-bin
   libhdf5-dev hdf5-tools libyaml-cpp-dev libspdlog-dev libfmt-dev libgtest-dev
   nlohmann-json3-dev libcli11-dev libxxhash-dev libpcre2-dev libicu-dev libsentencepiece-dev

@@ -9,6 +9,7 @@
 #include "data/csv_records.h"
 #include "data/output_names.h"
 #include "data/records_holdout.h"
+#include "ner/entity_tagger.h"
 #include "pii/pii_key.h"
 #include "pii/pii_report.h"
 #include "pii/word_lists.h"
@@ -20,7 +21,7 @@ constexpr const char* kComponent = "data";
 
 bool any_pii_option(const PiiPreparation& options) {
   return !options.entities.empty() || !options.columns.empty() || !options.keep.empty() ||
-         !options.key_path.empty() || !options.report_path.empty();
+         !options.key_path.empty() || !options.report_path.empty() || !options.ner_model.empty();
 }
 
 OutputTarget private_file(const std::string& path, const char* option) {
@@ -96,7 +97,8 @@ std::optional<pii::PiiMode> requested_pii_mode(const PiiPreparation& options,
   if (mode == "off") {
     if (any_pii_option(options))
       throw UsageError(kComponent,
-                       "--pii-entities, --pii-column, --pii-keep, --pii-key and --pii-report "
+                       "--pii-entities, --pii-column, --pii-keep, --pii-key, --pii-report and "
+                       "--pii-ner-model "
                        "need PII handling, and it is off",
                        "give --pii detect|replace|hash|redact, or drop them");
     return std::nullopt;
@@ -154,6 +156,11 @@ TransformedTable transform_table(const PiiPreparation& options, pii::PiiMode mod
   out.mode = mode;
   pii::PiiOptions pii_options{mode, classifier_options(options, training)};
   const pii::WordLists lists = pii::load_word_lists(pii::faker_dir());
+  std::unique_ptr<ner::EntityTagger> tagger;
+  if (!options.ner_model.empty()) {
+    tagger = ner::EntityTagger::load(options.ner_model, pii_options.classifier.entities);
+    pii_options.text_model = tagger.get();
+  }
   std::optional<pii::PiiKey> key;
   if (needs_key(mode)) {
     out.key_path = pii_key_path(options, output);
@@ -172,6 +179,7 @@ TransformedTable transform_table(const PiiPreparation& options, pii::PiiMode mod
   info.holdout_rows = holdout ? static_cast<std::int64_t>(holdout->rows.size()) : 0;
   info.holdout_source_rows = held_rows(held_out);
   info.key_id = key ? key->id() : "";
+  if (tagger) info.named_entity_model = tagger->describe();
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -28,6 +28,7 @@ struct PiiPreparation {
   std::vector<std::string> keep;     // --pii-keep COL
   std::string key_path;              // --pii-key; empty: OUT.pii.key
   std::string report_path;           // --pii-report; empty: OUT.pii.json
+  std::string ner_model;             // --pii-ner-model DIR; empty: none
 };
 
 /// The mode `options` asks for: records default to replace (personal data
@@ -64,6 +65,8 @@ struct TransformedTable {
 /// source_table and source_sha256) and `held_out` (per source row, empty
 /// without a holdout) its holdout rows, for the report. Replace and hash read the key
 /// file, creating it first when absent (pii::read_or_create_key_file).
+/// With --pii-ner-model, the tagger in that directory (ner/entity_tagger.h)
+/// reads the free text beside the recognizers.
 /// UsageError as for the options (an unknown entity or column, COL=ENTITY
 /// malformed) and for missing word lists; DataError for a bad key file.
 TransformedTable transform_table(const PiiPreparation& options, pii::PiiMode mode,

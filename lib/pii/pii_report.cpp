@@ -68,9 +68,13 @@ std::string pii_report_text(const PiiReportInfo& info, const PiiResult& result) 
   doc["holdout_source_rows"] = info.holdout_source_rows;
   doc["key_id"] = info.key_id.empty() ? ordered_json() : ordered_json(info.key_id);
   doc["pii_replacer_time_sec"] = info.seconds;
-  // No named-entity model is loaded: names and streets inside free text are
-  // found from the word lists only.
-  doc["named_entity_model"] = nullptr;
+  doc["named_entity_model"] =
+      info.named_entity_model.is_null()
+          ? ordered_json{{"used", false},
+                         {"reason",
+                          "no --pii-ner-model was given: names and places inside free text are "
+                          "found only where they match Faker's word lists"}}
+          : info.named_entity_model;
   ordered_json columns = ordered_json::object();
   for (const ColumnStatistics& column : result.columns) columns[column.name] = column_json(column);
   doc["column_statistics"] = columns;

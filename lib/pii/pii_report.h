@@ -30,6 +30,9 @@ struct PiiReportInfo {
   std::vector<std::int64_t> holdout_source_rows;
   std::string key_id;  // empty without a key (detect, redact)
   double seconds = 0;
+  // The named-entity model's description (TextEntityModel::describe), null
+  // when none was given.
+  nlohmann::ordered_json named_entity_model;
 };
 
 /// The report's text (JSON), to be written owner-only (private data).

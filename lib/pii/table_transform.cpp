@@ -1,6 +1,7 @@
 #include "pii/table_transform.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -75,12 +76,70 @@ ColumnPlan plan_column(const std::string& header, const TableRows& rows, std::si
   return plan;
 }
 
+bool has_letter(std::string_view cell) {
+  return std::any_of(cell.begin(), cell.end(), [](char ch) {
+    const auto byte = static_cast<unsigned char>(ch);
+    return byte >= 0x80 || static_cast<unsigned>((byte | 0x20) - 'a') < 26u;
+  });
+}
+
+// Adds the model's spans that overlap none of the recognizers' (a validated
+// pattern is surer than a tagger), keeping each cell's spans in order.
+void merge_spans(std::vector<Span>& spans, const std::vector<Span>& found) {
+  const std::size_t recognized = spans.size();
+  for (const Span& span : found) {
+    const bool overlaps =
+        std::any_of(spans.begin(), spans.begin() + static_cast<std::ptrdiff_t>(recognized),
+                    [&](const Span& s) { return s.begin < span.end && span.begin < s.end; });
+    if (!overlaps) spans.push_back(span);
+  }
+  if (spans.size() != recognized)
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin < b.begin; });
+}
+
+// The model reads each distinct cell that has a letter once (a column of
+// repeated categories costs one pass per category), in batches.
+void add_model_spans(const TableRows& rows, std::size_t c, TextEntityModel& model,
+                     std::vector<std::vector<Span>>& spans) {
+  constexpr std::size_t kBatchCells = 64;
+  std::unordered_map<std::string_view, std::vector<std::size_t>> rows_of;
+  std::vector<std::string_view> cells;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const std::string_view cell = rows[r][c];
+    if (is_missing_cell(cell) || !has_letter(cell)) continue;
+    auto [it, fresh] = rows_of.try_emplace(cell);
+    if (fresh) cells.push_back(cell);
+    it->second.push_back(r);
+  }
+  for (std::size_t first = 0; first < cells.size(); first += kBatchCells) {
+    const std::vector<std::string_view> batch(
+        cells.begin() + static_cast<std::ptrdiff_t>(first),
+        cells.begin() + static_cast<std::ptrdiff_t>(std::min(cells.size(), first + kBatchCells)));
+    const std::vector<std::vector<Span>> found = model.find(batch);
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      for (const std::size_t r : rows_of.at(batch[i])) merge_spans(spans[r], found[i]);
+  }
+}
+
+// The spans of each cell of a column without an entity.
+std::vector<std::vector<Span>> scan_column(const TableRows& rows, std::size_t c,
+                                           const CellScanner& scanner, TextEntityModel* model) {
+  std::vector<std::vector<Span>> spans(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (!is_missing_cell(rows[r][c])) spans[r] = scanner.scan(rows[r][c]);
+  if (model) add_model_spans(rows, c, *model, spans);
+  return spans;
+}
+
 // Applies the plan to column c of `rows`; with `stats`, records what it finds.
 void apply_column(TableRows& rows, std::size_t c, const ColumnPlan& plan, Transform& transform,
-                  ColumnStatistics* stats) {
+                  TextEntityModel* model, ColumnStatistics* stats) {
   std::map<Entity, std::unordered_set<std::string>> distinct;
-  for (auto& row : rows) {
-    std::string& cell = row[c];
+  std::vector<std::vector<Span>> scanned;
+  if (plan.scanner) scanned = scan_column(rows, c, *plan.scanner, model);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    std::string& cell = rows[r][c];
     if (plan.kept || is_missing_cell(cell)) continue;
     if (const auto entity = plan.assignment.entity) {
       if (stats) {
@@ -90,7 +149,7 @@ void apply_column(TableRows& rows, std::size_t c, const ColumnPlan& plan, Transf
       if (transform.changes()) cell = transform(*entity, cell);
       continue;
     }
-    const std::vector<Span> spans = plan.scanner->scan(cell);
+    const std::vector<Span>& spans = scanned[r];
     if (stats) {
       ++stats->cells_scanned;
       stats->cells_with_detection += !spans.empty();
@@ -150,8 +209,9 @@ PiiResult transform_tables(const std::vector<std::string>& header, TableRows& tr
     stats.name = header[c];
     stats.assigned_entity = plan.assignment.entity;
     stats.evidence = plan.assignment.evidence;
-    apply_column(training, c, plan, transform, &stats);
-    for (TableRows* other : others) apply_column(*other, c, plan, transform, nullptr);
+    apply_column(training, c, plan, transform, options.text_model, &stats);
+    for (TableRows* other : others)
+      apply_column(*other, c, plan, transform, options.text_model, nullptr);
     result.columns.push_back(std::move(stats));
   }
   result.surrogates = transform.counts();

@@ -17,6 +17,7 @@
 #include "pii/column_classifier.h"
 #include "pii/pii_key.h"
 #include "pii/surrogate_map.h"
+#include "pii/text_entity_model.h"
 #include "pii/word_lists.h"
 
 namespace nss::pii {
@@ -30,6 +31,9 @@ std::string_view pii_mode_name(PiiMode mode);
 struct PiiOptions {
   PiiMode mode = PiiMode::kReplace;
   ClassifierOptions classifier;  // the entities looked for, --pii-column, --pii-keep
+  // Finds entities in the free text of columns without one, beside the
+  // recognizers; none: the recognizers alone.
+  TextEntityModel* text_model = nullptr;
 };
 
 /// What was found in one column of the training rows (NSS's column

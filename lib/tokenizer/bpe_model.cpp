@@ -67,18 +67,8 @@ BpeModel BpeModel::from_json(const nlohmann::json& spec, const std::string& orig
   model.fuse_unk_ = spec.value("fuse_unk", false);
   model.ignore_merges_ = spec.value("ignore_merges", false);
 
-  for (const auto& [token, id_json] : spec.at("vocab").items()) {
-    const int32_t id = id_json.get<int32_t>();
-    if (id < 0) throw DataError("tokenizer", origin + ": token " + token + " has a negative id");
-    model.vocab_[token] = id;
-    if (static_cast<size_t>(id) >= model.tokens_.size()) {
-      model.tokens_.resize(id + 1);
-      model.has_token_.resize(id + 1, false);
-    }
-    model.tokens_[id] = token;
-    model.has_token_[id] = true;
-    model.note_adjacent_characters(token);
-  }
+  model.vocab_ = Vocabulary::from_json(spec.at("vocab"), origin);
+  for (const auto& entry : model.vocab_.entries()) model.note_adjacent_characters(entry.first);
   // Byte fallback's tokens, "<0x0A>" as Rust's format!("<{:#04X}>") spells them.
   model.byte_ids_.fill(-1);
   for (int byte = 0; byte < 256; ++byte) {
@@ -112,14 +102,11 @@ BpeModel BpeModel::from_json(const nlohmann::json& spec, const std::string& orig
 }
 
 std::optional<int32_t> BpeModel::token_to_id(std::string_view token) const {
-  const auto it = vocab_.find(std::string(token));
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+  return vocab_.find(token);
 }
 
 const std::string* BpeModel::id_to_token(int32_t id) const {
-  if (id < 0 || id >= id_bound() || !has_token_[id]) return nullptr;
-  return &tokens_[id];
+  return vocab_.token(id);
 }
 
 template <typename Add>

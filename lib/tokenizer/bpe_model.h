@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/model.h"
+#include "tokenizer/vocabulary.h"
 
 namespace nss::tokenizer {
 
@@ -32,7 +33,7 @@ class BpeModel final : public Model {
 
   std::optional<int32_t> token_to_id(std::string_view token) const override;
   const std::string* id_to_token(int32_t id) const override;
-  int32_t id_bound() const override { return static_cast<int32_t>(tokens_.size()); }
+  int32_t id_bound() const override { return vocab_.id_bound(); }
 
   /// Rank and result of merging `left` and `right`, if a merge exists.
   struct Merge {
@@ -60,9 +61,7 @@ class BpeModel final : public Model {
   template <typename Add>
   bool add_fallback_bytes(std::string_view character, const Add& add) const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
-  std::vector<std::string> tokens_;  // by id; ids without a token are empty
-  std::vector<bool> has_token_;
+  Vocabulary vocab_;
   std::unordered_map<uint64_t, Merge> merges_;
   std::unordered_set<uint64_t> adjacent_;  // code point pairs side by side in some token
   std::optional<int32_t> unk_id_;

@@ -25,18 +25,9 @@ WordPieceModel WordPieceModel::from_json(const nlohmann::json& spec, const std::
   model.unk_token_ = spec.value("unk_token", model.unk_token_);
   model.prefix_ = spec.value("continuing_subword_prefix", model.prefix_);
   model.max_chars_ = spec.value("max_input_chars_per_word", model.max_chars_);
-  for (const auto& [token, id_json] : spec.at("vocab").items()) {
-    const int32_t id = id_json.get<int32_t>();
-    if (id < 0) throw DataError("tokenizer", origin + ": token " + token + " has a negative id");
-    model.vocab_[token] = id;
-    if (static_cast<size_t>(id) >= model.tokens_.size()) {
-      model.tokens_.resize(id + 1);
-      model.has_token_.resize(id + 1, false);
-    }
-    model.tokens_[id] = token;
-    model.has_token_[id] = true;
-    model.longest_token_ = std::max(model.longest_token_, token.size());
-  }
+  model.vocab_ = Vocabulary::from_json(spec.at("vocab"), origin);
+  for (const auto& entry : model.vocab_.entries())
+    model.longest_token_ = std::max(model.longest_token_, entry.first.size());
   return model;
 }
 
@@ -50,18 +41,17 @@ std::optional<std::pair<int32_t, size_t>> WordPieceModel::longest_match(
     if (end < word.size() && continuation_byte(word[end])) continue;
     candidate.assign(start > 0 ? prefix_ : std::string());
     candidate.append(word.substr(start, end - start));
-    const auto it = vocab_.find(candidate);
-    if (it != vocab_.end()) return std::make_pair(it->second, end);
+    if (const auto id = vocab_.find(candidate)) return std::make_pair(*id, end);
   }
   return std::nullopt;
 }
 
 int32_t WordPieceModel::unk_id() const {
-  const auto it = vocab_.find(unk_token_);
-  if (it == vocab_.end())
+  const auto id = vocab_.find(unk_token_);
+  if (!id)
     throw DataError("tokenizer", origin_ + ": WordPiece unk_token \"" + unk_token_ +
                                      "\" is not in the vocabulary, and a word needs it");
-  return it->second;
+  return *id;
 }
 
 void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& ids) const {
@@ -85,14 +75,11 @@ void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& ids) co
 }
 
 std::optional<int32_t> WordPieceModel::token_to_id(std::string_view token) const {
-  const auto it = vocab_.find(std::string(token));
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+  return vocab_.find(token);
 }
 
 const std::string* WordPieceModel::id_to_token(int32_t id) const {
-  if (id < 0 || id >= id_bound() || !has_token_[id]) return nullptr;
-  return &tokens_[id];
+  return vocab_.token(id);
 }
 
 }  // namespace nss::tokenizer

@@ -11,12 +11,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tokenizer/model.h"
+#include "tokenizer/vocabulary.h"
 
 namespace nss::tokenizer {
 
@@ -33,7 +33,7 @@ class WordPieceModel final : public Model {
 
   std::optional<int32_t> token_to_id(std::string_view token) const override;
   const std::string* id_to_token(int32_t id) const override;
-  int32_t id_bound() const override { return static_cast<int32_t>(tokens_.size()); }
+  int32_t id_bound() const override { return vocab_.id_bound(); }
 
  private:
   // The id of the longest entry that `word` has at `start` (bytes), and
@@ -42,9 +42,7 @@ class WordPieceModel final : public Model {
                                                           std::string& candidate) const;
   int32_t unk_id() const;
 
-  std::unordered_map<std::string, int32_t> vocab_;
-  std::vector<std::string> tokens_;  // by id; ids without a token are empty
-  std::vector<bool> has_token_;
+  Vocabulary vocab_;
   std::string unk_token_ = "[UNK]";
   std::string prefix_ = "##";
   size_t max_chars_ = 100;

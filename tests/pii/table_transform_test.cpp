@@ -152,5 +152,61 @@ TEST(PiiMode, NamesAndChoices) {
   EXPECT_THROW(parse_pii_mode("REPLACE"), UsageError);
 }
 
+// A tagger that calls every "Zorblax" and "Quendrith" a name and "Velport" a
+// city, and counts what it is shown.
+class WordTagger : public TextEntityModel {
+ public:
+  std::vector<std::vector<Span>> find(const std::vector<std::string_view>& cells) override {
+    std::vector<std::vector<Span>> out;
+    for (const std::string_view cell : cells) {
+      seen.emplace_back(cell);
+      out.emplace_back();
+      for (const auto& [word, entity] :
+           {std::pair{"Zorblax", Entity::kName}, std::pair{"Quendrith", Entity::kName},
+            std::pair{"Velport", Entity::kCity}})
+        for (std::size_t at = cell.find(word); at != std::string_view::npos;
+             at = cell.find(word, at + 1))
+          out.back().push_back({at, at + std::string_view(word).size(), entity, 0.9});
+      std::sort(out.back().begin(), out.back().end(),
+                [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    }
+    return out;
+  }
+  nlohmann::ordered_json describe() const override { return {{"used", true}}; }
+  std::vector<std::string> seen;
+};
+
+TEST_F(TableTransformTest, ATextModelAddsSpansThePatternsMissAndYieldsToThem) {
+  const std::vector<std::string> header = {"ticket", "notes"};
+  TableRows training = {{"1", "Zorblax moved to Velport"},
+                        {"2", "Zorblax moved to Velport"},
+                        {"3", "mail Quendrith@corp.example.org today"},
+                        {"4", "12345"},
+                        {"5", ""},
+                        {"6", "Met Quendrith and Zorblax"}};
+  TableRows holdout = {{"7", "Zorblax in Velport"}};
+  WordTagger tagger;
+  PiiOptions options;
+  options.mode = PiiMode::kRedact;
+  options.text_model = &tagger;
+  const PiiResult result = transform_tables(header, training, {&holdout}, options, &key, lists);
+  EXPECT_EQ(training[0][1], "<name> moved to <city>");
+  EXPECT_EQ(training[1][1], training[0][1]);
+  // The e-mail pattern's span covers the tagged word: the pattern wins.
+  EXPECT_EQ(training[2][1], "mail <email> today");
+  EXPECT_EQ(training[5][1], "Met <name> and <name>");
+  EXPECT_EQ(holdout[0][1], "<name> in <city>");
+  // Distinct cells with a letter, once each per table; no number, no missing cell.
+  EXPECT_EQ(tagger.seen, (std::vector<std::string>{
+                             "Zorblax moved to Velport", "mail Quendrith@corp.example.org today",
+                             "Met Quendrith and Zorblax", "Zorblax in Velport"}));
+  const ColumnStatistics& notes = result.columns[1];
+  EXPECT_EQ(notes.counts.at(Entity::kName), 4);  // rows 1, 2 and two in row 6
+  EXPECT_EQ(notes.unique_counts.at(Entity::kName), 2);
+  EXPECT_EQ(notes.counts.at(Entity::kCity), 2);
+  EXPECT_EQ(notes.counts.at(Entity::kEmail), 1);
+  EXPECT_EQ(notes.cells_with_detection, 4);
+}
+
 }  // namespace
 }  // namespace nss::pii
