@@ -1,0 +1,83 @@
+// The byte language of a records completion as training rendered it, as a
+// deterministic automaton: compact JSON objects with exactly the schema's
+// keys in its order (csv_row_to_json's rendering), a JSON number in a
+// number column, a string or a number in another, "" only where the table
+// had empty cells, strings as append_json_string escapes them (valid UTF-8,
+// only the escapes it writes), one record per line when examples were
+// grouped. Each string's characters and each part of a number's digits is
+// bounded, so every path through the automaton is finite.
+//
+// A state is a node and a counter (what is left of the bound being
+// counted): nodes are few (a chain per key, a handful per value), so the
+// automaton stays small however long the bounds are, and two states whose
+// counters both exceed the longest token behave alike for any token — the
+// key masks are cached by (token_masks.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generate/record_validator.h"
+
+namespace nss::generate {
+
+/// How long a column's values may be.
+struct ValueLimits {
+  std::int32_t string_chars = 256;    // characters of a string (an escape is one)
+  std::int32_t integer_digits = 20;   // digits before the point
+  std::int32_t fraction_digits = 20;  // digits after it
+  std::int32_t exponent_digits = 3;   // digits of the exponent
+};
+
+class RecordAutomaton {
+ public:
+  struct State {
+    std::int32_t node = 0;
+    std::int32_t count = 0;
+    bool operator==(const State& other) const { return node == other.node && count == other.count; }
+  };
+
+  /// The automaton of `schema` with `limits` per column (one per column, in
+  /// order; InternalError otherwise). `grouped`: records separated by "\n".
+  RecordAutomaton(const RecordSchema& schema, const std::vector<ValueLimits>& limits, bool grouped);
+
+  State start() const { return {0, 0}; }
+  /// `state` after `byte`, or false when the byte is not allowed there.
+  bool step(State& state, unsigned char byte) const;
+  /// `state` after every byte of `bytes`, or false at the first not allowed.
+  bool walk(State& state, const std::string& bytes) const;
+  /// True where a completion may end (after a record's closing brace).
+  bool accepting(const State& state) const { return nodes_[state.node].accepting; }
+  std::size_t node_count() const { return nodes_.size(); }
+
+ private:
+  enum class Count : std::uint8_t { kKeep, kSet, kTake };
+  struct Edge {
+    unsigned char low, high;
+    std::int32_t target;
+    Count count;
+    std::int32_t value;  // kSet: the new counter
+  };
+  struct Node {
+    std::vector<Edge> edges;
+    bool accepting = false;
+  };
+
+  std::int32_t add_node();
+  void add_edge(std::int32_t from, unsigned char low, unsigned char high, std::int32_t to,
+                Count count = Count::kKeep, std::int32_t value = 0);
+  // Appends `text` after `from`; returns the node after its last byte.
+  std::int32_t add_literal(std::int32_t from, const std::string& text);
+  // `text` after each of `exits` (they share the chain after its first byte).
+  std::int32_t join(const std::vector<std::int32_t>& exits, const std::string& text);
+  std::vector<std::int32_t> add_value(std::int32_t from, const RecordSchema::Column& column,
+                                      const ValueLimits& limits);
+  std::vector<std::int32_t> add_number(std::int32_t from, const ValueLimits& limits);
+  // String content after the opening quote; returns the node after the closing one.
+  std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars);
+
+  std::vector<Node> nodes_;
+};
+
+}  // namespace nss::generate
