@@ -14,7 +14,8 @@ inline constexpr const char* kGenerateUsage =
     "[--dtype auto|fp32|bf16] [--quantize auto|none|nf4 [--double-quant]] "
     "(--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR) [--max-new-tokens 256] "
     "[--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0] [--num-samples 1] [--stop TEXT]... "
-    "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1]";
+    "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1] "
+    "[--constrain schema|none]";
 
 inline void add_generate_options(CLI::App& cli, generate::GenerationJob& job) {
   auto& request = job.request;
@@ -46,6 +47,10 @@ inline void add_generate_options(CLI::App& cli, generate::GenerationJob& job) {
       ->capture_default_str();
   cli.add_option("--patience", job.records.patience, "--records: ... for this many rounds in a row")
       ->capture_default_str();
+  cli.add_option("--constrain", job.records.constrain,
+                 "--records: schema (only tokens that keep a record of the table's schema "
+                 "possible) or none")
+      ->capture_default_str();
 }
 
 /// parse_tool_arguments, then which options were given; false after --help.
@@ -55,6 +60,7 @@ inline bool parse_generate_arguments(CLI::App& cli, int argc, char** argv,
   job.records_given = cli.count("--records") > 0;
   job.num_samples_given = cli.count("--num-samples") > 0;
   job.stop_given = cli.count("--stop") > 0;
+  job.constrain_given = cli.count("--constrain") > 0;
   return true;
 }
 

@@ -14,7 +14,27 @@ namespace {
 struct Sequence {
   GeneratedSample out;
   bool finished = false;
+  std::int64_t constraint_state = 0;
 };
+
+// Draws the next token of `s` from `logits` (masked first by the
+// constraint, which then moves on with it); false when the constraint
+// allowed none, and the sequence ends there.
+bool draw(Sequence& s, float* logits, std::int64_t vocab, std::int64_t position,
+          const TokenSampler& sampler, TokenConstraint* constraint) {
+  if (constraint) constraint->mask(s.constraint_state, logits, vocab);
+  const std::int64_t id = sampler.pick(logits, vocab, {s.out.prompt_index, s.out.sample, position});
+  if (constraint) {
+    s.constraint_state = constraint->advance(s.constraint_state, id);
+    if (s.constraint_state == TokenConstraint::kRefused) {
+      s.out.finish_reason = "length";
+      s.finished = true;
+      return false;
+    }
+  }
+  s.out.tokens.push_back(id);
+  return true;
+}
 
 // Ends `s` when its last token is an end id or its text reaches a stop string.
 // Only the tail that can hold a new match is decoded each step (a stop text
@@ -86,6 +106,7 @@ void generate(const model::LlamaModel& model, const TextCodec& codec,
       const std::int64_t job = first + i;
       batch[i].out.prompt_index = request.first_prompt_index + job / request.num_samples;
       batch[i].out.sample = request.first_sample_index + job % request.num_samples;
+      if (request.constraint) batch[i].constraint_state = request.constraint->start();
       prompts.push_back(request.prompts[static_cast<std::size_t>(job / request.num_samples)]);
     }
     torch::Tensor logits = decoder.prefill(prompts, request.max_new_tokens);
@@ -100,10 +121,9 @@ void generate(const model::LlamaModel& model, const TextCodec& codec,
           next[i] = s.out.tokens.empty() ? 0 : s.out.tokens.back();  // its output is never read
           continue;
         }
-        next[i] = sampler.pick(host[i].data_ptr<float>(), vocab,
-                               {s.out.prompt_index, s.out.sample, position});
-        s.out.tokens.push_back(next[i]);
-        judge(s, codec, request.stop);
+        if (draw(s, host[i].data_ptr<float>(), vocab, position, sampler, request.constraint))
+          judge(s, codec, request.stop);
+        next[i] = s.out.tokens.empty() ? 0 : s.out.tokens.back();
         all_finished = all_finished && s.finished;
       }
       if (all_finished || position + 1 == request.max_new_tokens) break;

@@ -1,7 +1,9 @@
 // Generating text: prompts (each sampled num_samples times) in batches
 // through the KV-cache decoder, a token chosen per step by TokenSampler, and
 // each sequence ended by an end id (finish_reason "eos"), a stop string
-// ("stop": the text is cut before it) or max_new_tokens ("length").
+// ("stop": the text is cut before it) or max_new_tokens ("length"). A
+// TokenConstraint, when given, refuses tokens before each draw; a sequence
+// left with no allowed token ends as "length".
 // Samples come out in prompt order, then sample order, whatever the batch.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "generate/text_codec.h"
+#include "generate/token_constraint.h"
 #include "generate/token_sampler.h"
 #include "model/llama_model.h"
 
@@ -28,6 +31,9 @@ struct GenerationRequest {
   /// The first sample's index (--records numbers its samples across rounds
   /// and ranks); the sampler's random stream is keyed by it.
   std::int64_t first_sample_index = 0;
+  /// Limits each sequence's next token before it is sampled; none: the
+  /// model's choice alone.
+  TokenConstraint* constraint = nullptr;
 };
 
 struct GeneratedSample {

@@ -18,6 +18,7 @@
 #include "core/output_location.h"
 #include "data/input_file.h"
 #include "generate/generation_device.h"
+#include "generate/record_constraint.h"
 #include "generate/records_task.h"
 #include "log/directory_lock.h"
 
@@ -117,26 +118,46 @@ ExitCode write_samples(comm::Communicator& world, const GenerationJob& job,
   return ExitCode::kOk;
 }
 
+// The constraint of --constrain schema: the schema's automaton over what
+// each of the codec's tokens adds to a completion; the EOS of the training
+// data (and the model's) ends one.
+std::unique_ptr<RecordConstraint> record_constraint(const RecordsTask& task,
+                                                    const TextCodec& codec) {
+  VocabularyBytes vocabulary{codec.token_bytes(true), codec.token_bytes(false)};
+  std::vector<std::int32_t> ends;
+  for (const std::int64_t id : codec.end_ids())
+    if (id >= 0 && id < static_cast<std::int64_t>(vocabulary.after.size()))
+      ends.push_back(static_cast<std::int32_t>(id));
+  const std::vector<ValueLimits> limits(task.schema.columns.size());
+  return std::make_unique<RecordConstraint>(task.schema, limits, task.grouped,
+                                            std::move(vocabulary), std::move(ends));
+}
+
 // The files of --records in `dir`: synthetic.csv, synthetic.jsonl,
 // invalid.jsonl and generation.json (the counts; "complete" false when the
 // early stop ended it).
-void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const GenerationJob& job) {
+void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const GenerationJob& job,
+                   const RecordConstraint* constraint) {
   const RecordCounts& t = outcome.records.totals();
   dir.keep();
   write_output_file(dir.file("synthetic.csv"), outcome.records.csv());
   write_output_file(dir.file("synthetic.jsonl"), outcome.records.jsonl());
   write_output_file(dir.file("invalid.jsonl"), outcome.records.invalid_jsonl());
-  write_output_file(dir.file("generation.json"),
-                    nlohmann::json{{"model", job.model.path},
-                                   {"records_wanted", job.records.wanted},
-                                   {"valid_records", t.valid},
-                                   {"invalid_records", t.invalid},
-                                   {"valid_fraction", outcome.records.valid_fraction()},
-                                   {"samples", outcome.records.samples()},
-                                   {"seconds", outcome.seconds},
-                                   {"complete", outcome.records.done()}}
-                            .dump(2) +
-                        "\n");
+  write_output_file(
+      dir.file("generation.json"),
+      nlohmann::json{{"model", job.model.path},
+                     {"records_wanted", job.records.wanted},
+                     {"valid_records", t.valid},
+                     {"invalid_records", t.invalid},
+                     {"valid_fraction", outcome.records.valid_fraction()},
+                     {"samples", outcome.records.samples()},
+                     {"seconds", outcome.seconds},
+                     {"valid_records_per_second", t.valid / std::max(outcome.seconds, 1e-9)},
+                     {"constrain", job.records.constrain},
+                     {"mask_seconds", constraint ? constraint->mask_seconds() : 0.0},
+                     {"complete", outcome.records.done()}}
+              .dump(2) +
+          "\n");
 }
 
 ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob& job,
@@ -150,6 +171,12 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
                                       : codec.encode_prompt(task.prompt);  // older steps
   prompt.insert(prompt.end(), text.begin(), text.end());
   if (task.eos_token_id) codec.also_end_at(*task.eos_token_id);
+  RecordsRequest request = job.records;
+  std::unique_ptr<RecordConstraint> constraint;
+  if (request.constrain == "schema") {
+    constraint = record_constraint(task, codec);
+    request.constraint = constraint.get();
+  }
   // From here a signal ends the run between rounds with the records so far on disk.
   comm::install_stop_signal_handlers();
   spdlog::info(
@@ -158,9 +185,9 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
       job.records.wanted, task.schema.columns.size(), job.records.batch_size, world.size(),
       codec.description());
   const RecordsOutcome outcome =
-      generate_records(world, m.model, codec, prompt, task.schema, job.records);
+      generate_records(world, m.model, codec, prompt, task.schema, request);
   comm::run_on_root(world, 0, [&] {
-    write_records(*dir, outcome, job);
+    write_records(*dir, outcome, job, constraint.get());
     const RecordCounts& t = outcome.records.totals();
     const std::string rate = fmt::format("{:.1f}% of the {} records judged were valid ({} samples)",
                                          100.0 * outcome.records.valid_fraction(),
@@ -225,7 +252,12 @@ void check_generation_job(GenerationJob& job) {
   job.records.batch_size = job.request.batch_size;
   job.records.max_new_tokens = job.request.max_new_tokens;
   job.records.sampling = job.request.sampling;
-  if (!job.records_given) return;
+  if (!job.records_given) {
+    if (job.constrain_given)
+      throw UsageError("cli", "--constrain applies to --records only",
+                       "drop it: prompts are sampled as the model writes");
+    return;
+  }
   for (const auto& [given, flag] :
        {std::pair{job.num_samples_given, "--num-samples"}, std::pair{job.stop_given, "--stop"}})
     if (given)

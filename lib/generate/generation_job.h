@@ -31,7 +31,8 @@ struct GenerationJob {
   config::ComputeDtype dtype = config::ComputeDtype::kAuto;
   GenerationRequest request;  // sampling, lengths, stops, samples, batch size
   RecordsRequest records;     // records.wanted > 0: --records
-  bool records_given = false, num_samples_given = false, stop_given = false;
+  bool records_given = false, num_samples_given = false, stop_given = false,
+       constrain_given = false;
 };
 
 /// Checks the combination of options (UsageError, exit 2) and copies the

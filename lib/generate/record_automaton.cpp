@@ -87,7 +87,10 @@ std::vector<std::int32_t> RecordAutomaton::add_number(std::int32_t from,
   const std::int32_t sign = add_node(), zero = add_node(), integer = add_node();
   const std::int32_t point = add_node(), fraction = add_node();
   const std::int32_t e = add_node(), e_sign = add_node(), exponent = add_node();
-  const std::int32_t more_integer = std::max(limits.integer_digits, 1) - 1;
+  const std::int32_t more_integer = std::clamp(limits.integer_digits, 1, 200) - 1;
+  // Two exponent digits at most: with up to 200 integer digits the value
+  // stays below a double's 1.8e308 (the validator refuses an overflow).
+  const std::int32_t exponent_digits = std::clamp(limits.exponent_digits, 1, 2);
   add_edge(from, '-', '-', sign);
   for (const std::int32_t at : {from, sign}) {
     add_edge(at, '0', '0', zero);
@@ -99,8 +102,8 @@ std::vector<std::int32_t> RecordAutomaton::add_number(std::int32_t from,
   add_edge(point, '0', '9', fraction, Count::kTake);
   add_edge(fraction, '0', '9', fraction, Count::kTake);
   for (const std::int32_t at : {zero, integer, fraction}) {
-    add_edge(at, 'E', 'E', e, Count::kSet, std::max(limits.exponent_digits, 1));
-    add_edge(at, 'e', 'e', e, Count::kSet, std::max(limits.exponent_digits, 1));
+    add_edge(at, 'E', 'E', e, Count::kSet, exponent_digits);
+    add_edge(at, 'e', 'e', e, Count::kSet, exponent_digits);
   }
   add_edge(e, '+', '+', e_sign);
   add_edge(e, '-', '-', e_sign);

@@ -56,6 +56,9 @@ void check_records_request(const RecordsRequest& request) {
     throw UsageError("generate", "--records must be in [1, " + std::to_string(kMaxRecords) +
                                      "], got " + std::to_string(request.wanted));
   InvalidRecordStop(request.invalid_fraction_threshold, request.patience);  // checks both
+  if (request.constrain != "schema" && request.constrain != "none")
+    throw UsageError("generate", "--constrain " + request.constrain + ": unknown",
+                     "schema (every record valid; the default) or none (the model's choice alone)");
 }
 
 RecordsOutcome generate_records(comm::Communicator& world, const model::LlamaModel& model,
@@ -70,6 +73,7 @@ RecordsOutcome generate_records(comm::Communicator& world, const model::LlamaMod
   round.batch_size = request.batch_size;
   round.max_new_tokens = request.max_new_tokens;
   round.sampling = request.sampling;
+  round.constraint = request.constraint;
   const auto start = Clock::now();
   auto last_progress = start;
   for (std::int64_t number = 0;; ++number) {

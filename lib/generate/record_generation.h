@@ -10,12 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.h"
 #include "comm/stop_signal.h"
 #include "generate/record_collector.h"
 #include "generate/text_codec.h"
+#include "generate/token_constraint.h"
 #include "generate/token_sampler.h"
 #include "model/llama_model.h"
 
@@ -28,6 +30,10 @@ struct RecordsRequest {
   SamplingSettings sampling;
   double invalid_fraction_threshold = 0.8;
   std::int64_t patience = 1;
+  std::string constrain = "schema";  // --constrain: schema or none
+  // The constraint of each sample's tokens (--constrain schema); none: the
+  // model's choice alone.
+  TokenConstraint* constraint = nullptr;
 };
 
 struct RecordsOutcome {

@@ -85,6 +85,10 @@ std::vector<CheckedRecord> check_completion(const RecordSchema& schema,
       result.reason = record_problem(schema, result.record);
     } catch (const nlohmann::json::parse_error&) {
       result.reason = "not valid JSON";
+    } catch (const nlohmann::json::out_of_range&) {
+      // 1E797: valid JSON, but no double holds it.
+      result.record = nullptr;
+      result.reason = "a number too large for a double";
     }
     result.valid = result.reason.empty();
     checked.push_back(std::move(result));

@@ -37,6 +37,7 @@ RecordsTask records_task(const nlohmann::json& dataset, const std::string& step_
   data::RecordsOptions options;
   options.group_by = text_field(dataset, "group_by");
   options.order_by = text_field(dataset, "order_by");
+  task.grouped = !options.group_by.empty();
   const std::string prompt_template = text_field(dataset, "prompt_template");
   if (prompt_template.empty())
     throw DataError("generate", step_dir + ": state.dataset has no prompt_template",

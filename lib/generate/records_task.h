@@ -21,6 +21,7 @@ namespace nss::generate {
 struct RecordsTask {
   std::string prompt;  // the rendered prompt, as the examples' prompt text
   RecordSchema schema;
+  bool grouped = false;                      // a completion holds a group's records, one per line
   std::optional<std::int64_t> bos_token_id;  // absent: steps that did not record it
   std::optional<std::int64_t> eos_token_id;
 };

@@ -118,6 +118,14 @@ class SentencePieceCodec : public TextCodec {
       if (fits) return text;
     }
   }
+  std::vector<std::optional<std::string>> token_bytes(bool) const override {
+    throw UsageError("generate",
+                     "--constrain schema does not read a SentencePiece tokenizer.model's pieces "
+                     "yet (" +
+                         path_ + ")",
+                     "generate with --constrain none, or give the model's tokenizer.json "
+                     "(--tokenizer)");
+  }
   std::string description() const override { return "tokenizer.model " + path_; }
   void set_end_ids(std::vector<std::int64_t> ids) { end_ids_ = std::move(ids); }
   std::int32_t eos_id() const { return bridge_.eos_id(model_.get()); }

@@ -40,6 +40,15 @@ class JsonCodec : public TextCodec {
   std::string decode(const std::vector<std::int64_t>& ids) const override {
     return tokenizer_.decode(narrow(ids), true);
   }
+  std::vector<std::optional<std::string>> token_bytes(bool first) const override {
+    try {
+      return tokenizer_.token_bytes(first);
+    } catch (const DataError& e) {
+      throw UsageError("generate", path_ + ": " + e.message(),
+                       "generate with --constrain none, or with a tokenizer whose tokens decode "
+                       "alone");
+    }
+  }
   std::string description() const override { return "tokenizer.json " + path_; }
   void set_end_ids(std::vector<std::int64_t> ids) { end_ids_ = std::move(ids); }
   const tokenizer::Tokenizer& tokenizer() const { return tokenizer_; }
@@ -65,6 +74,11 @@ class ByteCodec : public TextCodec {
     for (const std::int64_t id : ids)
       if (id >= 0 && id < 256) text += static_cast<char>(id);
     return text;
+  }
+  std::vector<std::optional<std::string>> token_bytes(bool) const override {
+    std::vector<std::optional<std::string>> bytes(data::byte_tokenizer::kVocabSize);
+    for (int id = 0; id < 256; ++id) bytes[id] = std::string(1, static_cast<char>(id));
+    return bytes;
   }
   std::string description() const override { return "the built-in byte-level tokenizer"; }
 };

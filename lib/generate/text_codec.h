@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ class TextCodec {
   virtual std::vector<std::int64_t> encode_plain(const std::string& text) const = 0;
   /// The text of generated ids (special tokens left out).
   virtual std::string decode(const std::vector<std::int64_t>& ids) const = 0;
+  /// What each id adds to decoded text, by id: as the first generated
+  /// token (`first`) or after another; nullopt for ids decode leaves out.
+  /// UsageError (exit 2) naming --constrain none when the tokenizer cannot
+  /// say.
+  virtual std::vector<std::optional<std::string>> token_bytes(bool first) const = 0;
   /// What the codec is, for messages: "tokenizer.json at PATH", ...
   virtual std::string description() const = 0;
   /// Ids that end a sequence (EOS).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.h"
+
 namespace nss::generate {
 
 bool TokenMasks::Mask::allows(std::int32_t id) const {
@@ -11,8 +13,15 @@ bool TokenMasks::Mask::allows(std::int32_t id) const {
 
 TokenMasks::TokenMasks(const RecordAutomaton& automaton,
                        std::vector<std::optional<std::string>> token_bytes,
-                       std::vector<std::int32_t> end_ids)
-    : automaton_(automaton), token_bytes_(std::move(token_bytes)), end_ids_(std::move(end_ids)) {
+                       std::vector<std::int32_t> end_ids,
+                       std::vector<std::optional<std::string>> first_bytes)
+    : automaton_(automaton),
+      token_bytes_(std::move(token_bytes)),
+      first_bytes_(std::move(first_bytes)),
+      end_ids_(std::move(end_ids)) {
+  if (!first_bytes_.empty() && first_bytes_.size() != token_bytes_.size())
+    throw InternalError("generate", "first-token bytes for " + std::to_string(first_bytes_.size()) +
+                                        " of " + std::to_string(token_bytes_.size()) + " tokens");
   std::sort(end_ids_.begin(), end_ids_.end());
   trie_.emplace_back();
   for (std::size_t id = 0; id < token_bytes_.size(); ++id) {
@@ -52,11 +61,30 @@ void TokenMasks::collect(std::int32_t trie_node, RecordAutomaton::State state,
   }
 }
 
+const std::vector<std::optional<std::string>>& TokenMasks::bytes_at(
+    const RecordAutomaton::State& state) const {
+  return state.node == automaton_.start().node && !first_bytes_.empty() ? first_bytes_
+                                                                        : token_bytes_;
+}
+
 TokenMasks::Mask TokenMasks::compute(const RecordAutomaton::State& state) const {
   std::vector<std::int32_t> allowed;
-  collect(0, state, allowed);
+  if (&bytes_at(state) == &first_bytes_) {
+    // The completion's first token: once per run, so a plain walk of each.
+    for (std::size_t id = 0; id < first_bytes_.size(); ++id) {
+      RecordAutomaton::State next = state;
+      if (advance(next, static_cast<std::int32_t>(id)))
+        allowed.push_back(static_cast<std::int32_t>(id));
+    }
+  } else {
+    collect(0, state, allowed);
+  }
   if (automaton_.accepting(state)) allowed.insert(allowed.end(), end_ids_.begin(), end_ids_.end());
   std::sort(allowed.begin(), allowed.end());
+  return as_mask(std::move(allowed));
+}
+
+TokenMasks::Mask TokenMasks::as_mask(std::vector<std::int32_t> allowed) const {
   Mask mask;
   const auto vocab = static_cast<std::int32_t>(token_bytes_.size());
   if (allowed.size() * 2 <= token_bytes_.size()) {
@@ -103,7 +131,7 @@ void TokenMasks::apply(const Mask& mask, float* logits, std::int64_t vocab) cons
 
 bool TokenMasks::advance(RecordAutomaton::State& state, std::int32_t id) const {
   if (id < 0 || static_cast<std::size_t>(id) >= token_bytes_.size() || is_end(id)) return false;
-  const auto& bytes = token_bytes_[id];
+  const auto& bytes = bytes_at(state)[id];
   return bytes && !bytes->empty() && automaton_.walk(state, *bytes);
 }
 

@@ -27,11 +27,14 @@ class TokenMasks {
     bool allows(std::int32_t id) const;
   };
 
-  /// `token_bytes[id]`: what token id adds to the completion's text;
-  /// nullopt for a token never to be sampled inside one (special tokens).
-  /// `end_ids`: the tokens that end a completion.
+  /// `token_bytes[id]`: what token id adds to the completion's text after
+  /// other tokens; nullopt for a token never to be sampled inside one
+  /// (special tokens). `end_ids`: the tokens that end a completion.
+  /// `first_bytes` (same length, or empty when alike): what each adds as the
+  /// completion's first token, where a decoder treats that one apart.
   TokenMasks(const RecordAutomaton& automaton, std::vector<std::optional<std::string>> token_bytes,
-             std::vector<std::int32_t> end_ids);
+             std::vector<std::int32_t> end_ids,
+             std::vector<std::optional<std::string>> first_bytes = {});
 
   /// The tokens allowed at `state` (computed at the first visit, then cached).
   const Mask& allowed(const RecordAutomaton::State& state);
@@ -58,9 +61,12 @@ class TokenMasks {
   void collect(std::int32_t trie_node, RecordAutomaton::State state,
                std::vector<std::int32_t>& allowed) const;
   Mask compute(const RecordAutomaton::State& state) const;
+  Mask as_mask(std::vector<std::int32_t> allowed) const;
+  const std::vector<std::optional<std::string>>& bytes_at(
+      const RecordAutomaton::State& state) const;
 
   const RecordAutomaton& automaton_;
-  std::vector<std::optional<std::string>> token_bytes_;
+  std::vector<std::optional<std::string>> token_bytes_, first_bytes_;
   std::vector<std::int32_t> end_ids_;  // sorted
   std::vector<TrieNode> trie_;
   std::size_t longest_ = 0;

@@ -9,10 +9,11 @@ namespace {
 
 constexpr const char* kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD
 
-std::vector<std::string> byte_level(const std::vector<std::string>& tokens) {
+// `raw`: the bytes as they are, for token_bytes; decoding makes them valid.
+std::vector<std::string> byte_level(const std::vector<std::string>& tokens, bool raw) {
   std::string bytes;
   for (const auto& token : tokens) append_byte_level_bytes(token, bytes);
-  return {utf8_lossy(bytes)};
+  return {raw ? bytes : utf8_lossy(bytes)};
 }
 
 int hex_digit(char c) {
@@ -31,14 +32,14 @@ int fallback_byte(const std::string& token) {
   return high < 0 || low < 0 ? -1 : high * 16 + low;
 }
 
-// Runs of byte tokens become their text when it is valid UTF-8, else one
-// replacement character per byte.
-std::vector<std::string> byte_fallback(std::vector<std::string> tokens) {
+// Runs of byte tokens become their text when it is valid UTF-8 (or `raw`),
+// else one replacement character per byte.
+std::vector<std::string> byte_fallback(std::vector<std::string> tokens, bool raw) {
   std::vector<std::string> out;
   std::string bytes;
   const auto flush = [&] {
     if (bytes.empty()) return;
-    if (is_valid_utf8(bytes))
+    if (raw || is_valid_utf8(bytes))
       out.push_back(bytes);
     else
       out.insert(out.end(), bytes.size(), kReplacementCharacter);
@@ -190,15 +191,16 @@ void Decoder::add(const nlohmann::json& spec, const std::string& origin) {
   steps_.push_back(std::move(step));
 }
 
-std::vector<std::string> Decoder::apply(const Step& step, std::vector<std::string> tokens) {
+std::vector<std::string> Decoder::apply(const Step& step, std::vector<std::string> tokens,
+                                        bool raw) {
   switch (step.kind) {
     case Step::Kind::kByteLevel:
-      return byte_level(tokens);
+      return byte_level(tokens, raw);
     case Step::Kind::kReplace:
       for (auto& token : tokens) token = step.pattern.replace(token, step.content);
       return tokens;
     case Step::Kind::kByteFallback:
-      return byte_fallback(std::move(tokens));
+      return byte_fallback(std::move(tokens), raw);
     case Step::Kind::kFuse: {
       std::string fused;
       for (const auto& token : tokens) fused.append(token);
@@ -216,14 +218,28 @@ std::vector<std::string> Decoder::apply(const Step& step, std::vector<std::strin
 }
 
 std::string Decoder::decode(std::vector<std::string> tokens) const {
+  return utf8_lossy(run(std::move(tokens), false));
+}
+
+std::string Decoder::decode_bytes(std::vector<std::string> tokens) const {
+  return run(std::move(tokens), true);
+}
+
+bool Decoder::tokens_decode_alone() const {
+  for (const auto& step : steps_)
+    if (step.kind == Step::Kind::kWordPiece && step.cleanup) return false;
+  return true;
+}
+
+std::string Decoder::run(std::vector<std::string> tokens, bool raw) const {
   std::string out;
   if (joined_with_spaces_) {
     for (size_t i = 0; i < tokens.size(); ++i) out.append(i == 0 ? "" : " ").append(tokens[i]);
     return out;
   }
-  for (const auto& step : steps_) tokens = apply(step, std::move(tokens));
+  for (const auto& step : steps_) tokens = apply(step, std::move(tokens), raw);
   for (const auto& token : tokens) out.append(token);
-  return utf8_lossy(out);
+  return out;
 }
 
 }  // namespace nss::tokenizer

@@ -26,6 +26,15 @@ class Decoder {
   /// The text of `tokens` (the vocabulary's strings, in order), valid UTF-8.
   std::string decode(std::vector<std::string> tokens) const;
 
+  /// The same with byte tokens and byte-level characters as the bytes they
+  /// stand for, even where those do not form characters (decode() puts
+  /// replacement characters there): what one token adds to a text.
+  std::string decode_bytes(std::vector<std::string> tokens) const;
+
+  /// False when what a token decodes to depends on more than whether it is
+  /// first (WordPiece's cleanup joins a token to its neighbour).
+  bool tokens_decode_alone() const;
+
  private:
   struct Step {
     enum class Kind {
@@ -46,7 +55,9 @@ class Decoder {
   };
 
   void add(const nlohmann::json& spec, const std::string& origin);
-  static std::vector<std::string> apply(const Step& step, std::vector<std::string> tokens);
+  std::string run(std::vector<std::string> tokens, bool raw) const;
+  static std::vector<std::string> apply(const Step& step, std::vector<std::string> tokens,
+                                        bool raw);
 
   std::vector<Step> steps_;
   bool joined_with_spaces_ = true;

@@ -1,6 +1,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -97,6 +98,49 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
     tokens.push_back(*token);
   }
   return parts_->decoder.decode(std::move(tokens));
+}
+
+std::vector<std::optional<std::string>> Tokenizer::token_bytes(bool first) const {
+  const Decoder& decoder = parts_->decoder;
+  if (!decoder.tokens_decode_alone())
+    throw DataError("tokenizer",
+                    "this tokenizer's decoder joins a token's text to its neighbours "
+                    "(WordPiece cleanup), so a token's text cannot be known alone");
+  std::vector<const std::string*> strings(static_cast<std::size_t>(vocab_size()), nullptr);
+  for (int32_t id = 0; id < vocab_size(); ++id) {
+    const AddedToken* added = parts_->added.find(id);
+    if (added && added->special) continue;
+    strings[id] = added ? &added->content : parts_->model->id_to_token(id);
+  }
+  // After another token: decoded behind a plain one, whose own bytes are cut
+  // off again (a Strip or Metaspace decoder treats only the first specially).
+  std::string anchor, anchor_bytes;
+  for (const std::string* s : strings) {
+    if (!s) continue;
+    const std::string alone = decoder.decode_bytes({*s});
+    if (alone.size() == 1 && std::isalnum(static_cast<unsigned char>(alone[0]))) {
+      anchor = *s;
+      anchor_bytes = alone;
+      break;
+    }
+  }
+  if (!first && anchor.empty())
+    throw DataError("tokenizer", "no token decodes to a single letter or digit",
+                    "the vocabulary is too unusual to know what a token adds after another");
+  std::vector<std::optional<std::string>> out(strings.size());
+  for (std::size_t id = 0; id < strings.size(); ++id) {
+    if (!strings[id]) continue;
+    if (first) {
+      out[id] = decoder.decode_bytes({*strings[id]});
+      continue;
+    }
+    const std::string both = decoder.decode_bytes({anchor, *strings[id]});
+    if (both.compare(0, anchor_bytes.size(), anchor_bytes) != 0)
+      throw DataError("tokenizer", "the decoder changes the token before another one",
+                      "the text a token adds after another cannot be known alone");
+    out[id] = both.substr(anchor_bytes.size());
+  }
+  return out;
 }
 
 int32_t Tokenizer::vocab_size() const {

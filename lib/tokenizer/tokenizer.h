@@ -35,6 +35,14 @@ class Tokenizer {
   /// skipped, bytes that are not valid UTF-8 become U+FFFD.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
 
+  /// What each id adds to decoded text, by id: at the start of a text
+  /// (`first`) or after other tokens. nullopt for a special token (decode
+  /// leaves it out) and an id without a token. decode(ids) is ids[0]'s
+  /// first bytes and the others' joined, made valid UTF-8. DataError when
+  /// the decoder makes a token's text depend on its neighbours (WordPiece's
+  /// cleanup).
+  std::vector<std::optional<std::string>> token_bytes(bool first) const;
+
   /// The size an embedding table needs: the largest id + 1.
   int32_t vocab_size() const;
 

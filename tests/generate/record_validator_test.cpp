@@ -59,6 +59,16 @@ TEST(RecordValidator, WritesValidRecordsAsCsvInSchemaOrder) {
   EXPECT_EQ(csv_line(schema, checked[0].record), "Ada,36,\"a, \"\"b\"\"\nc\"\n");
 }
 
+TEST(RecordValidator, ANumberNoDoubleHoldsIsInvalidNotAnError) {
+  RecordSchema schema;
+  schema.columns = {{"n", true, false}};
+  const auto checked = check_completion(schema, "{\"n\":5002963E797}\n{\"n\":1e99}");
+  ASSERT_EQ(checked.size(), 2u);
+  EXPECT_FALSE(checked[0].valid);
+  EXPECT_EQ(checked[0].reason, "a number too large for a double");
+  EXPECT_TRUE(checked[1].valid);
+}
+
 TEST(RecordValidator, RefusesASchemaItCannotRead) {
   EXPECT_THROW(RecordSchema::from_json("{}"), DataError);
   EXPECT_THROW(RecordSchema::from_json(R"({"columns":[]})"), DataError);

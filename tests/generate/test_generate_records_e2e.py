@@ -3,8 +3,10 @@ fine-tuned in the test on a small CSV table (nss_prepare_data --format
 records, nss_hpc) writes synthetic records with the table's columns;
 synthetic.csv, synthetic.jsonl, invalid.jsonl and generation.json agree with
 each other; the records are the same at 1 and 2 ranks and at batch sizes 4
-and 8; a barely trained model that writes garbage is stopped early (exit 4)
-with the records it wrote; SIGTERM and SIGUSR1 end a run between rounds with
+and 8; under --constrain schema (the default) a record is invalid only when
+cut off, even from a barely trained model that writes random bytes, which
+unconstrained (--constrain none) is stopped early (exit 4) with the records
+it wrote; SIGTERM and SIGUSR1 end a run between rounds with
 its records written (exit 7 and 75); misuse is exit 2. Gemma 3 (a sliding
 window of 16 keys, shorter than one record) and Qwen3 (q/k norms) models
 trained the same way write valid records too, the same at 1 and 2 ranks."""
@@ -108,6 +110,10 @@ class GenerateRecordsTest(unittest.TestCase):
         self.assertTrue(summary["complete"])
         self.assertGreater(summary["valid_fraction"], 0.5, read(os.path.join(out, "invalid.jsonl")))
         self.assertTrue(all(r["reason"] for r in invalid))
+        # --constrain schema (the default): a record is invalid only when cut off.
+        self.assertEqual(summary["constrain"], "schema")
+        self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
+        self.assertGreater(summary["mask_seconds"], 0)
         self.assertIn("valid records/s", proc.stderr)
         self.assertIn("of the %d records judged were valid" % (24 + len(invalid)), proc.stderr)
         self.assertIn("the built-in byte-level tokenizer", proc.stderr)  # the tokenizer the data names
@@ -155,7 +161,7 @@ class GenerateRecordsTest(unittest.TestCase):
         out = self.out("garbage")
         proc = generate("--model", self.garbage, "--records", "50", "--output", out, "--temperature", "1.0",
                         "--max-new-tokens", "24", "--invalid-fraction-threshold", "0.8", "--patience", "1",
-                        ranks=2)
+                        "--constrain", "none", ranks=2)
         self.assertEqual(proc.returncode, 4, proc.stderr)
         self.assertIn("stopped early", proc.stderr)
         self.assertIn("invalid.jsonl", proc.stderr)
@@ -164,6 +170,29 @@ class GenerateRecordsTest(unittest.TestCase):
         self.assertFalse(summary["complete"])
         self.assertLess(summary["valid_records"], 50)
         self.assertGreater(len(read(os.path.join(out, "invalid.jsonl")).splitlines()), 0)
+
+    def test_a_constrained_garbage_model_writes_only_valid_records(self):
+        # The barely trained model writes random bytes; constrained, every
+        # record it finishes before --max-new-tokens is one of the table's
+        # (the automaton's strings are bounded, so most do finish).
+        for ranks in (1, 2):
+            out = self.out("garbage_constrained_%d" % ranks)
+            proc = generate("--model", self.garbage, "--records", "8", "--output", out, "--temperature", "1.0",
+                            "--max-new-tokens", "400", "--batch-size", "4", "--invalid-fraction-threshold", "1",
+                            ranks=ranks)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            summary = json.loads(read(os.path.join(out, "generation.json")))
+            self.assertEqual(summary["valid_records"], 8)
+            invalid = [json.loads(line) for line in read(os.path.join(out, "invalid.jsonl")).splitlines()]
+            self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
+            rows = list(csv.reader(io.StringIO(read(os.path.join(out, "synthetic.csv")))))
+            self.assertEqual(rows[0], COLUMNS)
+            for row in rows[1:]:
+                self.assertEqual(len(row), 3, row)
+                json.loads(row[1])  # a JSON number: the temp column held only numbers
+            if ranks == 2:
+                self.assertEqual(read(os.path.join(out, "synthetic.csv")),
+                                 read(os.path.join(self.out("garbage_constrained_1"), "synthetic.csv")))
 
     def test_a_signal_writes_the_records_so_far(self):
         import signal
@@ -197,6 +226,9 @@ class GenerateRecordsTest(unittest.TestCase):
             (["--model", self.trained, "--records", "5", "--output", out, "--invalid-fraction-threshold", "1.5"],
              "--invalid-fraction-threshold must be in [0, 1]"),
             (["--model", self.trained, "--records", "5", "--output", out, "--patience", "0"], "--patience must be"),
+            (["--model", self.trained, "--records", "5", "--output", out, "--constrain", "json"],
+             "--constrain json: unknown"),
+            (["--model", self.trained, "--prompt", "x", "--constrain", "schema"], "--constrain applies to --records"),
             (["--model", self.trained, "--records", "5", "--output", out, "--dtype", "fp16"],
              "--dtype must be auto, fp32 or bf16"),
             (["--model", self.trained, "--records", "5", "--output", os.path.join(self.trained, "metadata.json")],

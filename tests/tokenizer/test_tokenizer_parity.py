@@ -114,6 +114,14 @@ def corpus():
     return texts
 
 
+def wordpiece_cleanup(tokenizer_json):
+    """True when the file's decoder is (or holds) WordPiece with cleanup."""
+    with open(tokenizer_json, encoding="utf-8") as f:
+        decoder = json.load(f).get("decoder") or {}
+    steps = decoder.get("decoders", [decoder]) if decoder.get("type") == "Sequence" else [decoder]
+    return any(d.get("type") == "WordPiece" and d.get("cleanup", True) for d in steps)
+
+
 class TokenizerParityTest(nss_e2e.VenvScratchDirTest):
     SCRATCH_TAG = "tokenizer"
 
@@ -139,10 +147,15 @@ class TokenizerParityTest(nss_e2e.VenvScratchDirTest):
         self.assertEqual(actual[0], expected[0])  # vocab_size
         self.assertEqual(len(actual), len(expected))
         mismatches = []
+        cleanup = wordpiece_cleanup(tokenizer_json)
         for text, want, got in zip(texts, expected[1:], actual[1:]):
             for key in ("ids", "ids_plain", "decoded", "decoded_skip", "decoded_each"):
                 if want[key] != got[key]:
                     mismatches.append("%s of %r: tokenizers %r, C++ %r" % (key, text[:80], want[key], got[key]))
+            # What token_bytes says each id adds, joined, is the decoded text
+            # (where the decoder lets a token's text be known alone).
+            if got["token_bytes_agree"] is not (None if cleanup else True):
+                mismatches.append("token_bytes of %r: %r" % (text[:80], got["token_bytes_agree"]))
         tokens = sum(len(r["ids"]) for r in expected[1:])
         print("%s: %d texts, %d tokens, %d mismatches" % (tokenizer_json, len(texts), tokens, len(mismatches)))
         self.assertEqual(mismatches, [], "\n".join(mismatches[:10]))
