@@ -122,6 +122,24 @@ def records_table(path):
     return header, rows
 
 
+def value_bounds(values):
+    """The longest values of a column's non-empty cells, as nss_prepare_data
+    records them: characters of a cell written as a string, digits of each
+    part of one written as a number (nss_generate --constrain bounds by them)."""
+    bounds = {"max_chars": 0, "max_integer_digits": 0, "max_fraction_digits": 0, "max_exponent_digits": 0}
+    for cell in values:
+        if not JSON_NUMBER.match(cell):
+            characters = sum(1 for b in cell.encode("utf-8", "surrogateescape") if b & 0xC0 != 0x80)
+            bounds["max_chars"] = max(bounds["max_chars"], characters)
+            continue
+        mantissa, _, exponent = cell.lstrip("-").replace("E", "e").partition("e")
+        integer, _, fraction = mantissa.partition(".")
+        for key, part in (("max_integer_digits", integer), ("max_fraction_digits", fraction),
+                          ("max_exponent_digits", exponent.lstrip("+-"))):
+            bounds[key] = max(bounds[key], len(part))
+    return bounds
+
+
 def record_examples(path, prompt_template, group_by, order_by, table=None):
     """(preparation attributes, [(prompt, completion)]) of a records CSV, or of
     its (header, rows) `table` when given; the schema is inferred from those rows."""
@@ -136,7 +154,8 @@ def record_examples(path, prompt_template, group_by, order_by, table=None):
         cells = [row[c] for row in rows]
         values = [cell for cell in cells if cell]
         number = bool(values) and all(JSON_NUMBER.match(cell) for cell in values)
-        schema.append({"name": name, "type": "number" if number else "string", "empty_cells": len(values) < len(cells)})
+        schema.append(dict({"name": name, "type": "number" if number else "string",
+                            "empty_cells": len(values) < len(cells)}, **value_bounds(values)))
     template = prompt_template or (GROUPED_RECORDS_TEMPLATE if group_by else RECORDS_TEMPLATE)
     prompt = render_prompt_template(template, header, group_by, order_by)
     preparation = {"format": "records", "prompt_template": template, "group_by": group_by or "",

@@ -25,10 +25,41 @@ struct Column {
   bool number = true;  // every non-empty cell is a JSON number literal
   bool any_value = false;
   bool empty_cells = false;
+  // The longest values (nss_generate --constrain schema bounds a model's by
+  // them): characters of a cell written as a string, and the digits of each
+  // part of a cell written as a number.
+  std::size_t max_chars = 0, max_integer_digits = 0, max_fraction_digits = 0,
+              max_exponent_digits = 0;
 };
 
-// Each column's type from its cells: a number when every non-empty cell is
-// a JSON number literal.
+// Characters: bytes that do not continue a UTF-8 sequence.
+std::size_t characters(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+// The digits of a JSON number literal's integer, fraction and exponent.
+void note_number(const std::string& literal, Column& column) {
+  const std::size_t start = literal[0] == '-' ? 1 : 0;
+  const std::size_t point = literal.find('.'), e = literal.find_first_of("eE");
+  const std::size_t integer_end =
+      std::min(point, e) == std::string::npos ? literal.size() : std::min(point, e);
+  column.max_integer_digits = std::max(column.max_integer_digits, integer_end - start);
+  if (point != std::string::npos)
+    column.max_fraction_digits = std::max(
+        column.max_fraction_digits, (e == std::string::npos ? literal.size() : e) - point - 1);
+  if (e != std::string::npos) {
+    const std::size_t digits =
+        e + 1 < literal.size() && (literal[e + 1] == '+' || literal[e + 1] == '-')
+            ? literal.size() - e - 2
+            : literal.size() - e - 1;
+    column.max_exponent_digits = std::max(column.max_exponent_digits, digits);
+  }
+}
+
+// Each column's type from its cells (a number when every non-empty cell is
+// a JSON number literal) and its longest values.
 std::vector<Column> infer_columns(const RecordsTable& table) {
   std::vector<Column> columns(table.header.size());
   for (std::size_t c = 0; c < table.header.size(); ++c) columns[c].name = table.header[c];
@@ -40,7 +71,12 @@ std::vector<Column> infer_columns(const RecordsTable& table) {
         continue;
       }
       column.any_value = true;
-      column.number = column.number && is_json_number(row[c]);
+      const bool number = is_json_number(row[c]);
+      column.number = column.number && number;
+      if (number)
+        note_number(row[c], column);
+      else
+        column.max_chars = std::max(column.max_chars, characters(row[c]));
     }
   }
   return columns;
@@ -51,7 +87,11 @@ std::string schema_json(const std::vector<Column>& columns) {
   for (const Column& c : columns)
     list.push_back({{"name", c.name},
                     {"type", c.number && c.any_value ? "number" : "string"},
-                    {"empty_cells", c.empty_cells}});
+                    {"empty_cells", c.empty_cells},
+                    {"max_chars", c.max_chars},
+                    {"max_integer_digits", c.max_integer_digits},
+                    {"max_fraction_digits", c.max_fraction_digits},
+                    {"max_exponent_digits", c.max_exponent_digits}});
   return nlohmann::ordered_json{{"columns", list}}.dump();
 }
 

@@ -128,36 +128,47 @@ std::unique_ptr<RecordConstraint> record_constraint(const RecordsTask& task,
   for (const std::int64_t id : codec.end_ids())
     if (id >= 0 && id < static_cast<std::int64_t>(vocabulary.after.size()))
       ends.push_back(static_cast<std::int32_t>(id));
-  const std::vector<ValueLimits> limits(task.schema.columns.size());
-  return std::make_unique<RecordConstraint>(task.schema, limits, task.grouped,
-                                            std::move(vocabulary), std::move(ends));
+  return std::make_unique<RecordConstraint>(task.schema, task.grouped, std::move(vocabulary),
+                                            std::move(ends));
 }
 
 // The files of --records in `dir`: synthetic.csv, synthetic.jsonl,
 // invalid.jsonl and generation.json (the counts; "complete" false when the
 // early stop ended it).
+// What bounded each column's values under --constrain schema: the
+// longest value preparation saw (data-dependent, like the schema itself), or
+// the defaults for data prepared before they were recorded.
+nlohmann::json value_limits(const RecordSchema& schema) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& column : schema.columns)
+    out[column.name] = {{"max_chars", column.limits.string_chars},
+                        {"max_integer_digits", column.limits.integer_digits},
+                        {"max_fraction_digits", column.limits.fraction_digits},
+                        {"max_exponent_digits", column.limits.exponent_digits},
+                        {"from", column.limits_recorded ? "training table" : "defaults"}};
+  return out;
+}
+
 void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const GenerationJob& job,
-                   const RecordConstraint* constraint) {
+                   const RecordConstraint* constraint, const RecordSchema& schema) {
   const RecordCounts& t = outcome.records.totals();
   dir.keep();
   write_output_file(dir.file("synthetic.csv"), outcome.records.csv());
   write_output_file(dir.file("synthetic.jsonl"), outcome.records.jsonl());
   write_output_file(dir.file("invalid.jsonl"), outcome.records.invalid_jsonl());
-  write_output_file(
-      dir.file("generation.json"),
-      nlohmann::json{{"model", job.model.path},
-                     {"records_wanted", job.records.wanted},
-                     {"valid_records", t.valid},
-                     {"invalid_records", t.invalid},
-                     {"valid_fraction", outcome.records.valid_fraction()},
-                     {"samples", outcome.records.samples()},
-                     {"seconds", outcome.seconds},
-                     {"valid_records_per_second", t.valid / std::max(outcome.seconds, 1e-9)},
-                     {"constrain", job.records.constrain},
-                     {"mask_seconds", constraint ? constraint->mask_seconds() : 0.0},
-                     {"complete", outcome.records.done()}}
-              .dump(2) +
-          "\n");
+  nlohmann::json summary{{"model", job.model.path},
+                         {"records_wanted", job.records.wanted},
+                         {"valid_records", t.valid},
+                         {"invalid_records", t.invalid},
+                         {"valid_fraction", outcome.records.valid_fraction()},
+                         {"samples", outcome.records.samples()},
+                         {"seconds", outcome.seconds},
+                         {"valid_records_per_second", t.valid / std::max(outcome.seconds, 1e-9)},
+                         {"constrain", job.records.constrain},
+                         {"mask_seconds", constraint ? constraint->mask_seconds() : 0.0},
+                         {"complete", outcome.records.done()}};
+  if (constraint) summary["value_limits"] = value_limits(schema);
+  write_output_file(dir.file("generation.json"), summary.dump(2) + "\n");
 }
 
 ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob& job,
@@ -187,7 +198,7 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
   const RecordsOutcome outcome =
       generate_records(world, m.model, codec, prompt, task.schema, request);
   comm::run_on_root(world, 0, [&] {
-    write_records(*dir, outcome, job, constraint.get());
+    write_records(*dir, outcome, job, constraint.get(), task.schema);
     const RecordCounts& t = outcome.records.totals();
     const std::string rate = fmt::format("{:.1f}% of the {} records judged were valid ({} samples)",
                                          100.0 * outcome.records.valid_fraction(),

@@ -85,55 +85,60 @@ std::int32_t RecordAutomaton::add_string(std::int32_t first, bool empty_allowed,
 std::vector<std::int32_t> RecordAutomaton::add_number(std::int32_t from,
                                                       const ValueLimits& limits) {
   const std::int32_t sign = add_node(), zero = add_node(), integer = add_node();
-  const std::int32_t point = add_node(), fraction = add_node();
-  const std::int32_t e = add_node(), e_sign = add_node(), exponent = add_node();
-  const std::int32_t more_integer = std::clamp(limits.integer_digits, 1, 200) - 1;
-  // Two exponent digits at most: with up to 200 integer digits the value
-  // stays below a double's 1.8e308 (the validator refuses an overflow).
-  const std::int32_t exponent_digits = std::clamp(limits.exponent_digits, 1, 2);
   add_edge(from, '-', '-', sign);
   for (const std::int32_t at : {from, sign}) {
     add_edge(at, '0', '0', zero);
-    add_edge(at, '1', '9', integer, Count::kSet, more_integer);
+    add_edge(at, '1', '9', integer, Count::kSet, std::min(limits.integer_digits, 200) - 1);
   }
   add_edge(integer, '0', '9', integer, Count::kTake);
-  for (const std::int32_t at : {zero, integer})
-    add_edge(at, '.', '.', point, Count::kSet, std::max(limits.fraction_digits, 1));
-  add_edge(point, '0', '9', fraction, Count::kTake);
-  add_edge(fraction, '0', '9', fraction, Count::kTake);
-  for (const std::int32_t at : {zero, integer, fraction}) {
-    add_edge(at, 'E', 'E', e, Count::kSet, exponent_digits);
-    add_edge(at, 'e', 'e', e, Count::kSet, exponent_digits);
+  std::vector<std::int32_t> exits{zero, integer};
+  if (limits.fraction_digits > 0) {
+    const std::int32_t point = add_node(), fraction = add_node();
+    for (const std::int32_t at : {zero, integer})
+      add_edge(at, '.', '.', point, Count::kSet, limits.fraction_digits);
+    add_edge(point, '0', '9', fraction, Count::kTake);
+    add_edge(fraction, '0', '9', fraction, Count::kTake);
+    exits.push_back(fraction);
   }
-  add_edge(e, '+', '+', e_sign);
-  add_edge(e, '-', '-', e_sign);
-  for (const std::int32_t at : {e, e_sign, exponent})
-    add_edge(at, '0', '9', exponent, Count::kTake);
-  return {zero, integer, fraction, exponent};
+  if (limits.exponent_digits > 0) {
+    // Two exponent digits at most: with up to 200 integer digits the value
+    // stays below a double's 1.8e308 (the validator refuses an overflow).
+    const std::int32_t digits = std::min(limits.exponent_digits, 2);
+    const std::int32_t e = add_node(), e_sign = add_node(), exponent = add_node();
+    for (const std::int32_t at : std::vector<std::int32_t>(exits)) {
+      add_edge(at, 'E', 'E', e, Count::kSet, digits);
+      add_edge(at, 'e', 'e', e, Count::kSet, digits);
+    }
+    add_edge(e, '+', '+', e_sign);
+    add_edge(e, '-', '-', e_sign);
+    for (const std::int32_t at : {e, e_sign, exponent})
+      add_edge(at, '0', '9', exponent, Count::kTake);
+    exits.push_back(exponent);
+  }
+  return exits;
 }
 
 std::vector<std::int32_t> RecordAutomaton::add_value(std::int32_t from,
-                                                     const RecordSchema::Column& column,
-                                                     const ValueLimits& limits) {
+                                                     const RecordSchema::Column& column) {
   std::vector<std::int32_t> exits;
-  if (!column.number || column.empty_cells) {
-    // A number column's only string is the empty one.
-    const std::int32_t chars = column.number ? 0 : std::max(limits.string_chars, 1);
+  const ValueLimits& limits = column.limits;
+  // A number column's only string is the empty one.
+  const std::int32_t chars = column.number ? 0 : limits.string_chars;
+  if (chars > 0 || column.empty_cells) {
     const std::int32_t first = add_node();
     add_edge(from, '"', '"', first, Count::kSet, chars);
     exits.push_back(add_string(first, column.empty_cells, chars));
   }
   // A string column keeps the cells that were number literals as numbers.
-  const std::vector<std::int32_t> number = add_number(from, limits);
-  exits.insert(exits.end(), number.begin(), number.end());
+  if (limits.integer_digits > 0) {
+    const std::vector<std::int32_t> number = add_number(from, limits);
+    exits.insert(exits.end(), number.begin(), number.end());
+  }
+  if (exits.empty()) throw InternalError("generate", "column " + column.name + " allows no value");
   return exits;
 }
 
-RecordAutomaton::RecordAutomaton(const RecordSchema& schema, const std::vector<ValueLimits>& limits,
-                                 bool grouped) {
-  if (limits.size() != schema.columns.size())
-    throw InternalError("generate", "value limits for " + std::to_string(limits.size()) + " of " +
-                                        std::to_string(schema.columns.size()) + " columns");
+RecordAutomaton::RecordAutomaton(const RecordSchema& schema, bool grouped) {
   const std::int32_t start = add_node();
   const std::int32_t opened = add_literal(start, "{");
   std::vector<std::int32_t> exits;
@@ -142,7 +147,7 @@ RecordAutomaton::RecordAutomaton(const RecordSchema& schema, const std::vector<V
     data::append_json_string(schema.columns[c].name, key);
     key += ':';
     const std::int32_t at = c == 0 ? add_literal(opened, key) : join(exits, "," + key);
-    exits = add_value(at, schema.columns[c], limits[c]);
+    exits = add_value(at, schema.columns[c]);
   }
   const std::int32_t closed = join(exits, "}");
   nodes_[closed].accepting = true;

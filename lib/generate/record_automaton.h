@@ -22,14 +22,6 @@
 
 namespace nss::generate {
 
-/// How long a column's values may be.
-struct ValueLimits {
-  std::int32_t string_chars = 256;    // characters of a string (an escape is one)
-  std::int32_t integer_digits = 20;   // digits before the point
-  std::int32_t fraction_digits = 20;  // digits after it
-  std::int32_t exponent_digits = 3;   // digits of the exponent
-};
-
 class RecordAutomaton {
  public:
   struct State {
@@ -38,9 +30,10 @@ class RecordAutomaton {
     bool operator==(const State& other) const { return node == other.node && count == other.count; }
   };
 
-  /// The automaton of `schema` with `limits` per column (one per column, in
-  /// order; InternalError otherwise). `grouped`: records separated by "\n".
-  RecordAutomaton(const RecordSchema& schema, const std::vector<ValueLimits>& limits, bool grouped);
+  /// The automaton of `schema`, each value within its column's limits (a
+  /// limit of 0: no value of that kind, as none was in the table).
+  /// `grouped`: records separated by "\n".
+  RecordAutomaton(const RecordSchema& schema, bool grouped);
 
   State start() const { return {0, 0}; }
   /// `state` after `byte`, or false when the byte is not allowed there.
@@ -71,8 +64,7 @@ class RecordAutomaton {
   std::int32_t add_literal(std::int32_t from, const std::string& text);
   // `text` after each of `exits` (they share the chain after its first byte).
   std::int32_t join(const std::vector<std::int32_t>& exits, const std::string& text);
-  std::vector<std::int32_t> add_value(std::int32_t from, const RecordSchema::Column& column,
-                                      const ValueLimits& limits);
+  std::vector<std::int32_t> add_value(std::int32_t from, const RecordSchema::Column& column);
   std::vector<std::int32_t> add_number(std::int32_t from, const ValueLimits& limits);
   // String content after the opening quote; returns the node after the closing one.
   std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars);

@@ -4,10 +4,9 @@
 
 namespace nss::generate {
 
-RecordConstraint::RecordConstraint(const RecordSchema& schema,
-                                   const std::vector<ValueLimits>& limits, bool grouped,
+RecordConstraint::RecordConstraint(const RecordSchema& schema, bool grouped,
                                    VocabularyBytes vocabulary, std::vector<std::int32_t> end_ids)
-    : automaton_(schema, limits, grouped),
+    : automaton_(schema, grouped),
       masks_(automaton_, std::move(vocabulary.after), std::move(end_ids),
              std::move(vocabulary.first)) {}
 

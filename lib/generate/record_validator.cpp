@@ -41,6 +41,21 @@ std::string record_problem(const RecordSchema& schema, const ordered_json& recor
   return "";
 }
 
+// The bounds preparation recorded (all four, or none: older data).
+void read_limits(const nlohmann::json& c, RecordSchema::Column& column) {
+  if (!c.contains("max_chars")) return;
+  auto bound = [&](const char* key) {
+    const auto value = c.at(key).get<std::int64_t>();
+    if (value < 0 || value > (1 << 24))
+      throw DataError("generate", std::string("records_schema: ") + key + " " +
+                                      std::to_string(value) + " is out of range");
+    return static_cast<std::int32_t>(value);
+  };
+  column.limits = {bound("max_chars"), bound("max_integer_digits"), bound("max_fraction_digits"),
+                   bound("max_exponent_digits")};
+  column.limits_recorded = true;
+}
+
 }  // namespace
 
 RecordSchema RecordSchema::from_json(const std::string& text) {
@@ -51,8 +66,10 @@ RecordSchema RecordSchema::from_json(const std::string& text) {
       const std::string type = c.at("type").get<std::string>();
       if (type != "number" && type != "string")
         throw DataError("generate", "records_schema: column type '" + type + "' is unknown");
-      schema.columns.push_back(
-          {c.at("name").get<std::string>(), type == "number", c.at("empty_cells").get<bool>()});
+      RecordSchema::Column column{c.at("name").get<std::string>(), type == "number",
+                                  c.at("empty_cells").get<bool>()};
+      read_limits(c, column);
+      schema.columns.push_back(std::move(column));
     }
   } catch (const nlohmann::json::exception& e) {
     throw DataError("generate",

@@ -8,7 +8,9 @@
 // the table had one.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -16,11 +18,28 @@
 
 namespace nss::generate {
 
+/// How long a column's values may be when a model writes them (--constrain
+/// schema): the longest of the column's cells when the data was prepared
+/// (records_schema's max_* keys; 0: none of that kind there), else these
+/// defaults (data prepared before the bounds were recorded).
+struct ValueLimits {
+  std::int32_t string_chars = 256;    // characters of a string cell (an escape is one)
+  std::int32_t integer_digits = 20;   // digits before a number's point
+  std::int32_t fraction_digits = 20;  // digits after it
+  std::int32_t exponent_digits = 2;   // digits of its exponent (at most 2: a double holds 1e99)
+};
+
 struct RecordSchema {
   struct Column {
+    Column() = default;
+    Column(std::string column_name, bool is_number, bool has_empty_cells)
+        : name(std::move(column_name)), number(is_number), empty_cells(has_empty_cells) {}
+
     std::string name;
     bool number = false;       // every non-empty cell was a JSON number literal
     bool empty_cells = false;  // some cell was empty
+    ValueLimits limits;
+    bool limits_recorded = false;  // from the schema, not the defaults
   };
   std::vector<Column> columns;
 

@@ -65,8 +65,9 @@ nlohmann::json privacy_report(const nlohmann::json& settings, std::int64_t steps
       {"not_covered",
        {"the losses, target-token counts and gradient norms in metrics.jsonl and the logs",
         "validation scores",
-        "the schema's column names and categories stored when the data was prepared "
-        "(state.dataset)"}}};
+        "the schema's column names, categories and longest values stored when the data was "
+        "prepared (state.dataset), which bound the records nss_generate --constrain schema "
+        "writes"}}};
   if (const std::string pii = pii_classification(dataset); !pii.empty())
     report["not_covered"].push_back(pii);
   if (sampling != "poisson")

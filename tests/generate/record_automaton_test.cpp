@@ -16,22 +16,14 @@
 namespace nss::generate {
 namespace {
 
-RecordSchema schema() {
+RecordSchema schema(std::int32_t chars = 12) {
   RecordSchema s;
   s.columns = {{"name", false, false},
                {"age", true, true},
                {"city \"q\"", false, true},
                {"score", true, false}};
+  for (auto& column : s.columns) column.limits = {chars, 4, 3, 2};
   return s;
-}
-
-std::vector<ValueLimits> limits(std::int32_t chars = 12) {
-  ValueLimits l;
-  l.string_chars = chars;
-  l.integer_digits = 4;
-  l.fraction_digits = 3;
-  l.exponent_digits = 2;
-  return std::vector<ValueLimits>(4, l);
 }
 
 bool accepts(const RecordAutomaton& automaton, const std::string& text) {
@@ -83,7 +75,7 @@ std::string random_record(std::mt19937& rng, const RecordSchema& s) {
 
 TEST(RecordAutomatonTest, AcceptsEveryRenderedRowWithinTheLimits) {
   const RecordSchema s = schema();
-  const RecordAutomaton automaton(s, limits(), false);
+  const RecordAutomaton automaton(s, false);
   std::mt19937 rng(1);
   for (int i = 0; i < 2000; ++i) {
     const std::string record = random_record(rng, s);
@@ -95,7 +87,7 @@ TEST(RecordAutomatonTest, AcceptsEveryRenderedRowWithinTheLimits) {
 
 TEST(RecordAutomatonTest, EverythingItAcceptsIsValid) {
   const RecordSchema s = schema();
-  const RecordAutomaton automaton(s, limits(), true);
+  const RecordAutomaton automaton(s, true);
   std::mt19937 rng(2);
   const std::string alphabet = "{}\":,.-+eE0123456789 \\nuab\x01\n\xc3\xbc\xe6\x9d\xb1";
   int accepted = 0;
@@ -125,7 +117,7 @@ TEST(RecordAutomatonTest, EverythingItAcceptsIsValid) {
 
 TEST(RecordAutomatonTest, RefusesWhatTrainingNeverRenders) {
   const RecordSchema s = schema();
-  const RecordAutomaton automaton(s, limits(), false);
+  const RecordAutomaton automaton(s, false);
   const std::string good = R"({"name":"Ada","age":36,"city \"q\"":"","score":1.5})";
   ASSERT_TRUE(accepts(automaton, good));
   for (
@@ -146,9 +138,22 @@ TEST(RecordAutomatonTest, RefusesWhatTrainingNeverRenders) {
     EXPECT_FALSE(accepts(automaton, bad)) << bad;
 }
 
+TEST(RecordAutomatonTest, ALimitOfZeroAllowsNoValueOfThatKind) {
+  RecordSchema s;
+  s.columns = {{"id", true, false}, {"code", false, false}};
+  s.columns[0].limits = {0, 3, 0, 0};  // integers only
+  s.columns[1].limits = {4, 0, 0, 0};  // strings only: no cell was a number
+  const RecordAutomaton automaton(s, false);
+  EXPECT_TRUE(accepts(automaton, R"({"id":123,"code":"ab"})"));
+  EXPECT_FALSE(accepts(automaton, R"({"id":1.5,"code":"ab"})"));
+  EXPECT_FALSE(accepts(automaton, R"({"id":1e5,"code":"ab"})"));
+  EXPECT_FALSE(accepts(automaton, R"({"id":1,"code":12})"));
+  EXPECT_FALSE(accepts(automaton, R"({"id":1,"code":""})"));
+}
+
 TEST(RecordAutomatonTest, TheLimitsBoundEveryValue) {
-  const RecordSchema s = schema();
-  const RecordAutomaton automaton(s, limits(5), false);
+  const RecordSchema s = schema(5);
+  const RecordAutomaton automaton(s, false);
   auto record = [](const std::string& name, const std::string& age, const std::string& score) {
     return R"({"name":")" + name + R"(","age":)" + age + R"(,"city \"q\"":"","score":)" + score +
            "}";
@@ -178,8 +183,8 @@ std::vector<std::optional<std::string>> vocabulary(const RecordSchema& s) {
 }
 
 TEST(TokenMasksTest, EqualABruteForceWalkOfEveryToken) {
-  const RecordSchema s = schema();
-  const RecordAutomaton automaton(s, limits(6), true);
+  const RecordSchema s = schema(6);
+  const RecordAutomaton automaton(s, true);
   const auto tokens = vocabulary(s);
   const std::int32_t end = static_cast<std::int32_t>(tokens.size()) - 1;
   TokenMasks masks(automaton, tokens, {end});
@@ -207,7 +212,7 @@ TEST(TokenMasksTest, EqualABruteForceWalkOfEveryToken) {
 
 TEST(TokenMasksTest, ApplySetsRefusedLogitsAndPaddedRowsToMinusInfinity) {
   const RecordSchema s = schema();
-  const RecordAutomaton automaton(s, limits(), false);
+  const RecordAutomaton automaton(s, false);
   const auto tokens = vocabulary(s);
   TokenMasks masks(automaton, tokens, {static_cast<std::int32_t>(tokens.size()) - 1});
   const auto vocab = static_cast<std::int64_t>(tokens.size()) + 3;  // padded embedding rows

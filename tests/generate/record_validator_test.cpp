@@ -69,6 +69,24 @@ TEST(RecordValidator, ANumberNoDoubleHoldsIsInvalidNotAnError) {
   EXPECT_TRUE(checked[1].valid);
 }
 
+TEST(RecordValidator, ReadsTheValueBoundsOrKeepsTheDefaultsOfOlderData) {
+  const RecordSchema older =
+      RecordSchema::from_json(R"({"columns":[{"name":"a","type":"string","empty_cells":false}]})");
+  EXPECT_FALSE(older.columns[0].limits_recorded);
+  EXPECT_EQ(older.columns[0].limits.string_chars, 256);
+  const RecordSchema bounded = RecordSchema::from_json(
+      R"({"columns":[{"name":"a","type":"number","empty_cells":true,"max_chars":0,)"
+      R"("max_integer_digits":4,"max_fraction_digits":2,"max_exponent_digits":0}]})");
+  ASSERT_TRUE(bounded.columns[0].limits_recorded);
+  EXPECT_EQ(bounded.columns[0].limits.integer_digits, 4);
+  EXPECT_EQ(bounded.columns[0].limits.fraction_digits, 2);
+  EXPECT_EQ(bounded.columns[0].limits.exponent_digits, 0);
+  EXPECT_THROW(RecordSchema::from_json(
+                   R"({"columns":[{"name":"a","type":"string","empty_cells":false,"max_chars":-1,)"
+                   R"("max_integer_digits":0,"max_fraction_digits":0,"max_exponent_digits":0}]})"),
+               DataError);
+}
+
 TEST(RecordValidator, RefusesASchemaItCannotRead) {
   EXPECT_THROW(RecordSchema::from_json("{}"), DataError);
   EXPECT_THROW(RecordSchema::from_json(R"({"columns":[]})"), DataError);

@@ -114,6 +114,11 @@ class GenerateRecordsTest(unittest.TestCase):
         self.assertEqual(summary["constrain"], "schema")
         self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
         self.assertGreater(summary["mask_seconds"], 0)
+        # The bounds come from the training table: the longest city, two-digit temperatures.
+        limits = summary["value_limits"]
+        self.assertEqual(limits["city"]["max_chars"], max(len(c) for c in self.cities))
+        self.assertEqual(limits["temp"]["max_integer_digits"], 2)
+        self.assertEqual(limits["temp"]["from"], "training table")
         self.assertIn("valid records/s", proc.stderr)
         self.assertIn("of the %d records judged were valid" % (24 + len(invalid)), proc.stderr)
         self.assertIn("the built-in byte-level tokenizer", proc.stderr)  # the tokenizer the data names
