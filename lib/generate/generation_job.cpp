@@ -187,6 +187,12 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
   if (request.constrain == "schema") {
     constraint = record_constraint(task, codec);
     request.constraint = constraint.get();
+    if (const std::int64_t fewest = constraint->minimum_tokens(); request.max_new_tokens < fewest)
+      throw UsageError("generate",
+                       fmt::format("--max-new-tokens {} cannot hold a record of this table: the "
+                                   "shortest takes at least {} tokens with {}",
+                                   request.max_new_tokens, fewest, codec.description()),
+                       fmt::format("give --max-new-tokens {} or more", fewest));
   }
   // From here a signal ends the run between rounds with the records so far on disk.
   comm::install_stop_signal_handlers();

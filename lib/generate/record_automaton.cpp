@@ -1,6 +1,8 @@
 #include "generate/record_automaton.h"
 
 #include <algorithm>
+#include <deque>
+#include <set>
 
 #include "core/error.h"
 #include "data/csv_records.h"
@@ -176,6 +178,23 @@ bool RecordAutomaton::step(State& state, unsigned char byte) const {
     return true;
   }
   return false;
+}
+
+std::size_t RecordAutomaton::shortest_completion() const {
+  // Breadth first over states; every byte of an edge's range leads alike.
+  std::deque<std::pair<State, std::size_t>> queue{{start(), 0}};
+  std::set<std::pair<std::int32_t, std::int32_t>> seen{{0, 0}};
+  while (!queue.empty()) {
+    const auto [state, length] = queue.front();
+    queue.pop_front();
+    if (accepting(state)) return length;
+    for (const Edge& edge : nodes_[state.node].edges) {
+      State next = state;
+      if (step(next, edge.low) && seen.insert({next.node, next.count}).second)
+        queue.emplace_back(next, length + 1);
+    }
+  }
+  throw InternalError("generate", "the records automaton accepts nothing");
 }
 
 bool RecordAutomaton::walk(State& state, const std::string& bytes) const {

@@ -43,6 +43,8 @@ class RecordAutomaton {
   /// True where a completion may end (after a record's closing brace).
   bool accepting(const State& state) const { return nodes_[state.node].accepting; }
   std::size_t node_count() const { return nodes_.size(); }
+  /// The length in bytes of the shortest complete completion.
+  std::size_t shortest_completion() const;
 
  private:
   enum class Count : std::uint8_t { kKeep, kSet, kTake };

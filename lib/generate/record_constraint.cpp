@@ -1,5 +1,6 @@
 #include "generate/record_constraint.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace nss::generate {
@@ -14,6 +15,12 @@ void RecordConstraint::mask(std::int64_t state, float* logits, std::int64_t voca
   const auto start = std::chrono::steady_clock::now();
   masks_.apply(masks_.allowed(unpack(state)), logits, vocab);
   mask_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::int64_t RecordConstraint::minimum_tokens() const {
+  const std::size_t bytes = automaton_.shortest_completion();
+  const std::size_t longest = std::max<std::size_t>(masks_.longest_token(), 1);
+  return static_cast<std::int64_t>((bytes + longest - 1) / longest) + 1;
 }
 
 std::int64_t RecordConstraint::advance(std::int64_t state, std::int64_t id) const {

@@ -31,6 +31,9 @@ class RecordConstraint final : public TokenConstraint {
   std::int64_t advance(std::int64_t state, std::int64_t id) const override;
 
   double mask_seconds() const { return mask_seconds_; }
+  /// The fewest tokens a complete record takes with this vocabulary (its
+  /// shortest text over the longest token), the end token included.
+  std::int64_t minimum_tokens() const;
   std::size_t cached_masks() const { return masks_.cached_masks(); }
 
  private:

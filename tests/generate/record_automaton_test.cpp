@@ -151,6 +151,13 @@ TEST(RecordAutomatonTest, ALimitOfZeroAllowsNoValueOfThatKind) {
   EXPECT_FALSE(accepts(automaton, R"({"id":1,"code":""})"));
 }
 
+TEST(RecordAutomatonTest, KnowsItsShortestCompletion) {
+  const RecordSchema s = schema();
+  // A number is shorter than any string, even "" (the columns may hold numbers).
+  const std::string shortest = R"({"name":0,"age":0,"city \"q\"":0,"score":0})";
+  EXPECT_EQ(RecordAutomaton(s, false).shortest_completion(), shortest.size());
+}
+
 TEST(RecordAutomatonTest, TheLimitsBoundEveryValue) {
   const RecordSchema s = schema(5);
   const RecordAutomaton automaton(s, false);

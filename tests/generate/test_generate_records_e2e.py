@@ -231,6 +231,8 @@ class GenerateRecordsTest(unittest.TestCase):
             (["--model", self.trained, "--records", "5", "--output", out, "--invalid-fraction-threshold", "1.5"],
              "--invalid-fraction-threshold must be in [0, 1]"),
             (["--model", self.trained, "--records", "5", "--output", out, "--patience", "0"], "--patience must be"),
+            (["--model", self.trained, "--records", "5", "--output", out, "--max-new-tokens", "12"],
+             "--max-new-tokens 12 cannot hold a record of this table: the shortest takes at least "),
             (["--model", self.trained, "--records", "5", "--output", out, "--constrain", "json"],
              "--constrain json: unknown"),
             (["--model", self.trained, "--prompt", "x", "--constrain", "schema"], "--constrain applies to --records"),
