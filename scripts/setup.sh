@@ -85,9 +85,11 @@ select_openblas_openmp() {
 # Created once; repaired when incomplete.
 PYTHON_VENV=${PYTHON_VENV:-$BUILD_DIR/venv}
 # Releases that run on Debian's torch 1.13 (accelerate is peft's dependency).
-# opt-einsum is opacus's one dependency beyond numpy, scipy and torch.
+# opt-einsum is opacus's one dependency beyond numpy, scipy and torch;
+# outlines-core (no torch) is the constrained-decoding test's reference.
 VENV_PIP_PACKAGES=(tokenizers transformers==4.46.3 accelerate==0.34.2 gguf==0.19.0 sentencepiece==0.2.3
-                   protobuf==7.36.2 dp-accounting==0.6.0 opt-einsum==3.4.0 lizard==1.24.3)
+                   protobuf==7.36.2 dp-accounting==0.6.0 opt-einsum==3.4.0 lizard==1.24.3
+                   outlines-core==0.2.14)
 # Without dependencies: peft and opacus ask for torch>=1.13 (or newer), which
 # Debian's 1.13.0a0 does not satisfy by version number, so pip would install a
 # PyPI torch 2. Opacus 1.4.0 is the last release that imports with torch 1.13
@@ -96,7 +98,7 @@ VENV_PIP_NO_DEPS_PACKAGES=(peft==0.13.2 opacus==1.4.0)
 create_python_venv() {
   local python="$PYTHON_VENV/bin/python" versions
   if [ -x "$python" ] && versions=$("$python" -c 'import h5py, numpy, tokenizers, transformers, peft, gguf, sentencepiece
-import opacus.accountants.analysis.rdp, dp_accounting.pld, lizard
+import opacus.accountants.analysis.rdp, dp_accounting.pld, lizard, outlines_core
 from importlib.metadata import version
 print("tokenizers", tokenizers.__version__, "transformers", transformers.__version__, "peft", peft.__version__,
       "gguf", version("gguf"), "opacus", version("opacus"), "dp-accounting", version("dp-accounting"),
