@@ -1,12 +1,16 @@
 #include "generate/sentencepiece_codec.h"
 
 #include <dlfcn.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <cctype>
 #include <climits>
+#include <cstdio>
 
 #include "core/error.h"
 #include "generate/end_ids.h"
@@ -27,6 +31,8 @@ struct Bridge {
   decltype(&nss_sp_encode) encode;
   decltype(&nss_sp_decode) decode;
   decltype(&nss_sp_eos_id) eos_id;
+  decltype(&nss_sp_vocab_size) vocab_size;
+  decltype(&nss_sp_piece_to_id) piece_to_id;
 };
 
 template <class Fn>
@@ -73,6 +79,8 @@ Bridge load_bridge() {
     resolve(handle, candidate, "nss_sp_encode", bridge.encode);
     resolve(handle, candidate, "nss_sp_decode", bridge.decode);
     resolve(handle, candidate, "nss_sp_eos_id", bridge.eos_id);
+    resolve(handle, candidate, "nss_sp_vocab_size", bridge.vocab_size);
+    resolve(handle, candidate, "nss_sp_piece_to_id", bridge.piece_to_id);
     return bridge;
   }
   throw InternalError(
@@ -118,13 +126,45 @@ class SentencePieceCodec : public TextCodec {
       if (fits) return text;
     }
   }
-  std::vector<std::optional<std::string>> token_bytes(bool) const override {
-    throw UsageError("generate",
-                     "--constrain schema does not read a SentencePiece tokenizer.model's pieces "
-                     "yet (" +
-                         path_ + ")",
-                     "generate with --constrain none, or give the model's tokenizer.json "
-                     "(--tokenizer)");
+  // The library's own decoding of each piece: alone (the first piece loses
+  // its leading space) or after a plain one whose text is cut off again.
+  // Byte pieces decode to replacement characters alone: their byte instead.
+  std::vector<std::optional<std::string>> token_bytes(bool first) const override {
+    const std::int32_t size = bridge_.vocab_size(model_.get());
+    std::vector<int> byte_of(static_cast<std::size_t>(std::max(size, 0)), -1);
+    for (int b = 0; b < 256; ++b) {
+      char piece[8];
+      std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+      const std::int32_t id = bridge_.piece_to_id(model_.get(), piece, 6);
+      if (id >= 0 && id < size) byte_of[id] = b;
+    }
+    std::vector<std::int64_t> prefix;
+    std::string prefix_text;
+    for (std::int32_t id = 0; !first && prefix.empty() && id < size; ++id) {
+      const std::string text = byte_of[id] < 0 ? decode({id}) : "";
+      if (text.size() == 1 && std::isalnum(static_cast<unsigned char>(text[0]))) {
+        prefix = {id};
+        prefix_text = text;
+      }
+    }
+    if (!first && prefix.empty())
+      throw UsageError("generate", path_ + ": no piece decodes to a single letter or digit",
+                       "generate with --constrain none");
+    std::vector<std::optional<std::string>> out(byte_of.size());
+    for (std::int32_t id = 0; id < size; ++id) {
+      if (byte_of[id] >= 0) {
+        out[id] = std::string(1, static_cast<char>(byte_of[id]));
+        continue;
+      }
+      std::vector<std::int64_t> ids = prefix;
+      ids.push_back(id);
+      const std::string text = decode(ids);
+      if (text.compare(0, prefix_text.size(), prefix_text) != 0)
+        throw UsageError("generate", path_ + ": a piece changes the text before it",
+                         "generate with --constrain none");
+      if (text.size() > prefix_text.size()) out[id] = text.substr(prefix_text.size());
+    }
+    return out;
   }
   std::string description() const override { return "tokenizer.model " + path_; }
   void set_end_ids(std::vector<std::int64_t> ids) { end_ids_ = std::move(ids); }

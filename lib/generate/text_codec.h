@@ -31,9 +31,10 @@ class TextCodec {
   /// The text of generated ids (special tokens left out).
   virtual std::string decode(const std::vector<std::int64_t>& ids) const = 0;
   /// What each id adds to decoded text, by id: as the first generated
-  /// token (`first`) or after another; nullopt for ids decode leaves out.
-  /// UsageError (exit 2) naming --constrain none when the tokenizer cannot
-  /// say.
+  /// token (`first`) or after another; nullopt for ids decode leaves out
+  /// (special and control tokens). Byte tokens are their byte, even where
+  /// alone it is no character. UsageError (exit 2) naming --constrain none
+  /// when the tokenizer cannot say.
   virtual std::vector<std::optional<std::string>> token_bytes(bool first) const = 0;
   /// What the codec is, for messages: "tokenizer.json at PATH", ...
   virtual std::string description() const = 0;

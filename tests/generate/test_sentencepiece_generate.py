@@ -5,7 +5,9 @@ tiny random Llama of its vocabulary. The process starts (libsentencepiece's
 protobuf no longer meets libtorch's), greedy generation writes the tokens
 transformers' generate() writes from python sentencepiece's ids with BOS
 (so the prompt ids are the same), and the text is sp.decode() of the tokens;
-found beside the weights and given with --tokenizer alike."""
+found beside the weights and given with --tokenizer alike. What each piece
+adds to a text (--constrain schema's vocabulary), joined, is the decoded
+text of 400 lines."""
 import json
 import os
 import shutil
@@ -87,6 +89,20 @@ class SentencePieceGenerateTest(unittest.TestCase):
                          key=lambda s: s["prompt_index"])
         self.assertEqual(len(samples), len(PROMPTS), proc.stdout)
         return samples
+
+    def test_token_bytes_join_to_the_decoded_text(self):
+        # What --constrain schema reads of each piece: alone, after another,
+        # byte pieces as their bytes; joined, they are what decode gives.
+        with open(os.path.join(self.tmp, "corpus.txt"), encoding="utf-8") as f:
+            lines = [line for line in f.read().splitlines() if line.strip()][:400] + PROMPTS
+        proc = subprocess.run([binary("codec_bytes_probe"), self.model], capture_output=True, text=True,
+                              timeout=120, input="".join(json.dumps(line) + "\n" for line in lines))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        results = [json.loads(line) for line in proc.stdout.splitlines()]
+        self.assertEqual(len(results), len(lines))
+        disagree = [line for line, r in zip(lines, results) if not r["agree"]]
+        self.assertEqual(disagree, [])
+        self.assertGreater(sum(r["ids"] for r in results), 5000)
 
     def check(self, samples):
         for sample, reference in zip(samples, self.reference):

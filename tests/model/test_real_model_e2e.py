@@ -172,6 +172,8 @@ class RealModelTest(ToolRunner, unittest.TestCase):
                   for c in ("schema", "none")}
         if not greedy["none"][1]:
             self.assertEqual(greedy["schema"][2], greedy["none"][2])
+        print("greedy: unconstrained %d invalid; constrained %s" % (
+            len(greedy["none"][1]), "identical" if greedy["schema"][2] == greedy["none"][2] else "different"))
 
 
 if __name__ == "__main__":
