@@ -74,6 +74,10 @@ std::vector<Candidate> TokenSampler::candidates(const float* logits, std::int64_
   std::vector<double> weights(kept);
   double total = 0;
   for (std::size_t i = 0; i < kept; ++i) total += weights[i] = std::exp(scaled[order[i]] - top);
+  // Tokens without probability (refused by a constraint: -inf) are no
+  // candidates: rounding at the top of the range must not pick one.
+  while (kept > 1 && weights[kept - 1] == 0) --kept;
+  weights.resize(kept);
 
   // top-p drops the least likely tokens whose cumulative probability, summed
   // from the least likely up, stays within 1 - top_p (at least one is kept).

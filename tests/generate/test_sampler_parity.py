@@ -1,7 +1,9 @@
 """TokenSampler's candidates against transformers' own logits warpers
 (TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper, applied in the
-order generate() applies them): the same tokens keep a nonzero probability,
-with the same probabilities."""
+order generate() applies them), with and without a constraint's mask applied
+first (--constrain schema: refused logits -inf, so the model's distribution
+is renormalised over the allowed tokens): the same tokens keep a nonzero
+probability, with the same probabilities, and no refused token does."""
 import json
 import os
 import subprocess
@@ -19,6 +21,7 @@ from transformers.generation.logits_process import (TemperatureLogitsWarper, Top
 for line in sys.stdin:
     r = json.loads(line)
     scores = torch.tensor([r["logits"]], dtype=torch.float32)
+    scores[0, r.get("refused", [])] = -float("inf")  # a grammar's mask, as a logits processor before the warpers
     ids = torch.zeros((1, 1), dtype=torch.long)
     scores = TemperatureLogitsWarper(r["temperature"])(ids, scores)
     if r["top_k"] > 0:
@@ -38,15 +41,20 @@ class SamplerParityTest(unittest.TestCase):
         import numpy as np
         rng = np.random.default_rng(5)
         requests = []
-        for case in range(60):
+        for case in range(120):
             vocab = int(rng.integers(2, 300))
             logits = rng.normal(0, 3, vocab).astype(np.float32)
             if case % 3 == 0:  # ties, as quantised logits have
                 logits = np.round(logits)
-            requests.append({"logits": [float(x) for x in logits],
-                             "temperature": float(rng.choice([0.3, 0.7, 1.0, 1.5])),
-                             "top_k": int(rng.choice([0, 1, 5, 40, 1000])),
-                             "top_p": float(rng.choice([1.0, 0.9, 0.5, 0.05]))})
+            request = {"logits": [float(x) for x in logits],
+                       "temperature": float(rng.choice([0.3, 0.7, 1.0, 1.5])),
+                       "top_k": int(rng.choice([0, 1, 5, 40, 1000])),
+                       "top_p": float(rng.choice([1.0, 0.9, 0.5, 0.05]))}
+            if case >= 30:  # a constraint's mask first: the rest renormalised
+                keep = rng.random(vocab) < rng.choice([0.02, 0.3, 0.9])
+                keep[int(rng.integers(vocab))] = True
+                request["refused"] = [int(i) for i in np.flatnonzero(~keep)]
+            requests.append(request)
         text = "".join(json.dumps(r) + "\n" for r in requests)
         ours = subprocess.run([binary("sampler_probe")], input=text, capture_output=True, text=True,
                               timeout=60, check=True).stdout.splitlines()
@@ -67,6 +75,7 @@ class SamplerParityTest(unittest.TestCase):
             logits = request["logits"]
             self.assertEqual(sorted(logits[t] for t in only_mine), sorted(logits[t] for t in only_theirs),
                              settings)
+            self.assertFalse(set(mine["tokens"]) & set(request.get("refused", [])), settings)
             self.assertEqual(len(mine["tokens"]), len(reference["tokens"]), settings)
             for a, b in zip(sorted(mine["probabilities"]), sorted(reference["probabilities"])):
                 self.assertAlmostEqual(a, b, delta=1e-6, msg=str(settings))

@@ -4,6 +4,7 @@
 #include "generate/token_sampler.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <vector>
@@ -102,6 +103,20 @@ TEST(TokenSampler, ADrawDependsOnlyOnSeedPromptSampleAndPosition) {
   EXPECT_NE(a.uniform({5, 2, 0}), a.uniform({5, 3, 0}));
   EXPECT_NE(a.uniform({5, 2, 0}), a.uniform({6, 2, 0}));
   EXPECT_NE(a.uniform({5, 2, 0}), TokenSampler(settings(1.0, 0, 1.0, 12)).uniform({5, 2, 0}));
+}
+
+TEST(TokenSampler, TokensRefusedWithMinusInfinityAreNeverCandidatesNorPicked) {
+  const float refused = -std::numeric_limits<float>::infinity();
+  const std::vector<float> logits = {refused, 2.0f, refused, 1.0f, refused, refused};
+  for (const double top_p : {1.0, 0.999999}) {
+    const TokenSampler sampler(settings(1.0, 0, top_p));
+    const auto choices = sampler.candidates(logits.data(), 6);
+    for (const auto& c : choices) EXPECT_TRUE(c.token == 1 || c.token == 3) << c.token;
+    for (std::int64_t position = 0; position < 20000; ++position) {
+      const std::int32_t id = sampler.pick(logits.data(), 6, {0, 0, position});
+      ASSERT_TRUE(id == 1 || id == 3) << id;
+    }
+  }
 }
 
 TEST(TokenSampler, RefusesSettingsOutsideTheirRange) {
