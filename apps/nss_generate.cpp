@@ -3,7 +3,7 @@
 //              (--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR)
 //              [--max-new-tokens 256] [--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0]
 //              [--num-samples 1] [--stop TEXT]... [--batch-size 8] [--output OUT.jsonl]
-//              [--invalid-fraction-threshold 0.8] [--patience 1]
+//              [--invalid-fraction-threshold 0.8] [--patience 1] [--constrain schema|none]
 #include <csignal>
 
 #include <CLI/CLI.hpp>

@@ -10,7 +10,9 @@
 # budget: epsilon reached, held-out loss, valid share of the generated
 # records, SQS, DPS and their components. A run whose generation stops early
 # (too many invalid records) is evaluated on the records it wrote.
-# Needs scripts/setup.sh's build and models; about 5 minutes a row on 2 cores.
+# NSS_BENCH_CONSTRAIN (schema, the default, or none) is nss_generate's
+# --constrain. Needs scripts/setup.sh's build and models; about 5 minutes a
+# row on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BUILD_DIR:-build}/bin
@@ -18,6 +20,9 @@ MODEL=${NSS_BENCH_MODEL:-build/models/smollm2-135m-instruct}
 STEPS=${NSS_BENCH_STEPS:-10}
 RECORDS=${NSS_BENCH_RECORDS:-60}
 BUDGETS=${NSS_BENCH_BUDGETS:-"none 8 4 1"}
+# nss_generate's --constrain: schema (its default: every record it finishes
+# is valid) or none (the model's tokens alone, as before it existed).
+CONSTRAIN=${NSS_BENCH_CONSTRAIN:-schema}
 [ -f "$MODEL/config.json" ] || { echo "no model at $MODEL: run scripts/setup.sh" >&2; exit 2; }
 work=$(mktemp -d /tmp/nss_privacy_utility.XXXXXX)
 [ -n "${NSS_BENCH_KEEP:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -48,7 +53,7 @@ run_budget() {
   step="$dir/checkpoints/$(printf 'step_%08d' "$STEPS")"
   # exit 4 is the early stop on too many invalid records: its records are written
   "${MPI[@]}" "$BIN/nss_generate" --model "$step" --records "$RECORDS" --output "$dir/synthetic" \
-    --max-new-tokens 64 --batch-size 8 >"$dir/generate.log" 2>&1 ||
+    --max-new-tokens 64 --batch-size 8 --constrain "$CONSTRAIN" >"$dir/generate.log" 2>&1 ||
     [ $? -eq 4 ] || { tail -20 "$dir/generate.log"; exit 1; }
   "$BIN/nss_evaluate" --train "$work/train.csv" --holdout "$work/heldout.csv" \
     --synthetic "$dir/synthetic/synthetic.csv" --output "$dir/evaluation" >"$dir/evaluate.log" 2>&1 ||
