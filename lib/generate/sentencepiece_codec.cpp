@@ -1,16 +1,15 @@
 #include "generate/sentencepiece_codec.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <dlfcn.h>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <cctype>
 #include <climits>
-#include <cstdio>
 
 #include "core/error.h"
 #include "generate/end_ids.h"

@@ -5,10 +5,9 @@
 // "probabilities": [...]}. The sampler parity test compares it with
 // transformers' logits warpers.
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
-
-#include <limits>
 
 #include <nlohmann/json.hpp>
 
