@@ -15,7 +15,7 @@ inline constexpr const char* kGenerateUsage =
     "(--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR) [--max-new-tokens 256] "
     "[--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0] [--num-samples 1] [--stop TEXT]... "
     "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1] "
-    "[--constrain schema|none]";
+    "[--constrain schema|none [--constrain-categories [--allow-uncovered-categories]]]";
 
 inline void add_generate_options(CLI::App& cli, generate::GenerationJob& job) {
   auto& request = job.request;
@@ -51,6 +51,10 @@ inline void add_generate_options(CLI::App& cli, generate::GenerationJob& job) {
                  "--records: schema (only tokens that keep a record of the table's schema "
                  "possible) or none")
       ->capture_default_str();
+  cli.add_flag("--constrain-categories", job.records.categories,
+               "--records: text columns of few values take one of those the table held");
+  cli.add_flag("--allow-uncovered-categories", job.records.allow_uncovered,
+               "--constrain-categories on a private step: accept values outside the DP guarantee");
 }
 
 /// parse_tool_arguments, then which options were given; false after --help.

@@ -122,6 +122,11 @@ def records_table(path):
     return header, rows
 
 
+# A text column of few distinct values (nss_generate --constrain-categories
+# offers only these): at most 32, and at most half its non-empty cells.
+MAX_CATEGORIES = 32
+
+
 def value_bounds(values):
     """The longest values of a column's non-empty cells, as nss_prepare_data
     records them: characters of a cell written as a string, digits of each
@@ -154,8 +159,12 @@ def record_examples(path, prompt_template, group_by, order_by, table=None):
         cells = [row[c] for row in rows]
         values = [cell for cell in cells if cell]
         number = bool(values) and all(JSON_NUMBER.match(cell) for cell in values)
+        bounds = value_bounds(values)
+        distinct = sorted(set(values), key=lambda v: v.encode("utf-8", "surrogateescape"))
+        few = (not number and bounds["max_integer_digits"] == 0 and len(distinct) <= MAX_CATEGORIES
+               and 2 * len(distinct) <= len(values))
         schema.append(dict({"name": name, "type": "number" if number else "string",
-                            "empty_cells": len(values) < len(cells)}, **value_bounds(values)))
+                            "empty_cells": len(values) < len(cells)}, **bounds, categories=distinct if few else []))
     template = prompt_template or (GROUPED_RECORDS_TEMPLATE if group_by else RECORDS_TEMPLATE)
     prompt = render_prompt_template(template, header, group_by, order_by)
     preparation = {"format": "records", "prompt_template": template, "group_by": group_by or "",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +31,21 @@ struct Column {
   // part of a cell written as a number.
   std::size_t max_chars = 0, max_integer_digits = 0, max_fraction_digits = 0,
               max_exponent_digits = 0;
+  std::set<std::string> values;  // distinct non-empty cells, while few enough to be categories
+  std::size_t filled = 0;        // non-empty cells
+  bool many_values = false;
 };
+
+// A text column of few distinct values (nss_generate --constrain-categories
+// offers only these): at most 32, and at most half its non-empty cells.
+constexpr std::size_t kMaxCategories = 32;
+
+std::vector<std::string> categories(const Column& column) {
+  if (column.number || column.many_values || column.max_integer_digits > 0 ||
+      column.values.size() * 2 > column.filled)
+    return {};
+  return {column.values.begin(), column.values.end()};
+}
 
 // Characters: bytes that do not continue a UTF-8 sequence.
 std::size_t characters(const std::string& text) {
@@ -71,6 +86,12 @@ std::vector<Column> infer_columns(const RecordsTable& table) {
         continue;
       }
       column.any_value = true;
+      ++column.filled;
+      if (!column.many_values && column.values.insert(row[c]).second &&
+          column.values.size() > kMaxCategories) {
+        column.many_values = true;
+        column.values.clear();
+      }
       const bool number = is_json_number(row[c]);
       column.number = column.number && number;
       if (number)
@@ -91,7 +112,8 @@ std::string schema_json(const std::vector<Column>& columns) {
                     {"max_chars", c.max_chars},
                     {"max_integer_digits", c.max_integer_digits},
                     {"max_fraction_digits", c.max_fraction_digits},
-                    {"max_exponent_digits", c.max_exponent_digits}});
+                    {"max_exponent_digits", c.max_exponent_digits},
+                    {"categories", categories(c)}});
   return nlohmann::ordered_json{{"columns", list}}.dump();
 }
 

@@ -39,13 +39,15 @@ InferenceModel load_inference_model(const ModelSource& source, torch::TensorOpti
         "--base applies to a PEFT adapter directory, and " + path + " holds no adapter_config.json",
         "leave --base out for a model directory or a checkpoint step");
   const model::BaseQuantization as_read_or_nf4 = resolve_quantization(quantize, nullptr);
-  if (adapter) return {load_peft_adapter_model(path, base, options, as_read_or_nf4), base, nullptr};
+  if (adapter)
+    return {load_peft_adapter_model(path, base, options, as_read_or_nf4), base, nullptr, nullptr};
   if (!checkpoint::names_a_step(path))
-    return {model::load_pretrained_model(path, {}, options, 0, as_read_or_nf4), path, nullptr};
+    return {model::load_pretrained_model(path, {}, options, 0, as_read_or_nf4), path, nullptr,
+            nullptr};
   model::LlamaModel model = load_checkpoint_model(path, options, quantize);
   const checkpoint::CheckpointReader reader(path);
   const auto trained = checkpoint::trained_model(reader.index(), path);
-  return {std::move(model), trained.base_path, trained.dataset};
+  return {std::move(model), trained.base_path, trained.dataset, trained.privacy};
 }
 
 }  // namespace nss::eval

@@ -30,6 +30,8 @@ struct InferenceModel {
   std::string pretrained_dir;
   /// A step's record of its training data (state.dataset); null otherwise.
   nlohmann::json dataset;
+  /// A private step's plan (state.privacy); null otherwise.
+  nlohmann::json privacy;
 };
 
 /// Loads `source` with `options`. UsageError (exit 2) for an adapter without

@@ -121,15 +121,15 @@ ExitCode write_samples(comm::Communicator& world, const GenerationJob& job,
 // The constraint of --constrain schema: the schema's automaton over what
 // each of the codec's tokens adds to a completion; the EOS of the training
 // data (and the model's) ends one.
-std::unique_ptr<RecordConstraint> record_constraint(const RecordsTask& task,
-                                                    const TextCodec& codec) {
+std::unique_ptr<RecordConstraint> record_constraint(const RecordsTask& task, const TextCodec& codec,
+                                                    bool categories) {
   VocabularyBytes vocabulary{codec.token_bytes(true), codec.token_bytes(false)};
   std::vector<std::int32_t> ends;
   for (const std::int64_t id : codec.end_ids())
     if (id >= 0 && id < static_cast<std::int64_t>(vocabulary.after.size()))
       ends.push_back(static_cast<std::int32_t>(id));
-  return std::make_unique<RecordConstraint>(task.schema, task.grouped, std::move(vocabulary),
-                                            std::move(ends));
+  return std::make_unique<RecordConstraint>(task.schema, task.grouped, categories,
+                                            std::move(vocabulary), std::move(ends));
 }
 
 // The files of --records in `dir`: synthetic.csv, synthetic.jsonl,
@@ -168,6 +168,10 @@ void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const Ge
                          {"mask_seconds", constraint ? constraint->mask_seconds() : 0.0},
                          {"complete", outcome.records.done()}};
   if (constraint) summary["value_limits"] = value_limits(schema);
+  if (job.records.categories)
+    summary["categories"] = job.records.allow_uncovered
+                                ? "the training table's, outside the DP guarantee (allowed)"
+                                : "the training table's";
   write_output_file(dir.file("generation.json"), summary.dump(2) + "\n");
 }
 
@@ -185,7 +189,8 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
   RecordsRequest request = job.records;
   std::unique_ptr<RecordConstraint> constraint;
   if (request.constrain == "schema") {
-    constraint = record_constraint(task, codec);
+    check_categories_privacy(request, !m.privacy.is_null());
+    constraint = record_constraint(task, codec, request.categories);
     request.constraint = constraint.get();
     if (const std::int64_t fewest = constraint->minimum_tokens(); request.max_new_tokens < fewest)
       throw UsageError("generate",

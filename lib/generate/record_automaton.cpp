@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -140,7 +141,30 @@ std::vector<std::int32_t> RecordAutomaton::add_value(std::int32_t from,
   return exits;
 }
 
-RecordAutomaton::RecordAutomaton(const RecordSchema& schema, bool grouped) {
+std::int32_t RecordAutomaton::add_categories(std::int32_t from,
+                                             const RecordSchema::Column& column) {
+  // A trie of the literals: values sharing a prefix share its nodes.
+  const std::int32_t end = add_node();
+  std::vector<std::string> literals;
+  for (const std::string& value : column.categories) {
+    literals.emplace_back();
+    data::append_json_string(value, literals.back());
+  }
+  if (column.empty_cells) literals.push_back("\"\"");
+  std::map<std::string, std::int32_t> prefixes{{"", from}};
+  for (const std::string& literal : literals)
+    for (std::size_t n = 1; n <= literal.size(); ++n) {
+      const std::string prefix = literal.substr(0, n);
+      if (prefixes.count(prefix)) continue;
+      const auto byte = static_cast<unsigned char>(literal[n - 1]);
+      const std::int32_t next = n == literal.size() ? end : add_node();
+      if (n < literal.size()) prefixes[prefix] = next;
+      add_edge(prefixes.at(literal.substr(0, n - 1)), byte, byte, next);
+    }
+  return end;
+}
+
+RecordAutomaton::RecordAutomaton(const RecordSchema& schema, bool grouped, bool categories) {
   const std::int32_t start = add_node();
   const std::int32_t opened = add_literal(start, "{");
   std::vector<std::int32_t> exits;
@@ -149,7 +173,10 @@ RecordAutomaton::RecordAutomaton(const RecordSchema& schema, bool grouped) {
     data::append_json_string(schema.columns[c].name, key);
     key += ':';
     const std::int32_t at = c == 0 ? add_literal(opened, key) : join(exits, "," + key);
-    exits = add_value(at, schema.columns[c]);
+    const auto& column = schema.columns[c];
+    exits = categories && !column.categories.empty()
+                ? std::vector<std::int32_t>{add_categories(at, column)}
+                : add_value(at, column);
   }
   const std::int32_t closed = join(exits, "}");
   nodes_[closed].accepting = true;

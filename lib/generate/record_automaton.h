@@ -32,8 +32,9 @@ class RecordAutomaton {
 
   /// The automaton of `schema`, each value within its column's limits (a
   /// limit of 0: no value of that kind, as none was in the table).
-  /// `grouped`: records separated by "\n".
-  RecordAutomaton(const RecordSchema& schema, bool grouped);
+  /// `grouped`: records separated by "\n". `categories`: a column with
+  /// recorded categories takes one of them (or "" where it had empty cells).
+  RecordAutomaton(const RecordSchema& schema, bool grouped, bool categories = false);
 
   State start() const { return {0, 0}; }
   /// `state` after `byte`, or false when the byte is not allowed there.
@@ -67,6 +68,8 @@ class RecordAutomaton {
   // `text` after each of `exits` (they share the chain after its first byte).
   std::int32_t join(const std::vector<std::int32_t>& exits, const std::string& text);
   std::vector<std::int32_t> add_value(std::int32_t from, const RecordSchema::Column& column);
+  // One of the column's categories (or "" where allowed), as JSON strings.
+  std::int32_t add_categories(std::int32_t from, const RecordSchema::Column& column);
   std::vector<std::int32_t> add_number(std::int32_t from, const ValueLimits& limits);
   // String content after the opening quote; returns the node after the closing one.
   std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars);

@@ -5,9 +5,9 @@
 
 namespace nss::generate {
 
-RecordConstraint::RecordConstraint(const RecordSchema& schema, bool grouped,
+RecordConstraint::RecordConstraint(const RecordSchema& schema, bool grouped, bool categories,
                                    VocabularyBytes vocabulary, std::vector<std::int32_t> end_ids)
-    : automaton_(schema, grouped),
+    : automaton_(schema, grouped, categories),
       masks_(automaton_, std::move(vocabulary.after), std::move(end_ids),
              std::move(vocabulary.first)) {}
 

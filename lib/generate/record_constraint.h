@@ -23,8 +23,9 @@ struct VocabularyBytes {
 
 class RecordConstraint final : public TokenConstraint {
  public:
-  RecordConstraint(const RecordSchema& schema, bool grouped, VocabularyBytes vocabulary,
-                   std::vector<std::int32_t> end_ids);
+  /// `categories`: columns with recorded categories take one of them.
+  RecordConstraint(const RecordSchema& schema, bool grouped, bool categories,
+                   VocabularyBytes vocabulary, std::vector<std::int32_t> end_ids);
 
   std::int64_t start() const override { return pack(automaton_.start()); }
   void mask(std::int64_t state, float* logits, std::int64_t vocab) override;

@@ -59,6 +59,21 @@ void check_records_request(const RecordsRequest& request) {
   if (request.constrain != "schema" && request.constrain != "none")
     throw UsageError("generate", "--constrain " + request.constrain + ": unknown",
                      "schema (every record valid; the default) or none (the model's choice alone)");
+  if (request.categories && request.constrain != "schema")
+    throw UsageError("generate", "--constrain-categories needs --constrain schema",
+                     "drop --constrain none, or --constrain-categories");
+  if (request.allow_uncovered && !request.categories)
+    throw UsageError("generate", "--allow-uncovered-categories without --constrain-categories",
+                     "give both, or neither");
+}
+
+void check_categories_privacy(const RecordsRequest& request, bool private_step) {
+  if (request.categories && private_step && !request.allow_uncovered)
+    throw UsageError("generate",
+                     "--constrain-categories offers the values the private training table held "
+                     "in its text columns: they are not covered by the run's DP guarantee",
+                     "add --allow-uncovered-categories to accept that (generation.json records "
+                     "it), or drop --constrain-categories");
 }
 
 RecordsOutcome generate_records(comm::Communicator& world, const model::LlamaModel& model,

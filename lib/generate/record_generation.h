@@ -31,6 +31,8 @@ struct RecordsRequest {
   double invalid_fraction_threshold = 0.8;
   std::int64_t patience = 1;
   std::string constrain = "schema";  // --constrain: schema or none
+  bool categories = false;           // --constrain-categories
+  bool allow_uncovered = false;      // --allow-uncovered-categories
   // The constraint of each sample's tokens (--constrain schema); none: the
   // model's choice alone.
   TokenConstraint* constraint = nullptr;
@@ -46,6 +48,10 @@ struct RecordsOutcome {
 /// Checks `request` (UsageError, exit 2): call it on every rank before the
 /// model loads.
 void check_records_request(const RecordsRequest& request);
+
+/// UsageError when --constrain-categories would give a private step's
+/// records values of its training table without --allow-uncovered-categories.
+void check_categories_privacy(const RecordsRequest& request, bool private_step);
 
 /// Collective over `world`: generates from `prompt` (token ids) until
 /// `request.wanted` valid records or the early stop; logs progress lines on

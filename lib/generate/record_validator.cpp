@@ -69,6 +69,8 @@ RecordSchema RecordSchema::from_json(const std::string& text) {
       RecordSchema::Column column{c.at("name").get<std::string>(), type == "number",
                                   c.at("empty_cells").get<bool>()};
       read_limits(c, column);
+      if (c.contains("categories"))
+        column.categories = c.at("categories").get<std::vector<std::string>>();
       schema.columns.push_back(std::move(column));
     }
   } catch (const nlohmann::json::exception& e) {

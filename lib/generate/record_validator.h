@@ -40,6 +40,9 @@ struct RecordSchema {
     bool empty_cells = false;  // some cell was empty
     ValueLimits limits;
     bool limits_recorded = false;  // from the schema, not the defaults
+    // A text column's few distinct values when the data was prepared
+    // (records_schema's "categories"; none recorded: empty).
+    std::vector<std::string> categories;
   };
   std::vector<Column> columns;
 

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     const double bytes_seconds = since(start);
     const auto vocab = static_cast<std::int64_t>(bytes.after.size());
     start = Clock::now();
-    nss::generate::RecordConstraint constraint(schema(), false, std::move(bytes), {0});
+    nss::generate::RecordConstraint constraint(schema(), false, false, std::move(bytes), {0});
     const double build_seconds = since(start);
     const long rss_built = resident_kib();
     std::vector<double> first_visits, cached;

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
     std::int32_t end = 0;
     nss::generate::VocabularyBytes bytes = vocabulary(argv[3], end);
     const auto vocab = static_cast<std::int64_t>(bytes.after.size());
-    nss::generate::RecordConstraint constraint(schema, std::string(argv[2]) == "1",
+    nss::generate::RecordConstraint constraint(schema, std::string(argv[2]) == "1", false,
                                                std::move(bytes), {end});
     for (std::string line; std::getline(std::cin, line);) {
       std::istringstream ids(line);

@@ -158,6 +158,24 @@ TEST(RecordAutomatonTest, KnowsItsShortestCompletion) {
   EXPECT_EQ(RecordAutomaton(s, false).shortest_completion(), shortest.size());
 }
 
+TEST(RecordAutomatonTest, CategoriesLimitAColumnToItsRecordedValues) {
+  RecordSchema s = schema();
+  s.columns[0].categories = {"Ada", "Al", "O\"Neil"};  // name, no empty cells
+  s.columns[2].categories = {"x"};                     // city "q", empty cells
+  auto record = [](const std::string& name, const std::string& city) {
+    return R"({"name":)" + name + R"(,"age":1,"city \"q\"":)" + city + R"(,"score":2})";
+  };
+  const RecordAutomaton with(s, false, true), without(s, false, false);
+  for (const std::string name : {R"("Ada")", R"("Al")", R"("O\"Neil")"}) {
+    EXPECT_TRUE(accepts(with, record(name, R"("x")"))) << name;
+    EXPECT_TRUE(accepts(with, record(name, R"("")"))) << name;
+  }
+  for (const std::string name : {R"("A")", R"("Adam")", R"("")", "7", R"("ada")"})
+    EXPECT_FALSE(accepts(with, record(name, R"("x")"))) << name;
+  EXPECT_FALSE(accepts(with, record(R"("Ada")", R"("y")")));
+  EXPECT_TRUE(accepts(without, record(R"("Bob")", R"("y")")));
+}
+
 TEST(RecordAutomatonTest, TheLimitsBoundEveryValue) {
   const RecordSchema s = schema(5);
   const RecordAutomaton automaton(s, false);

@@ -72,6 +72,8 @@ class GenerateRecordsTest(unittest.TestCase):
         cls.data = data
         cls.trained = cls.train(data, "trained", 300)
         cls.garbage = cls.train(data, "garbage", 1)
+        cls.private = cls.train(data, "private", 2, ("privacy.enabled=true", "training.lora.enabled=true",
+                                                     "data.packing=none"))
 
     @classmethod
     def train(cls, data, name, steps, family_sets=()):
@@ -199,6 +201,32 @@ class GenerateRecordsTest(unittest.TestCase):
                 self.assertEqual(read(os.path.join(out, "synthetic.csv")),
                                  read(os.path.join(self.out("garbage_constrained_1"), "synthetic.csv")))
 
+    def test_categories_limit_a_text_column_to_the_tables_values(self):
+        out = self.out("categories")
+        proc = generate("--model", self.garbage, "--records", "8", "--output", out, "--temperature", "1.0",
+                        "--max-new-tokens", "400", "--constrain-categories", "--invalid-fraction-threshold", "1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = list(csv.reader(io.StringIO(read(os.path.join(out, "synthetic.csv")))))[1:]
+        self.assertEqual(len(rows), 8)
+        for row in rows:  # even a 1-step model writes only the table's cities and rain values
+            self.assertIn(row[0], self.cities, row)
+            self.assertIn(row[2], ("yes", "no", ""), row)
+        summary = json.loads(read(os.path.join(out, "generation.json")))
+        self.assertEqual(summary["categories"], "the training table's")
+        # A private step's categories are outside its DP guarantee: refused unless allowed.
+        refused = generate("--model", self.private, "--records", "2", "--output", self.out("private_refused"),
+                           "--constrain-categories")
+        self.assertEqual(refused.returncode, 2, refused.stderr)
+        self.assertIn("not covered by the run's DP guarantee", refused.stderr)
+        self.assertIn("--allow-uncovered-categories", refused.stderr)
+        self.assertFalse(os.path.exists(self.out("private_refused")))
+        allowed = generate("--model", self.private, "--records", "2", "--output", self.out("private_allowed"),
+                           "--constrain-categories", "--allow-uncovered-categories", "--max-new-tokens", "400",
+                           "--invalid-fraction-threshold", "1")
+        self.assertEqual(allowed.returncode, 0, allowed.stderr)
+        summary = json.loads(read(os.path.join(self.out("private_allowed"), "generation.json")))
+        self.assertIn("outside the DP guarantee", summary["categories"])
+
     def test_a_signal_writes_the_records_so_far(self):
         import signal
         for sig, code in ((signal.SIGTERM, 7), (signal.SIGUSR1, 75)):
@@ -233,6 +261,10 @@ class GenerateRecordsTest(unittest.TestCase):
             (["--model", self.trained, "--records", "5", "--output", out, "--patience", "0"], "--patience must be"),
             (["--model", self.trained, "--records", "5", "--output", out, "--max-new-tokens", "12"],
              "--max-new-tokens 12 cannot hold a record of this table: the shortest takes at least "),
+            (["--model", self.trained, "--records", "5", "--output", out, "--constrain", "none",
+              "--constrain-categories"], "--constrain-categories needs --constrain schema"),
+            (["--model", self.trained, "--records", "5", "--output", out, "--allow-uncovered-categories"],
+             "--allow-uncovered-categories without --constrain-categories"),
             (["--model", self.trained, "--records", "5", "--output", out, "--constrain", "json"],
              "--constrain json: unknown"),
             (["--model", self.trained, "--prompt", "x", "--constrain", "schema"], "--constrain applies to --records"),
