@@ -55,6 +55,12 @@ std::u32string decode_utf8_lossy(std::string_view bytes) {
   return out;
 }
 
+std::size_t count_utf8_characters(std::string_view bytes) {
+  std::size_t count = 0;
+  for (const char c : bytes) count += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return count;
+}
+
 bool is_valid_utf8(std::string_view bytes) {
   for (size_t pos = 0; pos < bytes.size();) {
     const int length = sequence_length(bytes, pos);

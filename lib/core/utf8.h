@@ -24,6 +24,10 @@ std::string utf8_lossy(std::string_view bytes);
 /// The code points of `bytes`, invalid sequences read as utf8_lossy reads them.
 std::u32string decode_utf8_lossy(std::string_view bytes);
 
+/// The characters of `bytes`: its bytes that do not continue a UTF-8
+/// sequence (a stray continuation byte counts for none).
+std::size_t count_utf8_characters(std::string_view bytes);
+
 /// True when `bytes` is valid UTF-8 (no surrogates, no overlong forms).
 bool is_valid_utf8(std::string_view bytes);
 

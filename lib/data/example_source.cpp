@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/utf8.h"
 #include "data/csv_records.h"
 #include "data/input_file.h"
 
@@ -45,13 +46,6 @@ std::vector<std::string> categories(const Column& column) {
       column.values.size() * 2 > column.filled)
     return {};
   return {column.values.begin(), column.values.end()};
-}
-
-// Characters: bytes that do not continue a UTF-8 sequence.
-std::size_t characters(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
 }
 
 // The digits of a JSON number literal's integer, fraction and exponent.
@@ -97,7 +91,7 @@ std::vector<Column> infer_columns(const RecordsTable& table) {
       if (number)
         note_number(row[c], column);
       else
-        column.max_chars = std::max(column.max_chars, characters(row[c]));
+        column.max_chars = std::max(column.max_chars, count_utf8_characters(row[c]));
     }
   }
   return columns;

@@ -4,11 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/sha256.h"
 #include "hf/weight_files.h"
 #include "ner/bert_words.h"
@@ -34,14 +33,6 @@ std::string model_file(const std::string& directory, const char* name) {
   return path;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in || in.bad()) throw DataError(kComponent, "cannot read " + path, kFix);
-  return text.str();
-}
-
 std::string weights_file(const std::string& directory) {
   const fs::path dir(directory);
   std::error_code error;
@@ -60,10 +51,10 @@ std::string weights_file(const std::string& directory) {
 
 // The tagger splits words itself (bert_words.h) and encodes each alone,
 // which is exact only for BERT's normalizer, pre-tokenizer and WordPiece.
-bool check_bert_pipeline(const std::string& path) {
+bool check_bert_pipeline(const std::string& text, const std::string& path) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(read_text(path));
+    json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(kComponent, path + " is not valid JSON: " + e.what(), kFix);
   }
@@ -187,9 +178,12 @@ std::unique_ptr<EntityTagger> EntityTagger::load(const std::string& directory,
                     "write it with transformers: AutoTokenizer.from_pretrained(DIR)."
                     "save_pretrained(DIR)");
   const std::string tokenizer_path = model_file(directory, "tokenizer.json");
-  const EncoderConfig config = parse_encoder_config(read_text(config_path), config_path);
-  const bool cjk_alone = check_bert_pipeline(tokenizer_path);
-  tokenizer::Tokenizer tokenizer = tokenizer::Tokenizer::from_file(tokenizer_path);
+  const EncoderConfig config =
+      parse_encoder_config(read_text_file(config_path, kComponent), config_path);
+  const std::string tokenizer_text = read_text_file(tokenizer_path, kComponent);
+  const bool cjk_alone = check_bert_pipeline(tokenizer_text, tokenizer_path);
+  tokenizer::Tokenizer tokenizer =
+      tokenizer::Tokenizer::from_json_text(tokenizer_text, tokenizer_path);
   if (tokenizer.vocab_size() > config.vocab)
     throw DataError(kComponent,
                     tokenizer_path + " has ids up to " +

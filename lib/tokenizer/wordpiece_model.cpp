@@ -3,18 +3,13 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/utf8.h"
 
 namespace nss::tokenizer {
 namespace {
 
 bool continuation_byte(char c) {
   return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
-}
-
-size_t count_code_points(std::string_view text) {
-  size_t count = 0;
-  for (const char c : text) count += continuation_byte(c) ? 0 : 1;
-  return count;
 }
 
 }  // namespace
@@ -55,7 +50,7 @@ int32_t WordPieceModel::unk_id() const {
 }
 
 void WordPieceModel::encode(std::string_view word, std::vector<int32_t>& ids) const {
-  if (count_code_points(word) > max_chars_) {
+  if (count_utf8_characters(word) > max_chars_) {
     ids.push_back(unk_id());
     return;
   }
