@@ -91,7 +91,8 @@ class GpuBacklogTest(ScratchDirTest):
         self.assertEqual(proc.returncode, 1)
         summary = self.read("short", "summary.md")
         self.assertEqual(verdicts(summary), {p: "SKIPPED" for p in PARTS})
-        self.assertIn("only 15 s of the 15 s budget left", summary)
+        # A loaded machine may spend a second or two before the first part starts.
+        self.assertRegex(summary, r"only 1[0-5] s of the 15 s budget left")
         self.assertIn("the smoke part did not pass: nothing else can run", summary)
 
     def test_the_package_never_replaces_a_directory_that_is_not_a_package(self):
