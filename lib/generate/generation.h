@@ -1,5 +1,7 @@
-// Generating text: prompts (each sampled num_samples times) in batches
-// through the KV-cache decoder, a token chosen per step by TokenSampler, and
+// Generating text: prompts (each sampled num_samples times) through the
+// KV-cache decoder with continuous batching (sample_stream.h: batch_size
+// samples side by side, an ended one replaced at once), a token chosen per
+// step by TokenSampler, and
 // each sequence ended by an end id (finish_reason "eos"), a stop string
 // ("stop": the text is cut before it) or max_new_tokens ("length"). A
 // TokenConstraint, when given, refuses tokens before each draw; a sequence
@@ -24,7 +26,7 @@ struct GenerationRequest {
   std::int64_t max_new_tokens = 256;
   std::int64_t num_samples = 1;
   std::vector<std::string> stop;  // texts that end a sequence
-  std::int64_t batch_size = 8;    // sequences decoded together
+  std::int64_t batch_size = 8;    // samples decoded side by side
   SamplingSettings sampling;
   /// The first prompt's index in the caller's numbering (a rank's share).
   std::int64_t first_prompt_index = 0;

@@ -8,31 +8,53 @@
 
 namespace nss::generate {
 
-KvCache::KvCache(int layers, std::int64_t batch, std::int64_t kv_heads, std::int64_t capacity,
+KvCache::KvCache(int layers, std::int64_t rows, std::int64_t kv_heads, std::int64_t capacity,
                  std::int64_t head_dim, torch::TensorOptions options) {
-  NSS_ASSERT(layers > 0 && capacity > 0, "generate", "a KV cache needs layers and slots");
+  NSS_ASSERT(layers > 0 && rows > 0 && capacity > 0, "generate",
+             "a KV cache needs layers, rows and slots");
+  // Zeros, not empty memory: a row shorter than its neighbours multiplies
+  // its unwritten slots by a zero weight, and NaN garbage would survive that.
   for (int layer = 0; layer < layers; ++layer) {
-    keys_.push_back(torch::empty({batch, kv_heads, capacity, head_dim}, options));
-    values_.push_back(torch::empty({batch, kv_heads, capacity, head_dim}, options));
+    keys_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
+    values_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
   }
 }
 
-std::pair<torch::Tensor, torch::Tensor> KvCache::append(int layer, const torch::Tensor& keys,
-                                                        const torch::Tensor& values) {
+void KvCache::write_prompts(int layer, const torch::Tensor& rows, const torch::Tensor& keys,
+                            const torch::Tensor& values) {
   const std::int64_t slots = keys.size(2);
-  NSS_ASSERT(length_ + slots <= capacity(), "generate",
-             "KV cache of " + std::to_string(capacity()) + " slots cannot take " +
-                 std::to_string(slots) + " more after " + std::to_string(length_));
-  const auto k = keys_.at(static_cast<std::size_t>(layer));
-  const auto v = values_.at(static_cast<std::size_t>(layer));
-  k.narrow(2, length_, slots).copy_(keys);
-  v.narrow(2, length_, slots).copy_(values);
-  return {k.narrow(2, 0, length_ + slots), v.narrow(2, 0, length_ + slots)};
+  NSS_ASSERT(slots <= capacity(), "generate",
+             "KV cache of " + std::to_string(capacity()) + " slots cannot take a prompt of " +
+                 std::to_string(slots));
+  const auto index = static_cast<std::size_t>(layer);
+  keys_.at(index).narrow(2, 0, slots).index_copy_(0, rows, keys);
+  values_.at(index).narrow(2, 0, slots).index_copy_(0, rows, values);
 }
 
-void KvCache::advance(std::int64_t slots) {
-  NSS_ASSERT(length_ + slots <= capacity(), "generate", "KV cache advanced past its capacity");
-  length_ += slots;
+std::pair<torch::Tensor, torch::Tensor> KvCache::write_step(int layer, const torch::Tensor& slots,
+                                                            const torch::Tensor& keys,
+                                                            const torch::Tensor& values,
+                                                            std::int64_t visible) {
+  NSS_ASSERT(visible <= capacity(), "generate", "KV cache read past its capacity");
+  const auto index = static_cast<std::size_t>(layer);
+  const torch::Tensor k = keys_.at(index), v = values_.at(index);
+  const torch::Tensor where = slots.expand({keys.size(0), keys.size(1), 1, keys.size(3)});
+  k.scatter_(2, where, keys);
+  v.scatter_(2, where, values);
+  return {k.narrow(2, 0, visible), v.narrow(2, 0, visible)};
+}
+
+std::pair<torch::Tensor, torch::Tensor> KvCache::row(int layer, std::int64_t row,
+                                                     std::int64_t length) const {
+  const auto index = static_cast<std::size_t>(layer);
+  return {keys_.at(index)[row].narrow(1, 0, length), values_.at(index)[row].narrow(1, 0, length)};
+}
+
+void KvCache::copy_row(int layer, std::int64_t row, const torch::Tensor& keys,
+                       const torch::Tensor& values) {
+  const auto index = static_cast<std::size_t>(layer);
+  keys_.at(index)[row].narrow(1, 0, keys.size(1)).copy_(keys);
+  values_.at(index)[row].narrow(1, 0, values.size(1)).copy_(values);
 }
 
 }  // namespace nss::generate

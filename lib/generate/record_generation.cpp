@@ -1,6 +1,7 @@
 #include "generate/record_generation.h"
 
 #include <chrono>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "core/error.h"
 #include "generate/generation.h"
 #include "generate/invalid_record_stop.h"
+#include "generate/sample_stream.h"
 
 namespace nss::generate {
 namespace {
@@ -84,24 +86,35 @@ RecordsOutcome generate_records(comm::Communicator& world, const model::LlamaMod
   InvalidRecordStop stop(request.invalid_fraction_threshold, request.patience);
   GenerationRequest round;
   round.prompts = {prompt};
-  round.num_samples = request.batch_size;
   round.batch_size = request.batch_size;
   round.max_new_tokens = request.max_new_tokens;
   round.sampling = request.sampling;
   round.constraint = request.constraint;
+  // Job j of this rank is sample (round * ranks + rank) * batch + j % batch
+  // of round j / batch; the rows run on into the next round's samples.
+  const std::int64_t batch = request.batch_size;
+  std::optional<SampleStream> stream;
+  comm::run_on_all(world, [&] {
+    stream.emplace(
+        model, codec, round,
+        [&](std::int64_t job) {
+          return SampleJob{0, 0, (job / batch * world.size() + world.rank()) * batch + job % batch};
+        },
+        -1);
+  });
   const auto start = Clock::now();
   auto last_progress = start;
-  for (std::int64_t number = 0;; ++number) {
-    round.first_sample_index = (number * world.size() + world.rank()) * request.batch_size;
+  for (;;) {
     std::string share;
     comm::run_on_all(world, [&] {
-      generate(model, codec, round, [&](const GeneratedSample& s) {
+      for (std::int64_t i = 0; i < batch; ++i) {
+        const GeneratedSample s = stream->next();
         share +=
             nlohmann::json{
                 {"sample", s.sample}, {"text", s.text}, {"finish_reason", s.finish_reason}}
                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
             "\n";
-      });
+      }
     });
     const auto shares = comm::all_gather_text(world, share);
     std::string verdict;

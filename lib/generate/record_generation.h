@@ -1,5 +1,7 @@
 // `nss_generate --records N`: the training prompt sampled in rounds until N
-// valid records. In each round every rank decodes batch_size samples; sample
+// valid records. In each round every rank contributes batch_size samples,
+// decoded with continuous batching (sample_stream.h: a row that ends takes
+// the next sample at once, running on into the next round's); sample
 // numbers run across rounds and ranks ((round * ranks + rank) * batch_size +
 // i), so each sample's tokens depend only on the seed and its number (the
 // sampler's key), and rank 0 judges the samples in number order: the records

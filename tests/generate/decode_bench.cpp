@@ -65,17 +65,25 @@ int main(int argc, char** argv) {
     sequences.emplace_back(drawn[b].data_ptr<std::int64_t>(),
                            drawn[b].data_ptr<std::int64_t>() + prompt);
 
-  nss::generate::Decoder decoder(model);
+  std::vector<std::int64_t> rows;
+  for (std::int64_t b = 0; b < batch; ++b) rows.push_back(b);
+  const std::vector<bool> running(static_cast<std::size_t>(batch), true);
+  const std::int64_t capacity = prompt + new_tokens + 1;
+  nss::generate::Decoder decoder(model, batch, capacity);
   const bool cached = mode == "cached";
   auto start = Clock::now();
-  torch::Tensor logits = decoder.prefill(sequences, cached ? new_tokens : 0);
+  torch::Tensor logits = decoder.start(rows, sequences);
   const double prefill_s = seconds_since(start);
   start = Clock::now();
   for (std::int64_t step = 0; step < new_tokens; ++step) {
     const torch::Tensor next = logits.argmax(-1);
-    for (std::int64_t b = 0; b < batch; ++b)
-      sequences[static_cast<std::size_t>(b)].push_back(next[b].item<std::int64_t>());
-    logits = cached ? decoder.step(next) : decoder.prefill(sequences, 0);
+    std::vector<std::int64_t> tokens;
+    for (std::int64_t b = 0; b < batch; ++b) {
+      tokens.push_back(next[b].item<std::int64_t>());
+      sequences[static_cast<std::size_t>(b)].push_back(tokens.back());
+    }
+    logits = cached ? decoder.step(tokens, running)
+                    : nss::generate::Decoder(model, batch, capacity).start(rows, sequences);
   }
   const double decode_s = seconds_since(start);
   std::cout << nlohmann::json{{"mode", mode},

@@ -1,10 +1,11 @@
 // Incremental decoding against the full forward of the same model: at every
-// step the cached logits of each sequence of a left-padded batch equal the
-// logits of that sequence run alone from scratch, with GQA, tied embeddings,
-// RoPE scaling, unmerged LoRA adapters and every family's features (windows
-// shorter than the sequences, layers without RoPE, biases, q/k and sandwich
-// norms); greedy decoding picks the same tokens; bf16 stays close; misuse is
-// a UsageError.
+// step the cached logits of each sequence of a batch of unequal prompts equal
+// the logits of that sequence run alone from scratch, with GQA, tied
+// embeddings, RoPE scaling, unmerged LoRA adapters and every family's
+// features (windows shorter than the sequences, layers without RoPE, biases,
+// q/k and sandwich norms) — and still when rows take new prompts mid-way,
+// idle, or copy a kept prompt (continuous batching); greedy decoding picks
+// the same tokens; bf16 stays close; misuse is a UsageError.
 #include "generate/decoder.h"
 
 #include <cmath>
@@ -74,28 +75,89 @@ torch::Tensor full_forward_last(const model::LlamaModel& model,
   return logits[0][-1].to(torch::kFloat32);
 }
 
-// The largest difference, over `steps` decoding steps fed random tokens (and
-// the prefill), between the cached logits and each sequence's full forward.
-double worst_difference(const model::LlamaModel& model, Prompts sequences, std::int64_t steps) {
-  Decoder decoder(model);
-  torch::Tensor logits = decoder.prefill(sequences, steps);
+std::vector<std::int64_t> all_rows(std::size_t count) {
+  std::vector<std::int64_t> rows;
+  for (std::size_t r = 0; r < count; ++r) rows.push_back(static_cast<std::int64_t>(r));
+  return rows;
+}
+
+std::int64_t longest(const Prompts& prompts) {
+  std::size_t n = 0;
+  for (const auto& p : prompts) n = std::max(n, p.size());
+  return static_cast<std::int64_t>(n);
+}
+
+// The largest difference between logits rows `rows` and the full forward of
+// the sequences they follow.
+double difference(const model::LlamaModel& model, const torch::Tensor& logits,
+                  const Prompts& sequences, const std::vector<std::int64_t>& rows) {
   double worst = 0;
-  for (std::int64_t step = 0;; ++step) {
-    EXPECT_EQ(logits.scalar_type(), torch::kFloat32);
-    for (std::size_t b = 0; b < sequences.size(); ++b)
-      worst = std::max(
-          worst, (logits[static_cast<std::int64_t>(b)] - full_forward_last(model, sequences[b]))
-                     .abs()
-                     .max()
-                     .item<double>());
-    if (step == steps) break;
-    const torch::Tensor next = torch::randint(
-        model.config().vocab_size, {static_cast<std::int64_t>(sequences.size())}, torch::kInt64);
-    for (std::size_t b = 0; b < sequences.size(); ++b)
-      sequences[b].push_back(next[static_cast<std::int64_t>(b)].item<std::int64_t>());
-    logits = decoder.step(next);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    worst = std::max(worst, (logits[static_cast<std::int64_t>(i)] -
+                             full_forward_last(model, sequences[static_cast<std::size_t>(rows[i])]))
+                                .abs()
+                                .max()
+                                .item<double>());
+  return worst;
+}
+
+// The largest difference, over `steps` decoding steps fed random tokens (and
+// the start), between the cached logits and each sequence's full forward.
+double worst_difference(const model::LlamaModel& model, Prompts sequences, std::int64_t steps) {
+  const auto rows = all_rows(sequences.size());
+  Decoder decoder(model, static_cast<std::int64_t>(rows.size()), longest(sequences) + steps);
+  torch::Tensor logits = decoder.start(rows, sequences);
+  EXPECT_EQ(logits.scalar_type(), torch::kFloat32);
+  double worst = difference(model, logits, sequences, rows);
+  const std::vector<bool> running(rows.size(), true);
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const torch::Tensor drawn = torch::randint(
+        model.config().vocab_size, {static_cast<std::int64_t>(rows.size())}, torch::kInt64);
+    std::vector<std::int64_t> next(drawn.data_ptr<std::int64_t>(),
+                                   drawn.data_ptr<std::int64_t>() + drawn.numel());
+    for (std::size_t b = 0; b < sequences.size(); ++b) sequences[b].push_back(next[b]);
+    worst = std::max(worst, difference(model, decoder.step(next, running), sequences, rows));
   }
-  EXPECT_EQ(decoder.tokens_left(), 0);
+  for (std::size_t b = 0; b < sequences.size(); ++b)
+    EXPECT_EQ(decoder.tokens_left(static_cast<std::int64_t>(b)),
+              longest(sequences) - static_cast<std::int64_t>(sequences[b].size()));
+  return worst;
+}
+
+// Continuous batching: three rows fed random tokens for 14 steps; row 2
+// takes a new prompt at step 4, row 0 the prompt row 2 began with (kept:
+// copied, not run) at step 6, row 1 idles at steps 7-9 and takes a new prompt
+// at step 10 beside a copy of it in row 2. Every running row's logits at
+// every step equal its sequence's full forward.
+double worst_with_restarts(const model::LlamaModel& model) {
+  const Prompts prompts = random_prompts(model.config(), {5, 9, 2, 7, 3});
+  Prompts sequences = {prompts[0], prompts[1], prompts[2]};
+  Decoder decoder(model, 3, 9 + 14);
+  double worst = difference(model, decoder.start({0, 1, 2}, sequences), sequences, {0, 1, 2});
+  std::vector<bool> running(3, true);
+  const auto restart = [&](const std::vector<std::int64_t>& rows, const Prompts& starts) {
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      sequences[static_cast<std::size_t>(rows[i])] = starts[i];
+    worst = std::max(worst, difference(model, decoder.start(rows, starts), sequences, rows));
+    for (const std::int64_t row : rows) running[static_cast<std::size_t>(row)] = true;
+  };
+  for (std::int64_t step = 0; step < 14; ++step) {
+    if (step == 4) restart({2}, {prompts[3]});
+    if (step == 6) restart({0}, {prompts[2]});
+    if (step == 7) running[1] = false;
+    if (step == 10) restart({1, 2}, {prompts[4], prompts[4]});
+    std::vector<std::int64_t> next(3, 0), stepped;
+    for (std::int64_t r = 0; r < 3; ++r) {
+      if (!running[static_cast<std::size_t>(r)]) continue;
+      next[static_cast<std::size_t>(r)] =
+          torch::randint(model.config().vocab_size, {1}, torch::kInt64).item<std::int64_t>();
+      sequences[static_cast<std::size_t>(r)].push_back(next[static_cast<std::size_t>(r)]);
+      stepped.push_back(r);
+    }
+    const torch::Tensor logits = decoder.step(next, running);
+    worst = std::max(worst, difference(model, logits.index_select(0, torch::tensor(stepped)),
+                                       sequences, stepped));
+  }
   return worst;
 }
 
@@ -103,7 +165,8 @@ void expect_cached_equals_full(const model::LlamaModel& model, const std::string
   const auto m = model.config();
   EXPECT_LT(worst_difference(model, random_prompts(m, {7}), 12), 1e-5) << what << ", batch 1";
   EXPECT_LT(worst_difference(model, random_prompts(m, {5, 9, 2}), 12), 1e-5)
-      << what << ", left-padded batch of 5, 9, 2";
+      << what << ", batch of 5, 9, 2";
+  EXPECT_LT(worst_with_restarts(model), 1e-5) << what << ", rows restarted, idle and copied";
 }
 
 TEST(Decoder, CachedLogitsEqualFullForwardWithGroupedQueryAttention) {
@@ -170,15 +233,17 @@ TEST(Decoder, GreedyDecodingPicksTheTokensOfFullForwards) {
   Prompts cached = random_prompts(m, {5, 9, 2});
   Prompts reference = cached;
   const std::int64_t new_tokens = 12;
-  Decoder decoder(model);
-  torch::Tensor logits = decoder.prefill(cached, new_tokens);
+  Decoder decoder(model, 3, 9 + new_tokens);
+  torch::Tensor logits = decoder.start({0, 1, 2}, cached);
   for (std::int64_t step = 0; step < new_tokens; ++step) {
     const torch::Tensor next = logits.argmax(-1);
+    std::vector<std::int64_t> tokens;
     for (std::size_t b = 0; b < cached.size(); ++b) {
-      cached[b].push_back(next[static_cast<std::int64_t>(b)].item<std::int64_t>());
+      tokens.push_back(next[static_cast<std::int64_t>(b)].item<std::int64_t>());
+      cached[b].push_back(tokens.back());
       reference[b].push_back(full_forward_last(model, reference[b]).argmax().item<std::int64_t>());
     }
-    if (step + 1 < new_tokens) logits = decoder.step(next);
+    if (step + 1 < new_tokens) logits = decoder.step(tokens, {true, true, true});
   }
   for (std::size_t b = 0; b < cached.size(); ++b)
     EXPECT_EQ(cached[b], reference[b]) << "sequence " << b;
@@ -199,16 +264,22 @@ TEST(Decoder, RefusesEmptyPromptsForeignTokensAndTooManyTokens) {
   auto m = tiny();
   m.max_position_embeddings = 16;
   const auto model = build(m, {}, 7);
-  Decoder decoder(model);
-  EXPECT_THROW(decoder.prefill({}, 4), UsageError);
-  EXPECT_THROW(decoder.prefill({{1, 2}, {}}, 4), UsageError);
-  EXPECT_THROW(decoder.prefill({{1, m.vocab_size}}, 4), UsageError);
-  EXPECT_THROW(decoder.prefill({{1, 2, 3}}, 14), UsageError);
-  decoder.prefill({{1, 2, 3}, {4}}, 1);
-  EXPECT_THROW(decoder.step(torch::tensor({1, -1}, torch::kInt64)), UsageError);
-  decoder.step(torch::tensor({1, 2}, torch::kInt64));
-  EXPECT_EQ(decoder.tokens_left(), 0);
-  EXPECT_THROW(decoder.step(torch::tensor({1, 2}, torch::kInt64)), UsageError);
+  EXPECT_THROW(Decoder(model, 1, 17), UsageError);
+  EXPECT_THROW(Decoder(model, 0, 8), UsageError);
+  Decoder decoder(model, 2, 4);
+  EXPECT_THROW(decoder.start({}, {}), UsageError);
+  EXPECT_THROW(decoder.start({0, 1}, {{1, 2}, {}}), UsageError);
+  EXPECT_THROW(decoder.start({0}, {{1, m.vocab_size}}), UsageError);
+  EXPECT_THROW(decoder.start({0}, {{1, 2, 3, 4}}), UsageError);   // no room for a new token
+  EXPECT_THROW(decoder.step({1, 2}, {true, false}), UsageError);  // row 0 never started
+  decoder.start({0, 1}, {{1, 2, 3}, {4}});
+  EXPECT_THROW(decoder.step({1, -1}, {true, true}), UsageError);
+  decoder.step({1, 2}, {true, true});
+  EXPECT_EQ(decoder.tokens_left(0), 0);
+  EXPECT_EQ(decoder.tokens_left(1), 2);
+  EXPECT_THROW(decoder.step({1, 2}, {true, true}), UsageError);
+  decoder.step({1, 2}, {false, true});  // an idle full row is no error
+  EXPECT_EQ(decoder.tokens_left(1), 1);
 }
 
 }  // namespace
