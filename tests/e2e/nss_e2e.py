@@ -99,6 +99,42 @@ def prepare_text_dataset(directory, name="train.h5"):
     return data
 
 
+RECORD_COLUMNS = ["city", "temp", "rain"]
+
+
+def prepare_records_dataset(directory, rows=200, name="records.h5"):
+    """A byte-level records dataset (nss_prepare_data --format records) of a
+    small weather table with RECORD_COLUMNS, PII handling off so that a
+    model learns the table's own values."""
+    import csv
+    import random
+    rng = random.Random(1)
+    table = os.path.join(directory, "records.csv")
+    with open(table, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(RECORD_COLUMNS)
+        for _ in range(rows):
+            writer.writerow([rng.choice(["Oslo", "Lima", "Pune", "Kyiv"]), rng.randrange(10, 30),
+                             rng.choice(["yes", "no"])])
+    data = os.path.join(directory, name)
+    proc = subprocess.run([binary("nss_prepare_data"), "--format", "records", "--input", table, "--output", data,
+                           "--prompt-template", "Row of {columns}:\n", "--pii", "off"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return data
+
+
+def read_records_output(directory):
+    """generation.json, invalid.jsonl's and synthetic.jsonl's records of an
+    nss_generate --records --output directory."""
+    def lines(name):
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+    with open(os.path.join(directory, "generation.json")) as f:
+        summary = json.load(f)
+    return summary, lines("invalid.jsonl"), lines("synthetic.jsonl")
+
+
 def session_members(session):
     """PIDs of every process in a session (mpiexec and the ranks it started:
     Open MPI puts each rank in a process group of its own, so killpg on the

@@ -3,7 +3,11 @@ random Llama and LoRA adapters made by PEFT (random B, so the adapters
 matter), plain and rsLoRA, all seven projections and a subset. nss_generate
 --model ADAPTER --base BASE writes the greedy tokens PEFT's own generate()
 writes; nss_eval scores the adapter as PEFT's merge_and_unload() export
-(1e-5); misuse and damaged adapters are exit 2 or 4."""
+(1e-5); misuse and damaged adapters are exit 2 or 4. --records reads the
+table's schema from a step's record of its training data, which no adapter
+directory carries: a LoRA step fine-tuned on records writes schema-valid
+records, while its own nss_consolidate adapter export (the same model over
+--base) and PEFT's adapter are refused with exit 2 naming the fix."""
 import json
 import os
 import subprocess
@@ -11,9 +15,11 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import VENV_PYTHON, binary, prepare_text_dataset, remove, scratch  # noqa: E402
+from nss_e2e import (RECORD_COLUMNS, VENV_PYTHON, binary, prepare_records_dataset,  # noqa: E402
+                     prepare_text_dataset, read_records_output, remove, scratch, train)
 
 PROMPTS = ["Checkpoints are", "A", "The run directory"]
+RECORDS_STEPS = 200
 MAKE = r"""
 import json, os, sys, torch
 from peft import LoraConfig, get_peft_model
@@ -70,6 +76,26 @@ class PeftAdapterTest(unittest.TestCase):
         cls.prompts = os.path.join(cls.tmp, "prompts.jsonl")
         with open(cls.prompts, "w") as f:
             f.write("".join(json.dumps({"prompt": p}) + "\n" for p in PROMPTS))
+        cls.records_step, cls.records_adapter = cls.train_records_adapter()
+
+    @classmethod
+    def train_records_adapter(cls):
+        """A LoRA run over the base on a records table, and its step's PEFT export."""
+        run_dir = os.path.join(cls.tmp, "records")
+        train(1, run_dir, ["data.path=" + prepare_records_dataset(cls.tmp),
+                           "model.from_pretrained=" + os.path.join(cls.tmp, "base"),
+                           "eval.interval_steps=0", "data.seq_len=64", "training.global_batch_size=8",
+                           "training.micro_batch_size=8", "training.max_steps=%d" % RECORDS_STEPS,
+                           "training.warmup_steps=5", "training.lr=1e-2", "logging.interval_steps=50",
+                           "checkpoint.interval_steps=0", "preflight.enabled=false",
+                           "training.lora.enabled=true", "training.lora.rank=8",
+                           "training.lora.targets=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj]"])
+        step = os.path.join(run_dir, "checkpoints", "step_%08d" % RECORDS_STEPS)
+        adapter = os.path.join(cls.tmp, "records_adapter")
+        proc = run("nss_consolidate", step, "--output", adapter, "--format", "hf")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert os.path.exists(os.path.join(adapter, "adapter_config.json")), os.listdir(adapter)
+        return step, adapter
 
     @classmethod
     def tearDownClass(cls):
@@ -102,6 +128,35 @@ class PeftAdapterTest(unittest.TestCase):
             merged = self.score(self.path(name + "_merged"))
             self.assertAlmostEqual(adapter, merged, delta=1e-5 * merged, msg=name)
             self.assertGreater(abs(adapter - base), 1e-3, name)  # the adapters matter
+
+    def test_records_come_from_a_step_and_an_adapter_directory_carries_no_schema(self):
+        out = self.path("records_of_step")
+        proc = run("nss_generate", "--model", self.records_step, "--records", "8", "--output", out,
+                   "--max-new-tokens", "48", "--temperature", "0.8", "--seed", "3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        summary, invalid, records = read_records_output(out)
+        self.assertEqual(summary["constrain"], "schema")
+        self.assertEqual((summary["valid_records"], summary["invalid_records"]), (8, len(invalid)))
+        self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
+        self.assertEqual([list(r) for r in records], [RECORD_COLUMNS] * 8)
+        # The export is the step's model over --base: the same greedy text.
+        prompt = ["--prompt", "Row of city, temp, rain:\n", "--temperature", "0", "--max-new-tokens", "40"]
+        from_step = run("nss_generate", "--model", self.records_step, *prompt)
+        from_adapter = run("nss_generate", "--model", self.records_adapter, "--base", self.path("base"), *prompt)
+        self.assertEqual(from_step.returncode, 0, from_step.stderr)
+        self.assertEqual(from_adapter.returncode, 0, from_adapter.stderr)
+        self.assertIn("applied unmerged", from_adapter.stderr)
+        self.assertEqual(json.loads(from_adapter.stdout)["text"], json.loads(from_step.stdout)["text"])
+        # Neither that export nor PEFT's own adapter carries the table's schema.
+        for adapter in (self.records_adapter, self.path("all")):
+            out = self.path("records_of_" + os.path.basename(adapter))
+            proc = run("nss_generate", "--model", adapter, "--base", self.path("base"), "--records", "8",
+                       "--output", out)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("--records needs a model fine-tuned on records data, but %s holds no record of its "
+                          "training data's preparation" % adapter, proc.stderr)
+            self.assertIn("generate from that run's step", proc.stderr)
+            self.assertFalse(os.path.exists(os.path.join(out, "generation.json")))
 
     def adapter_copy(self, name, edit_config=None, truncate=False):
         import shutil

@@ -8,7 +8,11 @@ base's bytes per parameter; nss_eval of a
 QLoRA step scores it as trained (the NF4 base) by default, exactly like its
 `nss_consolidate --merge-lora --dequantized-base` export, and with
 `--quantize none` exactly like its `--merge-lora` export onto the original
-base; the training log and preflight.json report the quantised base."""
+base; the training log and preflight.json report the quantised base. A QLoRA step
+fine-tuned on a records table samples records under --constrain schema (the
+default) with exactly the table's columns, none invalid unless cut off at
+--max-new-tokens, where the same sampling unconstrained breaks the schema;
+greedy constrained records are the unconstrained ones when those are valid."""
 import json
 import os
 import subprocess
@@ -18,13 +22,20 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "model"))
-from nss_e2e import binary, prepare_text_dataset, remove, scratch, train  # noqa: E402
+from nss_e2e import (RECORD_COLUMNS, binary, prepare_records_dataset, prepare_text_dataset,  # noqa: E402
+                     read_records_output, remove, scratch, train)
 from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
 
 STEPS = 8
 QLORA = ["training.lora.enabled=true", "training.lora.rank=4",
          "training.lora.targets=[q_proj,v_proj,down_proj]",
          "training.lora.quantize_base=nf4", "training.lora.double_quant=true"]
+# Records: adapters on all seven projections, long enough (about 5 s on one
+# core) that greedy decoding writes the table's rows unconstrained.
+RECORDS_STEPS = 300
+RECORDS_QLORA = ["training.lora.enabled=true", "training.lora.rank=8",
+                 "training.lora.targets=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj]",
+                 "training.lora.quantize_base=nf4", "training.lora.double_quant=true"]
 
 
 def step_losses(run_dir):
@@ -46,6 +57,7 @@ class QloraTest(unittest.TestCase):
         config = llama_config(hidden=64, intermediate=160, layers=2, heads=4, kv_heads=2, vocab=258)
         write_model_dir(cls.base, config, random_llama_weights(config, seed=3, scale=0.1))
         cls.reference = cls.train(cls, 2, "uninterrupted")[0]
+        cls.records_step = cls.train_records(cls)
 
     @classmethod
     def tearDownClass(cls):
@@ -65,6 +77,28 @@ class QloraTest(unittest.TestCase):
                  "checkpoint.interval_steps=4",
                  "preflight.enabled=false"]
         return run_dir, train(ranks, run_dir, fixed + list(QLORA) + list(sets), expect=expect)
+
+    def train_records(self):
+        run_dir = os.path.join(self.tmp, "records")
+        train(1, run_dir, ["data.path=" + prepare_records_dataset(self.tmp),
+                           "model.from_pretrained=" + self.base,
+                           "eval.interval_steps=0",
+                           "data.seq_len=64",
+                           "training.global_batch_size=8",
+                           "training.micro_batch_size=8",
+                           "training.max_steps=%d" % RECORDS_STEPS,
+                           "training.warmup_steps=5",
+                           "training.lr=1e-2",
+                           "logging.interval_steps=50",
+                           "checkpoint.interval_steps=0",
+                           "preflight.enabled=false"] + RECORDS_QLORA)
+        return os.path.join(run_dir, "checkpoints", "step_%08d" % RECORDS_STEPS)
+
+    def generate_records(self, name, *flags):
+        out = os.path.join(self.tmp, name)
+        proc = run([binary("nss_generate"), "--model", self.records_step, "--records", "8", "--output", out,
+                    "--max-new-tokens", "48", *flags])
+        return proc, out
 
     def step(self, number):
         return os.path.join(self.reference, "checkpoints", "step_%08d" % number)
@@ -163,6 +197,54 @@ class QloraTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("NF4 with double quantisation", proc.stderr)
         self.assertTrue(json.loads(proc.stdout.splitlines()[0])["text"] is not None)
+
+    def test_constrained_records_of_a_qlora_step_have_the_tables_columns(self):
+        proc, out = self.generate_records("records_schema", "--temperature", "0.8", "--seed", "3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("NF4 with double quantisation", proc.stderr)  # sampled on the base as trained
+        summary, invalid, records = read_records_output(out)
+        self.assertEqual(summary["constrain"], "schema")  # the default
+        self.assertTrue(summary["complete"])
+        self.assertEqual(summary["valid_records"], 8)
+        self.assertEqual(summary["invalid_records"], len(invalid))
+        # A record that ended before --max-new-tokens is valid: only cut-off ones are not.
+        self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
+        self.assertEqual(len(records), 8)
+        for record in records:
+            self.assertEqual(list(record), RECORD_COLUMNS, record)
+            self.assertIsInstance(record["temp"], int, record)
+            self.assertIsInstance(record["city"], str, record)
+            self.assertIsInstance(record["rain"], str, record)
+        self.assertEqual(summary["value_limits"]["temp"]["max_integer_digits"], 2)
+        # The same sampling unconstrained: the model writes what no schema allows
+        # (it is stopped early, exit 4, with the records it judged).
+        proc, out = self.generate_records("records_none", "--temperature", "0.8", "--seed", "3",
+                                          "--constrain", "none")
+        self.assertIn(proc.returncode, (0, 4), proc.stderr)
+        summary, invalid, _ = read_records_output(out)
+        self.assertEqual(summary["constrain"], "none")
+        self.assertTrue(any("cut off" not in r["reason"] for r in invalid), invalid)
+
+    def test_greedy_constrained_records_are_the_unconstrained_ones(self):
+        outputs = {}
+        for constrain in ("schema", "none"):
+            proc, out = self.generate_records("greedy_" + constrain, "--temperature", "0",
+                                              "--constrain", constrain)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            outputs[constrain] = read_records_output(out)
+            with open(os.path.join(out, "synthetic.csv")) as f:
+                outputs[constrain] += (f.read(),)
+        # Trained long enough that greedy decoding keeps to the schema on its own...
+        self.assertEqual(outputs["none"][1], [], "greedy unconstrained records are invalid")
+        self.assertEqual(outputs["none"][0]["valid_records"], 8)
+        # ...so the mask removes nothing greedy decoding picks: the same records.
+        self.assertEqual(outputs["schema"][1], [])
+        self.assertEqual(outputs["schema"][2], outputs["none"][2])
+        self.assertEqual(outputs["schema"][3], outputs["none"][3])
+        record = outputs["schema"][2][0]
+        self.assertIn(record["city"], ("Oslo", "Lima", "Pune", "Kyiv"), record)
+        self.assertIn(record["rain"], ("yes", "no"), record)
+        self.assertTrue(10 <= record["temp"] < 30, record)
 
     def test_refusals_of_the_tools(self):
         proc = run([binary("nss_consolidate"), self.step(STEPS), "--output",
