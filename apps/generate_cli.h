@@ -12,7 +12,8 @@ namespace nss {
 inline constexpr const char* kGenerateUsage =
     "nss_generate --model HF_DIR|STEP_DIR|ADAPTER_DIR [--base HF_DIR] [--tokenizer PATH] "
     "[--dtype auto|fp32|bf16] [--quantize auto|none|nf4 [--double-quant]] "
-    "(--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR) [--max-new-tokens 256] "
+    "(--prompt TEXT | --prompts FILE.jsonl | --records N --output DIR [--records-data FILE.h5]) "
+    "[--max-new-tokens 256] "
     "[--temperature 0.9] [--top-k 0] [--top-p 1.0] [--seed 0] [--num-samples 1] [--stop TEXT]... "
     "[--batch-size 8] [--output OUT.jsonl] [--invalid-fraction-threshold 0.8] [--patience 1] "
     "[--constrain schema|none [--constrain-categories [--allow-uncovered-categories]]]";
@@ -29,6 +30,9 @@ inline void add_generate_options(CLI::App& cli, generate::GenerationJob& job) {
   cli.add_option("--records", job.records.wanted,
                  "Generate this many valid records with the prompt of the training data (a step "
                  "fine-tuned on --format records data)");
+  cli.add_option("--records-data", job.records_data,
+                 "--records: the prepared token file whose prompt and schema to use, for a model "
+                 "that records none (a PEFT adapter, a Hugging Face directory)");
   cli.add_option("--max-new-tokens", request.max_new_tokens, "Tokens to generate at most")
       ->capture_default_str();
   cli.add_option("--temperature", request.sampling.temperature, "0: greedy")->capture_default_str();

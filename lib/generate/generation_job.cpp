@@ -17,6 +17,7 @@
 #include "core/output_directory.h"
 #include "core/output_location.h"
 #include "data/input_file.h"
+#include "data/token_dataset.h"
 #include "generate/generation_device.h"
 #include "generate/record_constraint.h"
 #include "generate/records_task.h"
@@ -160,6 +161,7 @@ void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const Ge
                          {"records_wanted", job.records.wanted},
                          {"valid_records", t.valid},
                          {"invalid_records", t.invalid},
+                         {"cut_off_records", outcome.records.cut_off()},
                          {"valid_fraction", outcome.records.valid_fraction()},
                          {"samples", outcome.records.samples()},
                          {"seconds", outcome.seconds},
@@ -211,9 +213,10 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
   comm::run_on_root(world, 0, [&] {
     write_records(*dir, outcome, job, constraint.get(), task.schema);
     const RecordCounts& t = outcome.records.totals();
-    const std::string rate = fmt::format("{:.1f}% of the {} records judged were valid ({} samples)",
-                                         100.0 * outcome.records.valid_fraction(),
-                                         t.valid + t.invalid, outcome.records.samples());
+    const std::string rate = fmt::format(
+        "{:.1f}% of the {} records judged were valid, {} cut off at --max-new-tokens ({} samples)",
+        100.0 * outcome.records.valid_fraction(), t.valid + t.invalid, outcome.records.cut_off(),
+        outcome.records.samples());
     if (outcome.signal != comm::StopRequest::kNone)
       return spdlog::warn(
           "[records] {} received: wrote the {} valid records so far to {} ({}); "
@@ -263,6 +266,17 @@ void claim_output(const GenerationJob& job, std::optional<OutputDirectory>& dir,
   lock.emplace(job.output, kRecordsDirectory);
 }
 
+// --records-data: the dataset record a step would hold, read from the token
+// file preparation wrote, for a model that holds none.
+void adopt_records_data(const GenerationJob& job, eval::InferenceModel& m) {
+  if (!m.dataset.is_null())
+    throw UsageError("generate",
+                     job.model.path + " records the data it was trained on: --records-data would "
+                                      "replace that record",
+                     "drop --records-data: the step's own prompt and schema are used");
+  m.dataset = data::describe_preparation(data::TokenDataset::open(job.records_data)->metadata());
+}
+
 }  // namespace
 
 void check_generation_job(GenerationJob& job) {
@@ -275,6 +289,9 @@ void check_generation_job(GenerationJob& job) {
   job.records.max_new_tokens = job.request.max_new_tokens;
   job.records.sampling = job.request.sampling;
   if (!job.records_given) {
+    if (!job.records_data.empty())
+      throw UsageError("cli", "--records-data applies to --records only",
+                       "drop it, or give --records N --output DIR");
     if (job.constrain_given)
       throw UsageError("cli", "--constrain applies to --records only",
                        "drop it: prompts are sampled as the model writes");
@@ -304,6 +321,7 @@ ExitCode run_generation(comm::Communicator& world, MPI_Comm mpi_world, const Gen
   comm::run_on_all(world, [&] {
     options = generation_options(job.dtype, mpi_world);
     loaded.emplace(eval::load_inference_model(job.model, options));
+    if (!job.records_data.empty()) adopt_records_data(job, *loaded);
     codec = open_codec(job, *loaded);
   });
   spdlog::info("[generate] {} on {} in {}", job.model.path, options.device().str(),

@@ -28,6 +28,7 @@ struct GenerationJob {
   std::string prompt;       // --prompt
   std::string prompts;      // --prompts FILE.jsonl
   std::string output;       // --output: the JSONL file (empty: stdout) or the records directory
+  std::string records_data;  // --records-data: the token file a model without a dataset record uses
   config::ComputeDtype dtype = config::ComputeDtype::kAuto;
   GenerationRequest request;  // sampling, lengths, stops, samples, batch size
   RecordsRequest records;     // records.wanted > 0: --records

@@ -21,6 +21,7 @@ RecordCounts RecordCollector::add(std::int64_t sample, const std::string& comple
   RecordCounts counts;
   const auto records = check_completion(schema_, completion);
   if (records.empty()) {
+    cut_off_ += finish_reason == "length" ? 1 : 0;
     reject(sample, completion, "the sample holds no record");
     ++counts.invalid;
   }
@@ -34,6 +35,7 @@ RecordCounts RecordCollector::add(std::int64_t sample, const std::string& comple
       continue;
     }
     const bool cut = finish_reason == "length" && i + 1 == records.size();
+    cut_off_ += cut ? 1 : 0;
     reject(sample, r.line,
            cut ? r.reason + " (cut off at --max-new-tokens: raise it if records are longer)"
                : r.reason);

@@ -31,6 +31,8 @@ class RecordCollector {
   bool done() const { return totals_.valid >= wanted_; }
   const RecordCounts& totals() const { return totals_; }
   std::int64_t samples() const { return samples_; }
+  /// Invalid records whose sample reached --max-new-tokens before they closed.
+  std::int64_t cut_off() const { return cut_off_; }
   /// The valid share of the records judged (0 before any).
   double valid_fraction() const;
 
@@ -48,6 +50,7 @@ class RecordCollector {
   std::int64_t wanted_;
   RecordCounts totals_;
   std::int64_t samples_ = 0;
+  std::int64_t cut_off_ = 0;
   std::string csv_, jsonl_, invalid_jsonl_;
 };
 

@@ -27,7 +27,9 @@ RecordsTask records_task(const nlohmann::json& dataset, const std::string& step_
                          (format.empty() ? " holds no record of its training data's preparation"
                                          : " was trained on '" + format + "' data"),
                      "fine-tune on a CSV table prepared with nss_prepare_data --format records "
-                     "(docs/data.md), then generate from that run's step");
+                     "(docs/data.md), then generate from that run's step; for a PEFT adapter or "
+                     "a Hugging Face directory, name the prepared data with --records-data "
+                     "FILE.h5");
   RecordsTask task;
   const auto schema = dataset.find("records_schema");
   if (schema == dataset.end() || !schema->is_object())

@@ -115,6 +115,8 @@ class GenerateRecordsTest(unittest.TestCase):
         # --constrain schema (the default): a record is invalid only when cut off.
         self.assertEqual(summary["constrain"], "schema")
         self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
+        self.assertEqual(summary["cut_off_records"], len(invalid))
+        self.assertIn("%d cut off at --max-new-tokens" % len(invalid), proc.stderr)
         self.assertGreater(summary["mask_seconds"], 0)
         # The bounds come from the training table: the longest city, two-digit temperatures.
         limits = summary["value_limits"]
@@ -192,6 +194,7 @@ class GenerateRecordsTest(unittest.TestCase):
             self.assertEqual(summary["valid_records"], 8)
             invalid = [json.loads(line) for line in read(os.path.join(out, "invalid.jsonl")).splitlines()]
             self.assertTrue(all("cut off at --max-new-tokens" in r["reason"] for r in invalid), invalid)
+            self.assertEqual(summary["cut_off_records"], len(invalid))
             rows = list(csv.reader(io.StringIO(read(os.path.join(out, "synthetic.csv")))))
             self.assertEqual(rows[0], COLUMNS)
             for row in rows[1:]:

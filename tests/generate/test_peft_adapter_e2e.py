@@ -82,7 +82,8 @@ class PeftAdapterTest(unittest.TestCase):
     def train_records_adapter(cls):
         """A LoRA run over the base on a records table, and its step's PEFT export."""
         run_dir = os.path.join(cls.tmp, "records")
-        train(1, run_dir, ["data.path=" + prepare_records_dataset(cls.tmp),
+        cls.records_data = prepare_records_dataset(cls.tmp)
+        train(1, run_dir, ["data.path=" + cls.records_data,
                            "model.from_pretrained=" + os.path.join(cls.tmp, "base"),
                            "eval.interval_steps=0", "data.seq_len=64", "training.global_batch_size=8",
                            "training.micro_batch_size=8", "training.max_steps=%d" % RECORDS_STEPS,
@@ -129,7 +130,7 @@ class PeftAdapterTest(unittest.TestCase):
             self.assertAlmostEqual(adapter, merged, delta=1e-5 * merged, msg=name)
             self.assertGreater(abs(adapter - base), 1e-3, name)  # the adapters matter
 
-    def test_records_come_from_a_step_and_an_adapter_directory_carries_no_schema(self):
+    def test_records_of_an_adapter_take_the_schema_of_records_data(self):
         out = self.path("records_of_step")
         proc = run("nss_generate", "--model", self.records_step, "--records", "8", "--output", out,
                    "--max-new-tokens", "48", "--temperature", "0.8", "--seed", "3")
@@ -156,7 +157,32 @@ class PeftAdapterTest(unittest.TestCase):
             self.assertIn("--records needs a model fine-tuned on records data, but %s holds no record of its "
                           "training data's preparation" % adapter, proc.stderr)
             self.assertIn("generate from that run's step", proc.stderr)
+            self.assertIn("--records-data FILE.h5", proc.stderr)
             self.assertFalse(os.path.exists(os.path.join(out, "generation.json")))
+        # --records-data names the prepared data: the adapter over --base then
+        # writes, constrained, the very records its step writes.
+        out = self.path("records_of_adapter")
+        proc = run("nss_generate", "--model", self.records_adapter, "--base", self.path("base"), "--records", "8",
+                   "--records-data", self.records_data, "--output", out, "--max-new-tokens", "48",
+                   "--temperature", "0.8", "--seed", "3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for name in ("synthetic.csv", "synthetic.jsonl", "invalid.jsonl"):
+            with open(os.path.join(out, name)) as a, open(os.path.join(self.path("records_of_step"), name)) as b:
+                self.assertEqual(a.read(), b.read(), name)
+        self.assertEqual(read_records_output(out)[0]["constrain"], "schema")
+        # A step keeps its own record; --records-data without --records is a slip.
+        # A directory is no token file (exit 4, as nss_eval --data).
+        for args, code, message in (
+                (["--model", self.records_step, "--records", "8", "--records-data", self.records_data, "--output",
+                  self.path("records_twice")], 2, "records the data it was trained on"),
+                (["--model", self.records_step, "--prompt", "A", "--records-data", self.records_data], 2,
+                 "--records-data applies to --records only"),
+                (["--model", self.records_adapter, "--base", self.path("base"), "--records", "8", "--records-data",
+                  self.path("base"), "--output", self.path("records_from_dir")], 4,
+                 "%s is a directory, not a regular file" % self.path("base"))):
+            proc = run("nss_generate", *args)
+            self.assertEqual(proc.returncode, code, (args, proc.stderr))
+            self.assertIn(message, proc.stderr)
 
     def adapter_copy(self, name, edit_config=None, truncate=False):
         import shutil
