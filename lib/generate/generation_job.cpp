@@ -271,8 +271,9 @@ void claim_output(const GenerationJob& job, std::optional<OutputDirectory>& dir,
 void adopt_records_data(const GenerationJob& job, eval::InferenceModel& m) {
   if (!m.dataset.is_null())
     throw UsageError("generate",
-                     job.model.path + " records the data it was trained on: --records-data would "
-                                      "replace that record",
+                     job.model.path +
+                         " records the data it was trained on: --records-data would "
+                         "replace that record",
                      "drop --records-data: the step's own prompt and schema are used");
   m.dataset = data::describe_preparation(data::TokenDataset::open(job.records_data)->metadata());
 }
