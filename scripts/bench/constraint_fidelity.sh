@@ -17,13 +17,14 @@
 # --max-new-tokens) and per column the Jensen-Shannon distance nss_evaluate's
 # column distribution stability uses (column_gap; where nss_evaluate leaves
 # a column out, that of its value frequencies): constrained against
-# unconstrained with a 95% bootstrap interval, the distance between two
-# random halves of the constrained rows (what sampling alone gives at half
-# that row count), and the training table against each. The gap is
-# measured, not judged. BUILD_DIR/bin (default build) holds
+# unconstrained with a 95% bootstrap interval, and again between halves of
+# each beside the noise floors: the distance between two random halves of
+# the constrained rows and of the unconstrained ones (what sampling alone
+# gives at that row count); then the training table against each. The gap
+# is measured, not judged. BUILD_DIR/bin (default build) holds
 # column_gap, NSS_BIN (default BUILD_DIR/bin) the nss_* tools, the model
 # NSS_BENCH_MODEL (default NSS_BIN/../models/smollm2-135m-instruct). About 3
-# minutes of training and 5 to 10 of generation on 2 cores.
+# minutes of training and 5 of generation on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BUILD_DIR:-build}/bin
@@ -122,12 +123,14 @@ print("\nrows compared: constrained vs unconstrained %d, train vs constrained %d
 # distance of its value frequencies instead.
 fmt = lambda d, c: "-" if d is None else "%.3f%s" % (d, "*" if c["measure"] == "categories" else "")
 print("| column | type (train/constrained/unconstrained) | JS constrained vs unconstrained [95%] "
-      "| noise floor | JS train vs constrained [95%] | JS train vs unconstrained [95%] |")
-print("|---|---|---|---|---|---|")
+      "| same, halves | noise floor: halves of constrained / of unconstrained "
+      "| JS train vs constrained [95%] | JS train vs unconstrained [95%] |")
+print("|---|---|---|---|---|---|---|")
 interval = lambda c: "" if c["interval_95"] is None else " [%.3f, %.3f]" % tuple(c["interval_95"])
 for c, s, n in zip(pair["columns"], vs_schema["columns"], vs_none["columns"]):
-    print("| %s | %s/%s/%s | %s%s | %s | %s%s | %s%s |" % (
+    print("| %s | %s/%s/%s | %s%s | %s | %s / %s | %s%s | %s%s |" % (
         c["name"], s["type"], c["type"], c["type_b"], fmt(c["measured"], c), interval(c),
-        fmt(c["noise_floor"], c), fmt(s["measured"], s), interval(s), fmt(n["measured"], n), interval(n)))
+        fmt(c["measured_half_rows"], c), fmt(c["noise_floor"], c), fmt(c["noise_floor_b"], c),
+        fmt(s["measured"], s), interval(s), fmt(n["measured"], n), interval(n)))
 print("* nss_evaluate leaves the column out (a side typed other or text): the distance of its value frequencies")
 PY

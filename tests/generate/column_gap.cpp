@@ -9,9 +9,10 @@
 // distance compare_column gives (null where nss_evaluate leaves the column
 // out), the distance measured (that one, else the value frequencies'), its
 // 95% bootstrap interval (rows of both tables resampled with replacement,
-// 2.5th and 97.5th percentiles) and the same distance between two random
-// halves of A as a noise floor (at half the rows, so it errs high); and the
-// row counts.
+// 2.5th and 97.5th percentiles), the same distance between two random
+// halves of A and of B as noise floors and between a half of A and a half
+// of B (the gap at the floors' row count), each a mean over as many random
+// splits as bootstrap draws; and the row counts.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -125,19 +127,53 @@ std::vector<std::vector<double>> bootstrap(const Table& a, const Table& b,
   return out;
 }
 
-/// A split at random into two halves: what two samples of the same
-/// distribution already differ by at this row count.
-std::vector<std::optional<double>> noise_floor(const Table& a, const std::vector<char>& evaluated,
-                                               std::mt19937_64& rng) {
-  std::vector<std::size_t> order(a.rows);
+/// `table`'s rows split at random into two halves.
+std::pair<Table, Table> halves(const Table& table, std::mt19937_64& rng) {
+  std::vector<std::size_t> order(table.rows);
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::shuffle(order.begin(), order.end(), rng);
-  const auto half = static_cast<std::ptrdiff_t>(a.rows / 2);
-  const Table first = nss::evaluate::take_rows(a, {order.begin(), order.begin() + half});
-  const Table second = nss::evaluate::take_rows(a, {order.begin() + half, order.end()});
-  std::vector<std::optional<double>> out;
-  for (std::size_t c = 0; c < a.columns.size(); ++c)
-    out.push_back(measured(first.columns[c], second.columns[c], evaluated[c]));
+  const auto half = static_cast<std::ptrdiff_t>(table.rows / 2);
+  return {nss::evaluate::take_rows(table, {order.begin(), order.begin() + half}),
+          nss::evaluate::take_rows(table, {order.begin() + half, order.end()})};
+}
+
+/// Per column, the mean over `splits` random splits of the distance between
+/// two halves of A and of B (noise floors: what two samples of one
+/// distribution already differ by, higher for the table of more distinct
+/// values) and between a half of A and a half of B (the gap at the floors'
+/// row count: a distance of many-valued columns grows as rows get fewer).
+/// Empty where no split gives a distance.
+struct HalfRows {
+  std::vector<std::optional<double>> floor_a, floor_b, gap;
+};
+
+std::optional<double> mean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+HalfRows half_rows(const Table& a, const Table& b, const std::vector<char>& evaluated, int splits,
+                   std::mt19937_64& rng) {
+  const std::size_t columns = a.columns.size();
+  std::vector<std::vector<double>> floors_a(columns), floors_b(columns), gaps(columns);
+  const auto add = [&](std::vector<double>& to, const Column& x, const Column& y, std::size_t c) {
+    if (const auto d = measured(x, y, evaluated[c])) to.push_back(*d);
+  };
+  for (int split = 0; split < std::max(splits, 1); ++split) {
+    const auto [a1, a2] = halves(a, rng);
+    const auto [b1, b2] = halves(b, rng);
+    for (std::size_t c = 0; c < columns; ++c) {
+      add(floors_a[c], a1.columns[c], a2.columns[c], c);
+      add(floors_b[c], b1.columns[c], b2.columns[c], c);
+      add(gaps[c], a1.columns[c], b1.columns[c], c);
+    }
+  }
+  HalfRows out;
+  for (std::size_t c = 0; c < columns; ++c) {
+    out.floor_a.push_back(mean(floors_a[c]));
+    out.floor_b.push_back(mean(floors_b[c]));
+    out.gap.push_back(mean(gaps[c]));
+  }
   return out;
 }
 
@@ -155,7 +191,7 @@ nlohmann::ordered_json column_gap(const Options& options) {
   }
   std::mt19937_64 rng(options.seed);
   const auto draws = bootstrap(a, b, evaluated, options.bootstrap, rng);
-  const auto floor = noise_floor(a, evaluated, rng);
+  const HalfRows half = half_rows(a, b, evaluated, options.bootstrap, rng);
   nlohmann::ordered_json columns = nlohmann::ordered_json::array();
   for (std::size_t c = 0; c < a.columns.size(); ++c) {
     const auto& d = compared[c];
@@ -171,7 +207,9 @@ nlohmann::ordered_json column_gap(const Options& options) {
                        {"measured", distance_json(value)},
                        {"interval_95", interval},
                        {"bootstrap_draws", draws[c].size()},
-                       {"noise_floor", distance_json(floor[c])}});
+                       {"noise_floor", distance_json(half.floor_a[c])},
+                       {"noise_floor_b", distance_json(half.floor_b[c])},
+                       {"measured_half_rows", distance_json(half.gap[c])}});
   }
   return {{"a", options.a},
           {"b", options.b},

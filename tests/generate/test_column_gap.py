@@ -46,6 +46,7 @@ class ColumnGapTest(nss_e2e.ScratchDirTest):
         for column in same.values():
             self.assertEqual(column["measured"], 0.0, column)
             self.assertGreater(column["noise_floor"], 0.0, column)
+            self.assertGreater(column["noise_floor_b"], 0.0, column)
         for column in self.gap(a, b).values():
             if column["measure"] == "compare_column":
                 self.assertEqual(column["measured"], column["distance"], column)
@@ -53,6 +54,9 @@ class ColumnGapTest(nss_e2e.ScratchDirTest):
             low, high = column["interval_95"]
             self.assertLessEqual(low, column["measured"], column)
             self.assertGreaterEqual(high, column["measured"], column)
+            if column["name"] != "name":  # all names distinct: any two samples are disjoint, floors 1 too
+                self.assertGreater(column["measured_half_rows"],
+                                   max(column["noise_floor"], column["noise_floor_b"]), column)
 
     def test_usage_errors_are_exit_2(self):
         a = write_table(self.path("a.csv"), ["food"], 1, 10)
