@@ -214,7 +214,7 @@ def main():
     parser.add_argument("--layers", type=int, default=16, help="--random-1b's decoder blocks (a rehearsal: 1)")
     parser.add_argument("--unequal", action="store_true",
                         help="answers of unequal lengths, ending at EOS (continuous batching)")
-    parser.add_argument("--jobs-per-row", type=int, default=2, help="--unequal: prompts per batch row")
+    parser.add_argument("--jobs-per-row", type=int, default=4, help="--unequal: prompts per batch row")
     args = parser.parse_args()
     if args.random_1b:
         if not args.tokenizer:

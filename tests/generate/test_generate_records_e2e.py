@@ -127,6 +127,16 @@ class GenerateRecordsTest(unittest.TestCase):
         self.assertIn("of the %d records judged were valid" % (24 + len(invalid)), proc.stderr)
         self.assertIn("the built-in byte-level tokenizer", proc.stderr)  # the tokenizer the data names
 
+        # With the default --max-new-tokens no record of this table can be
+        # cut off (each value is bounded): every record judged is valid.
+        whole = self.out("records_default_length")
+        proc = generate("--model", self.trained, "--records", "48", "--output", whole, "--temperature", "0.8",
+                        "--seed", "6")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        summary = json.loads(read(os.path.join(whole, "generation.json")))
+        self.assertEqual((summary["valid_records"], summary["invalid_records"], summary["cut_off_records"]),
+                         (48, 0, 0), read(os.path.join(whole, "invalid.jsonl")))
+
         # The same records at 2 ranks and another batch size: samples are numbered, not scheduled.
         for ranks, batch in ((2, 4), (1, 8)):
             other = self.out("records_%d_%d" % (ranks, batch))
