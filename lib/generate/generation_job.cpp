@@ -177,30 +177,49 @@ void write_records(OutputDirectory& dir, const RecordsOutcome& outcome, const Ge
   write_output_file(dir.file("generation.json"), summary.dump(2) + "\n");
 }
 
+// What a records run decodes: the task rebuilt from the model's (or
+// --records-data's) dataset record, the training prompt's ids, and the
+// request with its constraint.
+struct RecordsSetup {
+  RecordsTask task;
+  std::vector<std::int64_t> prompt;
+  RecordsRequest request;
+  std::unique_ptr<RecordConstraint> constraint;
+};
+
+RecordsSetup records_setup(const GenerationJob& job, const eval::InferenceModel& m,
+                           TextCodec& codec) {
+  RecordsSetup setup{records_task(m.dataset, job.model.path), {}, job.records, nullptr};
+  const RecordsTask& task = setup.task;
+  // The ids every training example began with: [BOS] prompt, tokenised alone.
+  if (task.bos_token_id) setup.prompt.push_back(*task.bos_token_id);
+  const auto text = task.bos_token_id ? codec.encode_plain(task.prompt)
+                                      : codec.encode_prompt(task.prompt);  // older steps
+  setup.prompt.insert(setup.prompt.end(), text.begin(), text.end());
+  if (task.eos_token_id) codec.also_end_at(*task.eos_token_id);
+  RecordsRequest& request = setup.request;
+  if (request.constrain != "schema") return setup;
+  check_categories_privacy(request, !m.privacy.is_null());
+  setup.constraint = record_constraint(task, codec, request.categories);
+  request.constraint = setup.constraint.get();
+  if (const std::int64_t fewest = setup.constraint->minimum_tokens();
+      request.max_new_tokens < fewest)
+    throw UsageError("generate",
+                     fmt::format("--max-new-tokens {} cannot hold a record of this table: the "
+                                 "shortest takes at least {} tokens with {}",
+                                 request.max_new_tokens, fewest, codec.description()),
+                     fmt::format("give --max-new-tokens {} or more", fewest));
+  return setup;
+}
+
 ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob& job,
                                  const eval::InferenceModel& m, TextCodec& codec,
                                  std::optional<OutputDirectory>& dir) {
-  const RecordsTask task = records_task(m.dataset, job.model.path);
-  // The ids every training example began with: [BOS] prompt, tokenised alone.
-  std::vector<std::int64_t> prompt;
-  if (task.bos_token_id) prompt.push_back(*task.bos_token_id);
-  const auto text = task.bos_token_id ? codec.encode_plain(task.prompt)
-                                      : codec.encode_prompt(task.prompt);  // older steps
-  prompt.insert(prompt.end(), text.begin(), text.end());
-  if (task.eos_token_id) codec.also_end_at(*task.eos_token_id);
-  RecordsRequest request = job.records;
-  std::unique_ptr<RecordConstraint> constraint;
-  if (request.constrain == "schema") {
-    check_categories_privacy(request, !m.privacy.is_null());
-    constraint = record_constraint(task, codec, request.categories);
-    request.constraint = constraint.get();
-    if (const std::int64_t fewest = constraint->minimum_tokens(); request.max_new_tokens < fewest)
-      throw UsageError("generate",
-                       fmt::format("--max-new-tokens {} cannot hold a record of this table: the "
-                                   "shortest takes at least {} tokens with {}",
-                                   request.max_new_tokens, fewest, codec.description()),
-                       fmt::format("give --max-new-tokens {} or more", fewest));
-  }
+  // Every rank reaches the same verdict: one message, the same exit code.
+  RecordsSetup setup;
+  comm::run_on_all(world, [&] { setup = records_setup(job, m, codec); });
+  const RecordsTask& task = setup.task;
+  const RecordConstraint* constraint = setup.constraint.get();
   // From here a signal ends the run between rounds with the records so far on disk.
   comm::install_stop_signal_handlers();
   spdlog::info(
@@ -209,9 +228,9 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
       job.records.wanted, task.schema.columns.size(), job.records.batch_size, world.size(),
       codec.description());
   const RecordsOutcome outcome =
-      generate_records(world, m.model, codec, prompt, task.schema, request);
+      generate_records(world, m.model, codec, setup.prompt, task.schema, setup.request);
   comm::run_on_root(world, 0, [&] {
-    write_records(*dir, outcome, job, constraint.get(), task.schema);
+    write_records(*dir, outcome, job, constraint, task.schema);
     const RecordCounts& t = outcome.records.totals();
     const std::string rate = fmt::format(
         "{:.1f}% of the {} records judged were valid, {} cut off at --max-new-tokens ({} samples)",
@@ -275,7 +294,13 @@ void adopt_records_data(const GenerationJob& job, eval::InferenceModel& m) {
                          " records the data it was trained on: --records-data would "
                          "replace that record",
                      "drop --records-data: the step's own prompt and schema are used");
-  m.dataset = data::describe_preparation(data::TokenDataset::open(job.records_data)->metadata());
+  try {
+    m.dataset = data::describe_preparation(data::TokenDataset::open(job.records_data)->metadata());
+  } catch (const DataError& e) {
+    throw DataError(e.component(), "--records-data: " + e.message(),
+                    "name the HDF5 token file nss_prepare_data --format records wrote for the "
+                    "table the model was fine-tuned on");
+  }
 }
 
 }  // namespace

@@ -319,6 +319,9 @@ class GenerateRecordsTest(unittest.TestCase):
         proc = generate("--model", step, "--records", "5", "--output", self.out("refused"))
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("was trained on 'text' data", proc.stderr)
+        self.assertEqual(proc.stderr.count("nss_generate: error"), 1, proc.stderr)  # agreed, said once
+        self.assertNotIn("MPI_ABORT", proc.stderr)
+        self.assertFalse(os.path.exists(self.out("refused")))
 
 
 if __name__ == "__main__":

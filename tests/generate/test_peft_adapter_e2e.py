@@ -179,7 +179,7 @@ class PeftAdapterTest(unittest.TestCase):
                  "--records-data applies to --records only"),
                 (["--model", self.records_adapter, "--base", self.path("base"), "--records", "8", "--records-data",
                   self.path("base"), "--output", self.path("records_from_dir")], 4,
-                 "%s is a directory, not a regular file" % self.path("base"))):
+                 "--records-data: token dataset %s is a directory, not a regular file" % self.path("base"))):
             proc = run("nss_generate", *args)
             self.assertEqual(proc.returncode, code, (args, proc.stderr))
             self.assertIn(message, proc.stderr)
