@@ -23,11 +23,11 @@
 namespace nss::generate {
 
 struct GenerationJob {
-  eval::ModelSource model;  // --model, --base, --quantize, --double-quant
-  std::string tokenizer;    // --tokenizer; empty: the training data's, else the model's
-  std::string prompt;       // --prompt
-  std::string prompts;      // --prompts FILE.jsonl
-  std::string output;       // --output: the JSONL file (empty: stdout) or the records directory
+  eval::ModelSource model;   // --model, --base, --quantize, --double-quant
+  std::string tokenizer;     // --tokenizer; empty: the training data's, else the model's
+  std::string prompt;        // --prompt
+  std::string prompts;       // --prompts FILE.jsonl
+  std::string output;        // --output: the JSONL file (empty: stdout) or the records directory
   std::string records_data;  // --records-data: the token file a model without a dataset record uses
   config::ComputeDtype dtype = config::ComputeDtype::kAuto;
   GenerationRequest request;  // sampling, lengths, stops, samples, batch size
