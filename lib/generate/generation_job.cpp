@@ -301,6 +301,15 @@ void adopt_records_data(const GenerationJob& job, eval::InferenceModel& m) {
                     "name the HDF5 token file nss_prepare_data --format records wrote for the "
                     "table the model was fine-tuned on");
   }
+  const auto format = m.dataset.find("format");
+  const std::string kind =
+      format != m.dataset.end() && format->is_string() ? format->get<std::string>() : "";
+  if (kind != "records")
+    throw UsageError("generate",
+                     "--records-data " + job.records_data + " holds " +
+                         (kind.empty() ? "no record of its preparation" : "'" + kind + "' data") +
+                         ", not records data",
+                     "prepare the table with nss_prepare_data --format records and name that file");
 }
 
 }  // namespace

@@ -178,6 +178,9 @@ class PeftAdapterTest(unittest.TestCase):
                 (["--model", self.records_step, "--prompt", "A", "--records-data", self.records_data], 2,
                  "--records-data applies to --records only"),
                 (["--model", self.records_adapter, "--base", self.path("base"), "--records", "8", "--records-data",
+                  self.data, "--output", self.path("records_from_text")], 2,
+                 "--records-data %s holds 'text' data, not records data" % self.data),
+                (["--model", self.records_adapter, "--base", self.path("base"), "--records", "8", "--records-data",
                   self.path("base"), "--output", self.path("records_from_dir")], 4,
                  "--records-data: token dataset %s is a directory, not a regular file" % self.path("base"))):
             proc = run("nss_generate", *args)
