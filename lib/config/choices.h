@@ -177,6 +177,28 @@ struct ChoiceNames<PrivacySampling> {
       {{PrivacySampling::kPoisson, "poisson"}, {PrivacySampling::kShuffle, "shuffle"}}};
 };
 
+/// pipeline.pii: what nss_synthesize does with the personal data of a table
+/// (nss_prepare_data --pii, docs/data.md "Personal data").
+enum class PiiHandling { kOff, kDetect, kReplace, kHash, kRedact };
+template <>
+struct ChoiceNames<PiiHandling> {
+  static constexpr std::array<std::pair<PiiHandling, const char*>, 5> names{
+      {{PiiHandling::kOff, "off"},
+       {PiiHandling::kDetect, "detect"},
+       {PiiHandling::kReplace, "replace"},
+       {PiiHandling::kHash, "hash"},
+       {PiiHandling::kRedact, "redact"}}};
+};
+
+/// pipeline.constrain: whether sampled records are held to the table's schema
+/// (nss_generate --constrain).
+enum class RecordConstraint { kSchema, kNone };
+template <>
+struct ChoiceNames<RecordConstraint> {
+  static constexpr std::array<std::pair<RecordConstraint, const char*>, 2> names{
+      {{RecordConstraint::kSchema, "schema"}, {RecordConstraint::kNone, "none"}}};
+};
+
 /// data.packing: how documents become training rows (docs/data.md).
 enum class Packing { kWindows, kDocuments, kNone };
 template <>

@@ -446,6 +446,69 @@ struct LoggingConfig {
   }
 };
 
+/// nss_synthesize's stages around the training this file configures: the
+/// table's preparation, the records sampled from the fine-tuned step and
+/// their evaluation (docs/pipeline.md). nss_hpc does not read it.
+struct PipelineConfig {
+  std::int64_t records = 1000;
+  double holdout = 0.05;
+  std::int64_t max_holdout = 2000;
+  std::int64_t holdout_seed = 0;
+  PiiHandling pii = PiiHandling::kReplace;
+  std::string pii_key;
+  std::string prompt_template;
+  std::string group_by;
+  std::string order_by;
+  std::int64_t max_new_tokens = 256;
+  double temperature = 0.9;
+  std::int64_t top_k = 0;
+  double top_p = 1.0;
+  std::int64_t batch_size = 8;
+  RecordConstraint constrain = RecordConstraint::kSchema;
+  double invalid_fraction_threshold = 0.8;
+  std::int64_t patience = 1;
+  bool evaluate = true;
+
+  template <class V>
+  void visit(V& v) {
+    v.field("records", records, "Valid synthetic records to sample from the fine-tuned model.",
+            {1, std::int64_t{1} << 40});
+    v.field("holdout", holdout,
+            "Rows held out of training for the evaluation: a fraction below 1, or a whole "
+            "count; 0 holds none (no membership inference).",
+            {0, 1e12});
+    v.field("max_holdout", max_holdout, "At most this many holdout rows.",
+            {0, std::int64_t{1} << 40});
+    v.field("holdout_seed", holdout_seed, "Seed that chooses the holdout rows.",
+            {0, std::numeric_limits<std::int64_t>::max()});
+    v.field("pii", pii,
+            "Personal data in the table: replace (surrogates), hash, redact, detect (report "
+            "only) or off.");
+    v.field("pii_key", pii_key,
+            "Secret key file of replace and hash; empty: <run>/data/records.pii.key, created "
+            "owner-only.");
+    v.field("prompt_template", prompt_template,
+            "Instruction before each record; empty: nss_prepare_data's default.");
+    v.field("group_by", group_by, "One example per value of this column (empty: per row).");
+    v.field("order_by", order_by, "Order of the rows inside a group (with group_by).");
+    v.field("max_new_tokens", max_new_tokens, "Longest sampled record, in tokens.",
+            {1, kMaxPositions});
+    v.field("temperature", temperature, "Sampling temperature (0: greedy).", {0, 100});
+    v.field("top_k", top_k, "Sample among the k likeliest tokens (0: no limit).",
+            {0, kMaxPositions});
+    v.field("top_p", top_p, "Nucleus sampling mass (1: no limit).", open_closed(0, 1));
+    v.field("batch_size", batch_size, "Records decoded side by side per rank.", {1, 65536});
+    v.field("constrain", constrain,
+            "schema: every sampled token can continue a valid record; none: the model's choice.");
+    v.field("invalid_fraction_threshold", invalid_fraction_threshold,
+            "Stop early when the invalid share of a round stays above this.", {0, 1});
+    v.field("patience", patience, "Rounds above the threshold before stopping early.",
+            {1, 1'000'000});
+    v.field("evaluate", evaluate,
+            "Score the records against the training rows and the holdout (nss_evaluate).");
+  }
+};
+
 struct Config {
   RunConfig run;
   ModelConfig model;
@@ -457,6 +520,7 @@ struct Config {
   PreflightConfig preflight;
   CheckpointConfig checkpoint;
   LoggingConfig logging;
+  PipelineConfig pipeline;
 
   template <class V>
   void visit(V& v) {
@@ -470,6 +534,8 @@ struct Config {
     v.section("preflight", preflight, "Rank-0 go/no-go checks before training.");
     v.section("checkpoint", checkpoint, "Sharded checkpoints and resume.");
     v.section("logging", logging, "Console, log files and metrics.");
+    v.section("pipeline", pipeline,
+              "nss_synthesize: table preparation, sampling and evaluation around the training.");
   }
 };
 

@@ -1,6 +1,7 @@
 // Value ranges (declared by the schema, config.h), sizes (size_checks.h) and
 // relations between keys. Everything that does not depend on the world size
 // is checked here, before any rank does work.
+#include <cmath>
 #include <set>
 
 #include "config/derived.h"
@@ -213,6 +214,13 @@ void check_values(const Config& config, Problems& problems) {
                 c.text(config.parallel.collective_timeout_s) + ")",
             "the other ranks wait for the slowest dataset probe inside a collective, which "
             "the hang watchdog would end first; raise parallel.collective_timeout_s too");
+
+  const auto& s = config.pipeline;
+  c.require(s.holdout < 1 || s.holdout == std::floor(s.holdout), "pipeline.holdout",
+            "must be a fraction below 1 or a whole count of rows", "e.g. 0.05 or 200");
+  c.require(s.order_by.empty() || !s.group_by.empty(), "pipeline.order_by",
+            "orders the rows inside a group: it needs pipeline.group_by",
+            "set pipeline.group_by too, or drop pipeline.order_by");
 }
 
 }  // namespace nss::config

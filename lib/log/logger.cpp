@@ -64,6 +64,22 @@ void attach_rank_file(const std::string& logs_dir, int rank) {
   spdlog::default_logger()->sinks().push_back(file);
 }
 
+RankFileScope::RankFileScope(const std::string& logs_dir, int rank)
+    : path_(rank_log_path(logs_dir, rank)) {
+  attach_rank_file(logs_dir, rank);
+}
+
+RankFileScope::~RankFileScope() {
+  auto& sinks = spdlog::default_logger()->sinks();
+  for (auto it = sinks.begin(); it != sinks.end(); ++it) {
+    const auto* file = dynamic_cast<spdlog::sinks::basic_file_sink_mt*>(it->get());
+    if (file == nullptr || file->filename() != path_) continue;
+    (*it)->flush();
+    sinks.erase(it);
+    return;
+  }
+}
+
 void set_level(const std::string& level) {
   const auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off")

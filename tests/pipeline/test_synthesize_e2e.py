@@ -1,0 +1,216 @@
+"""nss_synthesize end to end (docs/pipeline.md). On the shipped real model
+(SmolLM2-135M-Instruct, scripts/setup.sh converts it) and the README's
+products table, configs/synthesize.yaml at 2 ranks with differential privacy
+on: the run directory holds the prepared data, the checkpoint, the records,
+evaluation.json, report.html and privacy.json, which agree on epsilon; a
+second start does nothing. Then bad inputs on a tiny byte-level model: each
+is refused with its exit code and a message naming the problem, before the
+run directory is changed."""
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from synthesize_support import (SOURCE, STAGES, TINY_CONFIG, binary, ledger, read, stages,  # noqa: E402
+                                synthesize, synthesize_args, write_products_table)
+from nss_e2e import remove, scratch, write  # noqa: E402
+
+MODEL = os.environ.get("NSS_REAL_MODEL", os.path.join(SOURCE, "build", "models", "smollm2-135m-instruct"))
+SHIPPED_CONFIG = os.path.join(SOURCE, "configs", "synthesize.yaml")
+FINAL_LINE = re.compile(r"nss_synthesize: (\d+) valid records in (\S+); SQS ([\d.]+) \(([^)]+)\), "
+                        r"DPS ([\d.]+) \(([^)]+)\); report (\S+)")
+
+
+class RealModelPipelineTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isfile(os.path.join(MODEL, "model.safetensors")):
+            raise unittest.SkipTest("no converted model at %s (scripts/setup.sh converts SmolLM2-135M-Instruct "
+                                    "into it)" % MODEL)
+        cls.tmp = scratch("synthesize")
+        cls.table = write_products_table(os.path.join(cls.tmp, "products.csv"))
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        cls.sets = ["model.from_pretrained=" + MODEL, "privacy.enabled=true", "data.packing=none"]
+        start = time.time()
+        # From the source tree, as the README runs it.
+        cls.output = synthesize(2, cls.table, SHIPPED_CONFIG, cls.run_dir, cls.sets, timeout=600)
+        cls.seconds = time.time() - start
+        print("nss_synthesize on SmolLM2, privacy on, 2 ranks: %.1f s" % cls.seconds)
+        for stage in ledger(cls.run_dir)["stages"]:
+            print("  %-9s %6.1f s  %s" % (stage["name"], stage["seconds"], json.dumps(stage["facts"])))
+
+    @classmethod
+    def tearDownClass(cls):
+        remove(cls.tmp)
+
+    def path(self, *parts):
+        return os.path.join(self.run_dir, *parts)
+
+    def test_the_run_directory_holds_every_output(self):
+        for name in ("pipeline.json", "training.yaml", "privacy.json", "data/records.h5", "data/records.holdout.csv",
+                     "data/records.holdout.h5", "data/records.pii.json", "train/preflight.json",
+                     "train/checkpoints/step_00000010/metadata.json", "synthetic/synthetic.csv",
+                     "synthetic/generation.json", "evaluation/evaluation.json", "evaluation/report.html"):
+            self.assertTrue(os.path.isfile(self.path(name)), name)
+        self.assertEqual(os.stat(self.path("data", "records.pii.key")).st_mode & 0o777, 0o600)
+        rows = read(self.path("synthetic", "synthetic.csv")).splitlines()
+        self.assertEqual(rows[0], "product,category,price")
+        self.assertEqual(len(rows), 61)  # the shipped configuration asks for 60
+        recorded = stages(self.run_dir)
+        for name in STAGES:
+            self.assertEqual((recorded[name]["status"], recorded[name]["runs"]), ("completed", 1), name)
+        self.assertEqual(recorded["prepare"]["facts"]["holdout_rows"], 60)
+        self.assertEqual(recorded["generate"]["facts"]["valid_records"], 60)
+        # Every recorded output is the file as it is now.
+        for stage in ledger(self.run_dir)["stages"]:
+            for name, out in stage["outputs"].items():
+                with open(out["path"], "rb") as f:
+                    self.assertEqual(hashlib.sha256(f.read()).hexdigest(), out["sha256"], name)
+
+    def test_the_final_line_names_the_records_the_scores_and_the_report(self):
+        match = FINAL_LINE.search(self.output)
+        self.assertIsNotNone(match, self.output[-3000:])
+        self.assertEqual(int(match.group(1)), 60)
+        self.assertEqual(match.group(2), self.path("synthetic", "synthetic.csv"))
+        self.assertEqual(match.group(7), self.path("evaluation", "report.html"))
+        evaluation = json.loads(read(self.path("evaluation", "evaluation.json")))["summary"]
+        self.assertEqual(float(match.group(3)), evaluation["synthetic_data_quality_score"])
+        self.assertEqual(float(match.group(5)), evaluation["data_privacy_score"])
+        summary = ledger(self.run_dir)["summary"]
+        self.assertEqual(summary["quality"]["score"], evaluation["synthetic_data_quality_score"])
+        self.assertEqual(summary["report"], self.path("evaluation", "report.html"))
+
+    def test_privacy_json_and_the_report_agree_on_epsilon(self):
+        guarantee = json.loads(read(self.path("privacy.json")))
+        self.assertGreater(guarantee["epsilon"], 0)
+        self.assertLess(guarantee["epsilon"], 8.01)  # privacy.target_epsilon's default
+        evaluation = json.loads(read(self.path("evaluation", "evaluation.json")))
+        self.assertEqual(evaluation["privacy"]["epsilon"], guarantee["epsilon"])
+        self.assertEqual(evaluation["privacy"]["delta"], guarantee["delta"])
+        self.assertIn("\u03b5 = %.4g" % guarantee["epsilon"], read(self.path("evaluation", "report.html")))
+        self.assertEqual(stages(self.run_dir)["train"]["facts"]["epsilon"], guarantee["epsilon"])
+
+    def test_a_second_start_does_nothing(self):
+        before = read(self.path("pipeline.json"))
+        start = time.time()
+        output = synthesize(2, self.table, SHIPPED_CONFIG, self.run_dir, self.sets)
+        for name in STAGES:
+            self.assertIn("[pipeline] %s: completed" % name, output)
+        self.assertLess(time.time() - start, 60)
+        after = json.loads(read(self.path("pipeline.json")))
+        self.assertEqual([s["runs"] for s in after["stages"]], [s["runs"] for s in json.loads(before)["stages"]])
+        self.assertIsNotNone(FINAL_LINE.search(output))
+
+
+class BadInputTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = scratch("synthesize_inputs")
+        cls.table = write_products_table(os.path.join(cls.tmp, "products.csv"))
+        cls.config = write(os.path.join(cls.tmp, "tiny.yaml"), TINY_CONFIG.format(steps=20, records=8))
+
+    @classmethod
+    def tearDownClass(cls):
+        remove(cls.tmp)
+
+    def refused(self, code, table, run_dir, sets=(), config=None):
+        output = synthesize(2, table, config or self.config, run_dir, sets, expect=code)
+        self.assertIn("nss_synthesize: error:", output)
+        return output
+
+    def test_a_table_that_is_not_a_file(self):
+        fifo = os.path.join(self.tmp, "fifo.csv")
+        os.mkfifo(fifo)
+        for table, why in ((os.path.join(self.tmp, "missing.csv"), "No such file"), (self.tmp, "is a directory"),
+                           (fifo, "is a FIFO")):
+            with self.subTest(table=table):
+                run_dir = os.path.join(self.tmp, "no_table")
+                output = self.refused(4, table, run_dir)
+                self.assertIn("the table " + table, output)
+                self.assertIn(why, output)
+                self.assertFalse(os.path.exists(run_dir))
+
+    def test_a_bad_configuration(self):
+        run_dir = os.path.join(self.tmp, "bad_config")
+        output = self.refused(2, self.table, run_dir, ["pipeline.holdout=1.5", "pipeline.records=-1",
+                                                         "pipeline.pii=maybe", "pipeline.order_by=price"])
+        for problem in ("pipeline.holdout: must be a fraction below 1 or a whole count",
+                        "pipeline.records: must be in [1,", "pipeline.pii: must be one of off, detect, replace",
+                        "pipeline.order_by: orders the rows inside a group"):
+            self.assertIn(problem, output)
+        output = self.refused(2, self.table, run_dir, config=os.path.join(self.tmp, "missing.yaml"))
+        self.assertIn("missing.yaml", output)
+        self.assertFalse(os.path.exists(run_dir))
+
+    def test_a_run_directory_that_is_a_file(self):
+        taken = write(os.path.join(self.tmp, "taken"), "x")
+        output = self.refused(2, self.table, taken)
+        self.assertIn(taken, output)
+        self.assertEqual(read(taken), "x")
+
+    def test_a_damaged_ledger(self):
+        run_dir = os.path.join(self.tmp, "damaged")
+        os.makedirs(run_dir)
+        write(os.path.join(run_dir, "pipeline.json"), '{"version": 1, "stages": [')
+        output = self.refused(4, self.table, run_dir)
+        self.assertIn("pipeline.json is not a pipeline ledger", output)
+        self.assertIn("move it away", output)
+        self.assertFalse(os.path.exists(os.path.join(run_dir, "data")))
+
+    def test_a_changed_table_after_the_fine_tune_is_refused_and_changes_nothing(self):
+        run_dir = os.path.join(self.tmp, "changed")
+        synthesize(2, self.table, self.config, run_dir)
+        before = {name: read(os.path.join(run_dir, name), "rb")
+                  for name in ("pipeline.json", "data/records.h5", "synthetic/synthetic.csv")}
+        smaller = write(os.path.join(self.tmp, "smaller.csv"), "\n".join(read(self.table).splitlines()[:200]) + "\n")
+        output = self.refused(2, smaller, run_dir)
+        self.assertIn("holds steps fine-tuned on the data prepared before", output)
+        self.assertIn("--set run.output_dir=PATH", output)
+        for name, content in before.items():
+            self.assertEqual(read(os.path.join(run_dir, name), "rb"), content, name)
+        output = synthesize(2, self.table, self.config, run_dir)  # the table put back: nothing to do
+        self.assertIn("[pipeline] prepare: completed", output)
+
+    def test_a_second_job_on_the_same_run_directory(self):
+        run_dir = os.path.join(self.tmp, "busy")
+        first = subprocess.Popen(
+            [os.environ.get("NSS_MPIEXEC", "mpiexec"), "-n", "2", "--oversubscribe", binary("nss_synthesize")]
+            + synthesize_args(self.table, self.config, run_dir, ["training.max_steps=4000"]),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and not os.path.exists(os.path.join(run_dir, "train", "metrics.jsonl")):
+                time.sleep(0.05)
+            output = self.refused(2, self.table, run_dir)
+            self.assertIn("is in use by a live job", output)
+        finally:
+            first.send_signal(signal.SIGUSR2)
+            first.communicate(timeout=120)
+        self.assertEqual(first.returncode, 7)
+        self.assertEqual(stages(run_dir)["train"]["status"], "interrupted")
+
+    def test_sigterm_to_a_single_process_stops_the_fine_tune(self):
+        run_dir = os.path.join(self.tmp, "single")
+        proc = subprocess.Popen([binary("nss_synthesize")]
+                                + synthesize_args(self.table, self.config, run_dir, ["training.max_steps=4000"]),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and not os.path.exists(os.path.join(run_dir, "train", "metrics.jsonl")):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 7, output[-3000:])
+        recorded = stages(run_dir)["train"]
+        self.assertEqual((recorded["status"], recorded["exit_code"]), ("interrupted", 7))
+        latest = read(os.path.join(run_dir, "train", "checkpoints", "latest")).strip()
+        self.assertTrue(latest.startswith("step_"), latest)
+
+
+if __name__ == "__main__":
+    unittest.main()
