@@ -1,10 +1,8 @@
 // nss_hpc CONFIG.yaml [--set key.path=value]... [--preflight-only] [--print-config]
-#include <cstdio>
-
 #include <CLI/CLI.hpp>
 
-#include "comm/agreement.h"
 #include "comm/mpi_app.h"
+#include "mpi_cli.h"
 #include "train/job.h"
 
 int main(int argc, char** argv) {
@@ -17,17 +15,10 @@ int main(int argc, char** argv) {
         ->allow_extra_args(false);
     cli.add_flag("--preflight-only", options.preflight_only, "Stop after the preflight verdict");
     cli.add_flag("--print-config", options.print_config, "Print the resolved configuration");
-    try {
-      cli.parse(argc, argv);
-    } catch (const CLI::Success&) {
-      if (rank == 0) std::fputs(cli.help().c_str(), stdout);
+    if (!nss::parse_rank_arguments(cli, argc, argv, rank,
+                                   "nss_hpc CONFIG.yaml [--set key.path=value]... "
+                                   "[--preflight-only] [--print-config]"))
       return nss::ExitCode::kOk;
-    } catch (const CLI::ParseError& e) {
-      // Every rank parses the same argv, so every rank agrees on this error.
-      throw nss::comm::AgreedError(nss::ExitCode::kUsage, "cli", e.what(),
-                                   "usage: nss_hpc CONFIG.yaml [--set key.path=value]... "
-                                   "[--preflight-only] [--print-config]");
-    }
     options.command_line.assign(argv, argv + argc);
     return nss::train::run_job(options);
   });

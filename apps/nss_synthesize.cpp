@@ -4,13 +4,12 @@
 // personal data) -> preflight -> fine-tune -> sample -> evaluate, each stage
 // restartable (docs/pipeline.md).
 #include <csignal>
-#include <cstdio>
 
 #include <CLI/CLI.hpp>
 
-#include "comm/agreement.h"
 #include "comm/mpi_app.h"
 #include "comm/mpi_communicator.h"
+#include "mpi_cli.h"
 #include "pipeline/pipeline_job.h"
 
 int main(int argc, char** argv) {
@@ -29,17 +28,10 @@ int main(int argc, char** argv) {
     cli.add_option("--set", options.overrides, "Override a key: --set pipeline.records=500")
         ->allow_extra_args(false);
     cli.add_flag("--print-config", options.print_config, "Print the resolved configuration");
-    try {
-      cli.parse(argc, argv);
-    } catch (const CLI::Success&) {
-      if (rank == 0) std::fputs(cli.help().c_str(), stdout);
+    if (!nss::parse_rank_arguments(cli, argc, argv, rank,
+                                   "nss_synthesize TABLE.csv [--config CONFIG.yaml] "
+                                   "[--set key.path=value]... [--print-config]"))
       return nss::ExitCode::kOk;
-    } catch (const CLI::ParseError& e) {
-      // Every rank parses the same argv, so every rank agrees on this error.
-      throw nss::comm::AgreedError(nss::ExitCode::kUsage, "cli", e.what(),
-                                   "usage: nss_synthesize TABLE.csv [--config CONFIG.yaml] "
-                                   "[--set key.path=value]... [--print-config]");
-    }
     const auto world = nss::comm::MpiCommunicator::create(MPI_COMM_WORLD);
     return nss::pipeline::run_pipeline(*world, world->handle(), options);
   });
