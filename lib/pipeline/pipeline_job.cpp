@@ -200,7 +200,7 @@ ResolvedPipeline agree_on_configuration(comm::Communicator& world,
 // Rank 0 locks the run directory (a second job on it is refused) and opens
 // the ledger; every rank logs into <run>/logs.
 void claim_run_directory(comm::Communicator& world, const RunPaths& paths,
-                         const ResolvedPipeline& resolved, const SynthesizeOptions& options,
+                         const ResolvedPipeline& resolved,
                          const std::vector<std::unique_ptr<Stage>>& stages, RunDirectory& run) {
   comm::run_on_root(world, 0, [&] {
     run.lock.emplace(paths.root, log::kRunDirectory);
@@ -208,12 +208,8 @@ void claim_run_directory(comm::Communicator& world, const RunPaths& paths,
     std::vector<std::string> names;
     for (const auto& stage : stages) names.push_back(stage->name());
     run.ledger = Ledger::open(paths.ledger(), names);
-    auto& summary = run.ledger->summary();
-    summary["table"] = options.table;
-    summary["config"] = options.config_path;
-    summary["ranks"] = world.size();
-    summary.erase("stopped");
-    run.ledger->save();
+    std::error_code ec;
+    if (!std::filesystem::exists(paths.ledger(), ec)) run.ledger->save();
     write_file_atomic(paths.root + "/training.yaml", resolved.training_yaml);
   });
 }
@@ -225,10 +221,15 @@ std::string every_host(comm::Communicator& world) {
 }
 
 // The last lines: where the records and the report are, and the scores.
-void report_outcome(const RunPaths& paths, Ledger& ledger) {
+void report_outcome(const StageContext& context, Ledger& ledger) {
+  const RunPaths& paths = context.paths;
   const auto& generate = ledger.stage("generate");
   const auto& evaluate = ledger.stage("evaluate");
   auto& summary = ledger.summary();
+  summary = nlohmann::ordered_json::object();
+  summary["table"] = context.options.table;
+  summary["config"] = context.options.config_path;
+  summary["ranks"] = context.world.size();
   summary["synthetic_table"] = paths.synthetic_table();
   summary["valid_records"] = generate.facts.value("valid_records", nlohmann::ordered_json());
   double seconds = 0;
@@ -294,7 +295,7 @@ ExitCode run_pipeline(comm::Communicator& world, MPI_Comm mpi_world,
   const RunPaths paths{resolved.run_dir};
   const auto stages = make_stages();
   RunDirectory run;
-  claim_run_directory(world, paths, resolved, options, stages, run);
+  claim_run_directory(world, paths, resolved, stages, run);
   std::optional<log::RankFileScope> log_file;
   comm::run_on_all(world, [&] { log_file.emplace(paths.logs(), world.rank()); });
   const StageContext context{world,
@@ -317,7 +318,7 @@ ExitCode run_pipeline(comm::Communicator& world, MPI_Comm mpi_world,
     const Stage* next = i + 1 < stages.size() ? stages[i + 1].get() : nullptr;
     if (const auto code = stop_between_stages(world, run, stage, next)) return *code;
   }
-  if (run.ledger) report_outcome(paths, *run.ledger);
+  if (run.ledger) report_outcome(context, *run.ledger);
   return ExitCode::kOk;
 }
 

@@ -115,7 +115,8 @@ class PrepareStage : public Stage {
         {"pii_report", data::pii_report_path(options.pii, options.output)}};
     for (const auto& [name, path] : beside)
       if (is_file(path)) result.outputs[name] = output_file(path);
-    result.facts = {{"records", summary.documents},
+    result.facts = {{"table", context.options.table},
+                    {"records", summary.documents},
                     {"tokens", summary.tokens},
                     {"target_tokens", summary.target_tokens},
                     {"holdout_rows", summary.holdout_rows},

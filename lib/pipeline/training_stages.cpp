@@ -82,7 +82,7 @@ class TrainingStage : public Stage {
   StageResult run(const StageContext& context) override {
     train::JobOptions job;
     job.config_path = context.training_config;
-    job.overrides = {"preflight.enabled=false"};  // the preflight stage gave its verdict
+    job.preflight_done = context.config.preflight.enabled;  // the preflight stage said go
     StageResult result;
     result.code = train::run_job(job);
     if (result.code != ExitCode::kOk) return result;

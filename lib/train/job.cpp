@@ -100,7 +100,12 @@ ComputeDevice choose_device(comm::Communicator& world, const config::Config& con
 
 void run_training_preflight(comm::Communicator& world, const config::Config& config,
                             const comm::ProcessLayout& layout, const ComputeDevice& device,
-                            const JobHooks& hooks) {
+                            const JobOptions& options, const JobHooks& hooks) {
+  if (options.preflight_done) {
+    spdlog::info(
+        "[preflight] go, given before this start for the same configuration: not repeated");
+    return;
+  }
   if (!config.preflight.enabled) {
     spdlog::warn("[preflight] skipped: preflight.enabled is false (no checks, no preflight.json)");
     return;
@@ -142,7 +147,7 @@ ExitCode run_job(const JobOptions& options, const JobHooks& hooks) {
   // Before the preflight, so that its synthetic step computes (and allocates
   // its per-thread scratch) with the threads training will use.
   at::set_num_threads(layout.threads_per_rank);
-  run_training_preflight(world, config, layout, device, hooks);
+  run_training_preflight(world, config, layout, device, options, hooks);
   if (options.preflight_only) {
     spdlog::info("nss_hpc: --preflight-only: stopping after the preflight");
     return ExitCode::kOk;

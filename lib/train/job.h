@@ -15,6 +15,7 @@ struct JobOptions {
   std::string config_path;
   std::vector<std::string> overrides;  // --set key.path=value
   bool preflight_only = false;
+  bool preflight_done = false;  // the caller ran the preflight of this configuration (go)
   bool print_config = false;
   std::vector<std::string> command_line;  // for environment.json
 };
