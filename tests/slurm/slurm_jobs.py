@@ -9,6 +9,7 @@ SOURCE = os.environ.get("NSS_SOURCE_DIR", os.path.abspath(os.path.join(os.path.d
 BIN = os.environ.get("NSS_BIN_DIR", os.path.join(SOURCE, "build", "bin"))
 TRAIN_SBATCH = os.path.join(SOURCE, "slurm", "train.sbatch")
 CONSOLIDATE_SBATCH = os.path.join(SOURCE, "slurm", "consolidate.sbatch")
+SYNTHESIZE_SBATCH = os.path.join(SOURCE, "slurm", "synthesize.sbatch")
 
 # Job states after which a job never runs again (a requeued job is PENDING).
 FINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
@@ -39,13 +40,17 @@ def small_dataset(directory):
     return data
 
 
-def sbatch(args, output, env=None):
-    """Submits `args` (sbatch options, script, script arguments); the job's
-    stdout and stderr go to `output`. Returns the job id."""
+def sbatch(args, output, env=None, cwd=None, unset=()):
+    """Submits `args` (sbatch options, script, script arguments) from `cwd`
+    (the job's SLURM_SUBMIT_DIR), with `env` added to and `unset` removed
+    from this environment; the job's stdout and stderr go to `output`.
+    Returns the job id."""
     full_env = dict(os.environ)
     full_env.update(env or {})
+    for name in unset:
+        full_env.pop(name, None)
     proc = subprocess.run(["sbatch", "--parsable", "--output", output] + list(args),
-                          capture_output=True, text=True, env=full_env, timeout=60)
+                          capture_output=True, text=True, env=full_env, cwd=cwd, timeout=60)
     if proc.returncode != 0:
         raise AssertionError("sbatch failed (%d): %s%s" % (proc.returncode, proc.stdout, proc.stderr))
     return proc.stdout.strip().split(";")[0]
