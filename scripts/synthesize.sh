@@ -27,16 +27,17 @@
 set -uo pipefail
 
 NSS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-say() { printf '\033[1m[synthesize]\033[0m %s\n' "$*"; }
+# Not `say`: setup.sh defines its own.
+report() { printf '\033[1m[synthesize]\033[0m %s\n' "$*"; }
 
 if [ $# -lt 1 ]; then
-  say "usage: scripts/synthesize.sh TABLE.csv [nss_synthesize arguments...]"
+  report "usage: scripts/synthesize.sh TABLE.csv [nss_synthesize arguments...]"
   exit 2
 fi
 
 if [ -n "${NSS_BIN_DIR:-}" ]; then
   if [ ! -x "$NSS_BIN_DIR/nss_synthesize" ]; then
-    say "NSS_BIN_DIR=$NSS_BIN_DIR has no nss_synthesize: build it, or unset NSS_BIN_DIR to let setup.sh build"
+    report "NSS_BIN_DIR=$NSS_BIN_DIR has no nss_synthesize: build it, or unset NSS_BIN_DIR to let setup.sh build"
     exit 2
   fi
   BIN_DIR=$NSS_BIN_DIR
@@ -60,7 +61,7 @@ fi
 MPI_ARGS=(-n "${NSS_RANKS:-2}" --oversubscribe)
 [ "$(id -u)" -eq 0 ] && MPI_ARGS+=(--allow-run-as-root)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-say "running: mpirun ${MPI_ARGS[*]} $BIN_DIR/nss_synthesize ${args[*]}"
+report "running: mpirun ${MPI_ARGS[*]} $BIN_DIR/nss_synthesize ${args[*]}"
 
 # Signals. mpirun forwards SIGUSR1 and SIGUSR2 to every rank unchanged but
 # aborts the ranks on a SIGTERM or SIGINT, so those reach the ranks as
@@ -73,8 +74,8 @@ INTERRUPTED=0   # set when a trapped signal cut a `wait` short
 forward() {
   local name=$1 to=$2
   INTERRUPTED=1
-  say "received SIG$name: forwarding SIG$to to mpirun (pid $MPIRUN_PID)"
-  kill -s "$to" "$MPIRUN_PID" 2>/dev/null || say "mpirun has already exited"
+  report "received SIG$name: forwarding SIG$to to mpirun (pid $MPIRUN_PID)"
+  kill -s "$to" "$MPIRUN_PID" 2>/dev/null || report "mpirun has already exited"
 }
 
 # In the background: bash runs traps only between commands, so a foreground
@@ -90,7 +91,7 @@ trap 'forward USR1 USR1' USR1
 trap 'forward TERM USR2' TERM
 trap 'forward INT USR2' INT
 for sig in ${PENDING[@]+"${PENDING[@]}"}; do
-  say "forwarding SIG$sig to mpirun (pid $MPIRUN_PID)"
+  report "forwarding SIG$sig to mpirun (pid $MPIRUN_PID)"
   kill -s "$sig" "$MPIRUN_PID" 2>/dev/null || true
 done
 
@@ -111,5 +112,5 @@ while :; do
 done
 trap - USR1 TERM INT
 
-say "nss_synthesize exited with code $status"
+report "nss_synthesize exited with code $status"
 exit "$status"

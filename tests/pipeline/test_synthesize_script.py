@@ -82,6 +82,16 @@ class SynthesizeScriptTest(unittest.TestCase):
         self.assertTrue(os.path.exists(os.path.join(run_dir, "synthetic", "synthetic.csv")))
         self.assertTrue(os.path.exists(os.path.join(run_dir, "evaluation", "report.html")))
 
+    def test_usage_and_a_bin_dir_without_the_program_are_exit_2(self):
+        env = dict(os.environ, NSS_BIN_DIR=BIN)
+        proc = subprocess.run([SCRIPT], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("usage: scripts/synthesize.sh TABLE.csv", proc.stdout)
+        env["NSS_BIN_DIR"] = self.tmp
+        proc = subprocess.run([SCRIPT, self.table], env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("NSS_BIN_DIR=%s has no nss_synthesize" % self.tmp, proc.stdout)
+
     def test_sigterm_stops_with_7_and_the_rerun_continues(self):
         run_dir, code, log = self.interrupt_training("term", signal.SIGTERM)
         self.assertEqual(code, 7, log)
