@@ -1,5 +1,7 @@
-"""What the nss_synthesize end-to-end tests share: the README's products table
-as one CSV, a tiny byte-level configuration, and running the job."""
+"""What the nss_synthesize end-to-end tests share (here, scripts/synthesize.sh's
+and slurm/synthesize.sbatch's): the README's products table as one CSV, a
+tiny byte-level configuration (the whole pipeline takes seconds at 2 ranks),
+running the job and reading its ledger."""
 import csv
 import json
 import os
@@ -8,10 +10,13 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "e2e"), os.path.join(HERE, "..", "model")]
-from nss_e2e import SOURCE, binary, mpirun  # noqa: E402
+from nss_e2e import BIN, SOURCE, binary, mpirun  # noqa: E402,F401
 from test_real_model_e2e import COLOURS, COLUMNS, ITEMS  # noqa: E402
 
 STAGES = ["prepare", "preflight", "train", "generate", "evaluate"]
+RECORDS = 16
+# Long enough that a signal sent once training has logged steps finds it still running.
+LONG_STEPS = 3000
 
 # A tiny Llama on byte-level tokens: every stage in seconds.
 TINY_CONFIG = """\
@@ -52,6 +57,15 @@ def write_products_table(path):
     return path
 
 
+def write_inputs(directory, steps=300, records=RECORDS):
+    """The products table and tiny.yaml in `directory`; returns (table, config)."""
+    table = write_products_table(os.path.join(directory, "products.csv"))
+    config = os.path.join(directory, "tiny.yaml")
+    with open(config, "w") as f:
+        f.write(TINY_CONFIG.format(steps=steps, records=records))
+    return table, config
+
+
 def synthesize_args(table, config, run_dir, sets=()):
     args = [table, "--config", config, "--set", "run.output_dir=" + run_dir]
     for s in sets:
@@ -75,7 +89,24 @@ def ledger(run_dir):
 
 
 def stages(run_dir):
-    return {s["name"]: s for s in ledger(run_dir)["stages"]}
+    """pipeline.json's stages by name, or {} while it does not exist yet."""
+    try:
+        return {s["name"]: s for s in ledger(run_dir)["stages"]}
+    except (OSError, ValueError):
+        return {}
+
+
+def training_logged(run_dir):
+    """True once the train stage runs and the fine-tune has logged a step."""
+    if stages(run_dir).get("train", {}).get("status") != "running":
+        return False
+    metrics = os.path.join(run_dir, "train", "metrics.jsonl")
+    return os.path.exists(metrics) and os.path.getsize(metrics) > 0
+
+
+def final_line(run_dir, records=RECORDS):
+    """The start of nss_synthesize's last stdout line for a completed run."""
+    return "nss_synthesize: %d valid records in %s" % (records, os.path.join(run_dir, "synthetic", "synthetic.csv"))
 
 
 def read(path, mode="r"):

@@ -10,8 +10,8 @@ import tempfile
 import time
 import unittest
 
-from synthesize_fixtures import (BIN, LONG_STEPS, SOURCE, STAGES, final_line, read_text, stages,
-                                 training_logged, write_inputs)
+from synthesize_support import (BIN, LONG_STEPS, SOURCE, STAGES, final_line, read, stages, training_logged,
+                                write_inputs)
 
 SCRIPT = os.path.join(SOURCE, "scripts", "synthesize.sh")
 TIMEOUT = 240
@@ -47,15 +47,15 @@ class SynthesizeScriptTest(unittest.TestCase):
         try:
             code = proc.wait(TIMEOUT)
         except subprocess.TimeoutExpired:
-            self.fail("scripts/synthesize.sh ran past %d s:\n%s" % (TIMEOUT, read_text(run_dir + ".out")))
-        return code, read_text(run_dir + ".out")
+            self.fail("scripts/synthesize.sh ran past %d s:\n%s" % (TIMEOUT, read(run_dir + ".out")))
+        return code, read(run_dir + ".out")
 
     def wait_for_training(self, proc, run_dir):
         deadline = time.monotonic() + TIMEOUT
         while not training_logged(run_dir):
             if proc.poll() is not None or time.monotonic() > deadline:
                 self.fail("the train stage did not start logging steps (exit %s):\n%s"
-                          % (proc.poll(), read_text(run_dir + ".out")))
+                          % (proc.poll(), read(run_dir + ".out")))
             time.sleep(0.1)
 
     def interrupt_training(self, name, sig):

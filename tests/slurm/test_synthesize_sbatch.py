@@ -15,7 +15,7 @@ from slurm_jobs import (SOURCE, SYNTHESIZE_SBATCH, binary, ended, exit_code, job
                         sbatch, signal_job, wait_finished, wait_for)
 
 sys.path.insert(0, os.path.join(SOURCE, "tests", "pipeline"))
-from synthesize_fixtures import LONG_STEPS, STAGES, final_line, stages, training_logged, write_inputs  # noqa: E402
+from synthesize_support import LONG_STEPS, STAGES, final_line, stages, training_logged, write_inputs  # noqa: E402
 
 NSS_SYNTHESIZE = binary("nss_synthesize")
 RANKS = 2
