@@ -177,6 +177,19 @@ class BadInputTest(unittest.TestCase):
         output = synthesize(2, self.table, self.config, run_dir)  # the table put back: nothing to do
         self.assertIn("[pipeline] prepare: completed", output)
 
+    def test_a_failed_stage_ends_the_job_with_its_code_and_is_run_again(self):
+        run_dir = os.path.join(self.tmp, "no_go")
+        output = self.refused(3, self.table, run_dir, ["preflight.max_memory_fraction=1e-6"])
+        self.assertIn("no-go", output)
+        recorded = stages(run_dir)
+        self.assertEqual((recorded["preflight"]["status"], recorded["preflight"]["exit_code"]), ("failed", 3))
+        self.assertIn("memory", recorded["preflight"]["message"])
+        self.assertEqual(recorded["train"]["status"], "pending")
+        synthesize(2, self.table, self.config, run_dir)
+        recorded = stages(run_dir)
+        self.assertEqual([recorded[name]["runs"] for name in STAGES], [1, 2, 1, 1, 1])
+        self.assertEqual(recorded["preflight"]["status"], "completed")
+
     def test_a_second_job_on_the_same_run_directory(self):
         run_dir = os.path.join(self.tmp, "busy")
         first = subprocess.Popen(
