@@ -3,9 +3,9 @@
 products table, configs/synthesize.yaml at 2 ranks with differential privacy
 on: the run directory holds the prepared data, the checkpoint, the records,
 evaluation.json, report.html and privacy.json, which agree on epsilon; a
-second start does nothing. Then bad inputs on a tiny byte-level model: each
-is refused with its exit code and a message naming the problem, before the
-run directory is changed."""
+second start does nothing. A QLoRA fine-tune samples from its NF4 base. Then
+bad inputs on a tiny byte-level model: each is refused with its exit code
+and a message naming the problem, before the run directory is changed."""
 import hashlib
 import json
 import os
@@ -106,6 +106,21 @@ class RealModelPipelineTest(unittest.TestCase):
         after = json.loads(read(self.path("pipeline.json")))
         self.assertEqual([s["runs"] for s in after["stages"]], [s["runs"] for s in json.loads(before)["stages"]])
         self.assertIsNotNone(FINAL_LINE.search(output))
+
+
+class QloraPipelineTest(unittest.TestCase):
+    def test_a_qlora_fine_tune_samples_from_its_nf4_base(self):
+        tmp = scratch("synthesize_qlora")
+        self.addCleanup(remove, tmp)
+        table = write_products_table(os.path.join(tmp, "products.csv"))
+        config = write(os.path.join(tmp, "tiny.yaml"), TINY_CONFIG.format(steps=20, records=16))
+        run_dir = os.path.join(tmp, "run")
+        output = synthesize(2, table, config, run_dir, ["training.lora.enabled=true",
+                                                        "training.lora.quantize_base=nf4",
+                                                        "training.lora.double_quant=true"])
+        self.assertIn("the base's projections round-tripped through NF4 with double quantisation", output)
+        self.assertIsNotNone(FINAL_LINE.search(output), output[-3000:])
+        self.assertEqual({s["status"] for s in stages(run_dir).values()}, {"completed"})
 
 
 class BadInputTest(unittest.TestCase):
