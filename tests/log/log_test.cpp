@@ -79,5 +79,28 @@ TEST(Logger, RankFileCarriesRankAndLevelApplies) {
   EXPECT_THROW(set_level("loud"), UsageError);
 }
 
+TEST(Logger, ARankFileScopeLogsOnlyWhileItLasts) {
+  const std::string first = nss::testing::scratch_dir("log_scope_first");
+  const std::string second = nss::testing::scratch_dir("log_scope_second");
+  init(0);
+  {
+    RankFileScope scope(first, 0);
+    spdlog::info("during the first job");
+  }
+  {
+    RankFileScope scope(second, 0);
+    spdlog::info("during the second job");
+  }
+  spdlog::info("after both");
+  flush();
+  const std::string one = read_text_file(rank_log_path(first, 0), "test");
+  const std::string two = read_text_file(rank_log_path(second, 0), "test");
+  EXPECT_NE(one.find("during the first job"), std::string::npos) << one;
+  EXPECT_EQ(one.find("during the second job"), std::string::npos) << one;
+  EXPECT_NE(two.find("during the second job"), std::string::npos) << two;
+  EXPECT_EQ(one.find("after both"), std::string::npos) << one;
+  EXPECT_EQ(two.find("after both"), std::string::npos) << two;
+}
+
 }  // namespace
 }  // namespace nss::log
