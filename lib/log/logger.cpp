@@ -70,11 +70,14 @@ RankFileScope::RankFileScope(const std::string& logs_dir, int rank)
 }
 
 RankFileScope::~RankFileScope() {
-  auto& sinks = spdlog::default_logger()->sinks();
+  const auto logger = spdlog::default_logger();
+  // Through the logger: a file that cannot be written (a full disk) is
+  // reported by the error handler, never thrown out of a destructor.
+  logger->flush();
+  auto& sinks = logger->sinks();
   for (auto it = sinks.begin(); it != sinks.end(); ++it) {
     const auto* file = dynamic_cast<spdlog::sinks::basic_file_sink_mt*>(it->get());
     if (file == nullptr || file->filename() != path_) continue;
-    (*it)->flush();
     sinks.erase(it);
     return;
   }

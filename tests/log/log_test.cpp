@@ -2,6 +2,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -100,6 +102,21 @@ TEST(Logger, ARankFileScopeLogsOnlyWhileItLasts) {
   EXPECT_NE(two.find("during the second job"), std::string::npos) << two;
   EXPECT_EQ(one.find("after both"), std::string::npos) << one;
   EXPECT_EQ(two.find("after both"), std::string::npos) << two;
+}
+
+// A rank file on a full disk (a device node like /dev/full, made here) ends
+// its scope with the failure reported, not thrown out of the destructor.
+TEST(Logger, ARankFileScopeOnAFullDiskEndsQuietly) {
+  const std::string dir = nss::testing::scratch_dir("log_scope_full");
+  if (::mknod(rank_log_path(dir, 0).c_str(), S_IFCHR | 0666, makedev(1, 7)) != 0)
+    GTEST_SKIP() << "cannot make a device node here (needs root)";
+  init(0);
+  {
+    RankFileScope scope(dir, 0);
+    spdlog::info("a line the disk cannot take");
+  }
+  spdlog::info("logging goes on");
+  SUCCEED();
 }
 
 }  // namespace
