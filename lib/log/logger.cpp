@@ -53,6 +53,10 @@ std::string rank_log_path(const std::string& logs_dir, int rank) {
 
 void attach_rank_file(const std::string& logs_dir, int rank) {
   const std::string path = rank_log_path(logs_dir, rank);
+  for (const auto& sink : spdlog::default_logger()->sinks()) {
+    const auto* file = dynamic_cast<spdlog::sinks::basic_file_sink_mt*>(sink.get());
+    if (file != nullptr && file->filename() == path) return;
+  }
   std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file;
   try {
     file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path, /*truncate=*/false);
@@ -62,25 +66,6 @@ void attach_rank_file(const std::string& logs_dir, int rank) {
   }
   file->set_pattern(pattern_for(rank));
   spdlog::default_logger()->sinks().push_back(file);
-}
-
-RankFileScope::RankFileScope(const std::string& logs_dir, int rank)
-    : path_(rank_log_path(logs_dir, rank)) {
-  attach_rank_file(logs_dir, rank);
-}
-
-RankFileScope::~RankFileScope() {
-  const auto logger = spdlog::default_logger();
-  // Through the logger: a file that cannot be written (a full disk) is
-  // reported by the error handler, never thrown out of a destructor.
-  logger->flush();
-  auto& sinks = logger->sinks();
-  for (auto it = sinks.begin(); it != sinks.end(); ++it) {
-    const auto* file = dynamic_cast<spdlog::sinks::basic_file_sink_mt*>(it->get());
-    if (file == nullptr || file->filename() != path_) continue;
-    sinks.erase(it);
-    return;
-  }
 }
 
 void set_level(const std::string& level) {

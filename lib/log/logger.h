@@ -11,22 +11,11 @@ namespace nss::log {
 /// level to stderr, other ranks print only errors (their full log goes to file).
 void init(int rank);
 
-/// Adds `<logs_dir>/rank_NNNNN.log` (appending, so a requeued job keeps history).
+/// Adds `<logs_dir>/rank_NNNNN.log` (appending, so a requeued job keeps
+/// history) for the rest of the process, so that its last error lands there
+/// too. A file already attached is not added again (nss_synthesize runs
+/// nss_hpc's job twice in one process).
 void attach_rank_file(const std::string& logs_dir, int rank);
-
-/// attach_rank_file for a scope: the file is detached (flushed) when it ends,
-/// so a process that runs several jobs (nss_synthesize) logs each into its
-/// own directory.
-class RankFileScope {
- public:
-  RankFileScope(const std::string& logs_dir, int rank);
-  ~RankFileScope();
-  RankFileScope(const RankFileScope&) = delete;
-  RankFileScope& operator=(const RankFileScope&) = delete;
-
- private:
-  std::string path_;
-};
 
 /// Sets the level from logging.level: trace, debug, info, warn, error.
 void set_level(const std::string& level);

@@ -296,8 +296,7 @@ ExitCode run_pipeline(comm::Communicator& world, MPI_Comm mpi_world,
   const auto stages = make_stages();
   RunDirectory run;
   claim_run_directory(world, paths, resolved, stages, run);
-  std::optional<log::RankFileScope> log_file;
-  comm::run_on_all(world, [&] { log_file.emplace(paths.logs(), world.rank()); });
+  comm::run_on_all(world, [&] { log::attach_rank_file(paths.logs(), world.rank()); });
   const StageContext context{world,
                              mpi_world,
                              options,

@@ -61,7 +61,6 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
 // life (locks, run id, resolved configuration); every rank logs there.
 struct RunDirectory {
   std::optional<log::DirectoryLock> run_lock, checkpoint_lock;
-  std::optional<log::RankFileScope> log_file;
   std::string run_id;
 };
 
@@ -77,7 +76,7 @@ void claim_run_directory(comm::Communicator& world, const config::Config& config
     write_file_atomic(run_dir + "/config.resolved.yaml", config::to_yaml(config, true));
   });
   comm::broadcast_text(world, claimed.run_id, 0);
-  comm::run_on_all(world, [&] { claimed.log_file.emplace(run_dir + "/logs", world.rank()); });
+  comm::run_on_all(world, [&] { log::attach_rank_file(run_dir + "/logs", world.rank()); });
 }
 
 // Where each rank computes, recorded with the job's environment.
