@@ -269,30 +269,68 @@ TEST(ShardGroups, ShapeNamesConsecutiveGroupsAndTheirReplicas) {
   EXPECT_THROW(shard_group_shape(4, 8), InternalError);
 }
 
+// With tensor ranks, consecutive ranks form a tensor group and a shard group
+// takes one tensor rank of a replica.
+TEST(ShardGroups, TensorRanksAreFastest) {
+  const ShardGroupShape shape = shard_group_shape(8, 2, 2);
+  EXPECT_EQ(shape.replicas(), 2);
+  EXPECT_EQ(shape.tensor_rank(5), 1);
+  EXPECT_EQ(shape.shard_rank(5), 0);
+  EXPECT_EQ(shape.replica(5), 1);
+  EXPECT_EQ(shape.shard_group(5), 3);
+  EXPECT_EQ(shape.tensor_group_ranks(5), (std::vector<int>{4, 5}));
+  EXPECT_EQ(shape.shard_group_ranks(5), (std::vector<int>{5, 7}));
+  EXPECT_EQ(shape.replica_group_ranks(5), (std::vector<int>{1, 5}));
+  EXPECT_EQ(shape.tensor_group_name(5), "tensor group 2 (ranks 4,5)");
+  EXPECT_EQ(shape.shard_group_name(5), "shard group 3 of tensor rank 1 (ranks 5,7)");
+  EXPECT_EQ(shape.replica_group_name(5),
+            "replica group of shard rank 0, tensor rank 1 (ranks 1,5)");
+  EXPECT_EQ(shard_group_shape(8, 0, 2).group_size, 4);  // 0: all ranks of a tensor rank
+  EXPECT_EQ(shard_group_shape(8, 0, 8).group_size, 1);
+  EXPECT_THROW(shard_group_shape(8, 3, 2), InternalError);
+  EXPECT_THROW(shard_group_shape(8, 2, 3), InternalError);
+  EXPECT_THROW(shard_group_shape(6, 0, 4), InternalError);
+  EXPECT_THROW(shard_group_shape(8, 2, 0), InternalError);
+}
+
 // Every rank's groups are what the shape says: sizes, ranks, and collectives
 // that stay within them.
+std::vector<int> members(Communicator& group, int me) {
+  std::int32_t id = me;
+  std::vector<std::int32_t> all(static_cast<std::size_t>(group.size()));
+  group.all_gather(&id, all.data(), 1, DType::kInt32);
+  return std::vector<int>(all.begin(), all.end());
+}
+
+// Every rank's groups are what the shape says, for every tensor and shard
+// group size the world allows: sizes, ranks, names, and collectives that
+// stay within them.
 TEST(ShardGroups, SplitGroupsHoldTheRanksTheShapeNames) {
   auto world = MpiCommunicator::create(MPI_COMM_WORLD);
-  for (int g = 1; g <= world->size(); ++g) {
-    if (world->size() % g != 0) continue;
-    const ShardGroupShape shape = shard_group_shape(world->size(), g);
-    auto groups = split_shard_groups(MPI_COMM_WORLD, shape);
-    const int me = world->rank();
-    EXPECT_EQ(groups.shard->size(), g);
-    EXPECT_EQ(groups.shard->rank(), shape.shard_rank(me));
-    EXPECT_EQ(groups.replicate->size(), shape.replicas());
-    EXPECT_EQ(groups.replicate->rank(), shape.shard_group(me));
-    EXPECT_EQ(groups.shard->group(), shape.shard_group_name(me));
-    EXPECT_EQ(groups.replicate->group(), shape.replica_group_name(me));
-    std::int32_t id = me;
-    std::vector<std::int32_t> shard_members(static_cast<std::size_t>(g));
-    groups.shard->all_gather(&id, shard_members.data(), 1, DType::kInt32);
-    EXPECT_EQ(std::vector<int>(shard_members.begin(), shard_members.end()),
-              shape.shard_group_ranks(me));
-    std::vector<std::int32_t> replica_members(static_cast<std::size_t>(shape.replicas()));
-    groups.replicate->all_gather(&id, replica_members.data(), 1, DType::kInt32);
-    EXPECT_EQ(std::vector<int>(replica_members.begin(), replica_members.end()),
-              shape.replica_group_ranks(me));
+  const int me = world->rank();
+  for (int t = 1; t <= world->size(); ++t) {
+    if (world->size() % t != 0) continue;
+    for (int g = 1; g <= world->size() / t; ++g) {
+      if (world->size() / t % g != 0) continue;
+      const ShardGroupShape shape = shard_group_shape(world->size(), g, t);
+      auto groups = split_shard_groups(MPI_COMM_WORLD, shape);
+      EXPECT_EQ(groups.shard->size(), g);
+      EXPECT_EQ(groups.shard->rank(), shape.shard_rank(me));
+      EXPECT_EQ(groups.replicate->size(), shape.replicas());
+      EXPECT_EQ(groups.replicate->rank(), shape.replica(me));
+      EXPECT_EQ(groups.shard->group(), shape.shard_group_name(me));
+      EXPECT_EQ(groups.replicate->group(), shape.replica_group_name(me));
+      EXPECT_EQ(members(*groups.shard, me), shape.shard_group_ranks(me));
+      EXPECT_EQ(members(*groups.replicate, me), shape.replica_group_ranks(me));
+      if (t == 1) {
+        EXPECT_EQ(groups.tensor, nullptr);
+        continue;
+      }
+      ASSERT_NE(groups.tensor, nullptr);
+      EXPECT_EQ(groups.tensor->rank(), shape.tensor_rank(me));
+      EXPECT_EQ(groups.tensor->group(), shape.tensor_group_name(me));
+      EXPECT_EQ(members(*groups.tensor, me), shape.tensor_group_ranks(me));
+    }
   }
 }
 
