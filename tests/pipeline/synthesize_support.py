@@ -96,6 +96,15 @@ def stages(run_dir):
         return {}
 
 
+def assert_every_stage_completed(test, run_dir, runs=None, log=""):
+    """Every stage of pipeline.json completed, in order, each run `runs[name]` times (default once)."""
+    recorded = stages(run_dir)
+    test.assertEqual(list(recorded), STAGES, log)
+    for name in STAGES:
+        test.assertEqual(recorded[name]["status"], "completed", "stage %s\n%s" % (name, log))
+        test.assertEqual(recorded[name]["runs"], (runs or {}).get(name, 1), "stage %s\n%s" % (name, log))
+
+
 def training_logged(run_dir):
     """True once the train stage runs and the fine-tune has logged a step."""
     if stages(run_dir).get("train", {}).get("status") != "running":

@@ -17,8 +17,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from synthesize_support import (SOURCE, STAGES, TINY_CONFIG, binary, ledger, read, stages,  # noqa: E402
-                                synthesize, synthesize_args, write_products_table)
+from synthesize_support import (SOURCE, STAGES, binary, ledger, read, stages, synthesize,  # noqa: E402
+                                synthesize_args, write_inputs, write_products_table)
 from nss_e2e import remove, scratch, write  # noqa: E402
 
 MODEL = os.environ.get("NSS_REAL_MODEL", os.path.join(SOURCE, "build", "models", "smollm2-135m-instruct"))
@@ -112,8 +112,7 @@ class QloraPipelineTest(unittest.TestCase):
     def test_a_qlora_fine_tune_samples_from_its_nf4_base(self):
         tmp = scratch("synthesize_qlora")
         self.addCleanup(remove, tmp)
-        table = write_products_table(os.path.join(tmp, "products.csv"))
-        config = write(os.path.join(tmp, "tiny.yaml"), TINY_CONFIG.format(steps=20, records=16))
+        table, config = write_inputs(tmp, steps=20)
         run_dir = os.path.join(tmp, "run")
         output = synthesize(2, table, config, run_dir, ["training.lora.enabled=true",
                                                         "training.lora.quantize_base=nf4",
@@ -127,8 +126,7 @@ class BadInputTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = scratch("synthesize_inputs")
-        cls.table = write_products_table(os.path.join(cls.tmp, "products.csv"))
-        cls.config = write(os.path.join(cls.tmp, "tiny.yaml"), TINY_CONFIG.format(steps=20, records=8))
+        cls.table, cls.config = write_inputs(cls.tmp, steps=20, records=8)
 
     @classmethod
     def tearDownClass(cls):

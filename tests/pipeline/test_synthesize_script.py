@@ -10,8 +10,8 @@ import tempfile
 import time
 import unittest
 
-from synthesize_support import (BIN, LONG_STEPS, SOURCE, STAGES, final_line, read, stages, training_logged,
-                                write_inputs)
+from synthesize_support import (BIN, LONG_STEPS, SOURCE, assert_every_stage_completed, final_line, read, stages,
+                                training_logged, write_inputs)
 
 SCRIPT = os.path.join(SOURCE, "scripts", "synthesize.sh")
 TIMEOUT = 240
@@ -74,11 +74,7 @@ class SynthesizeScriptTest(unittest.TestCase):
         self.assertIn("running: mpirun -n 2", log)
         self.assertIn(final_line(run_dir), log)
         self.assertIn("nss_synthesize exited with code 0", log)
-        ledger = stages(run_dir)
-        self.assertEqual(list(ledger), STAGES, log)
-        for name in STAGES:
-            self.assertEqual(ledger[name]["status"], "completed", "stage %s\n%s" % (name, log))
-            self.assertEqual(ledger[name]["runs"], 1, "stage %s" % name)
+        assert_every_stage_completed(self, run_dir, log=log)
         self.assertTrue(os.path.exists(os.path.join(run_dir, "synthetic", "synthetic.csv")))
         self.assertTrue(os.path.exists(os.path.join(run_dir, "evaluation", "report.html")))
 
@@ -106,11 +102,7 @@ class SynthesizeScriptTest(unittest.TestCase):
         code, log = self.finish(self.start(run_dir, "--set", "training.max_steps=%d" % LONG_STEPS), run_dir)
         self.assertEqual(code, 0, log)
         self.assertIn(final_line(run_dir), log)
-        ledger = stages(run_dir)
-        for name in STAGES:
-            self.assertEqual(ledger[name]["status"], "completed", "stage %s\n%s" % (name, log))
-        self.assertEqual(ledger["train"]["runs"], 2, log)
-        self.assertEqual(ledger["prepare"]["runs"], 1, "a completed stage ran again:\n" + log)
+        assert_every_stage_completed(self, run_dir, {"train": 2}, log)  # no completed stage ran again
 
     def test_ctrl_c_stops_with_7(self):
         run_dir, code, log = self.interrupt_training("int", signal.SIGINT)

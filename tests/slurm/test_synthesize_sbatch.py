@@ -15,7 +15,8 @@ from slurm_jobs import (SOURCE, SYNTHESIZE_SBATCH, binary, ended, exit_code, job
                         sbatch, signal_job, wait_finished, wait_for)
 
 sys.path.insert(0, os.path.join(SOURCE, "tests", "pipeline"))
-from synthesize_support import LONG_STEPS, STAGES, final_line, stages, training_logged, write_inputs  # noqa: E402
+from synthesize_support import (LONG_STEPS, assert_every_stage_completed, final_line, stages,  # noqa: E402
+                                training_logged, write_inputs)
 
 NSS_SYNTHESIZE = binary("nss_synthesize")
 RANKS = 2
@@ -62,11 +63,7 @@ class SynthesizeSbatchTest(unittest.TestCase):
         self.assertIn("%s %s" % (NSS_SYNTHESIZE, self.table), log)
         self.assertIn(final_line(run_dir), log)
         self.assertIn("nss_synthesize exited with code 0", log)
-        ledger = stages(run_dir)
-        self.assertEqual(list(ledger), STAGES, log)
-        for name in STAGES:
-            self.assertEqual(ledger[name]["status"], "completed", "stage %s\n%s" % (name, log))
-            self.assertEqual(ledger[name]["runs"], 1, "stage %s\n%s" % (name, log))
+        assert_every_stage_completed(self, run_dir, log=log)
         self.assertTrue(os.path.exists(os.path.join(run_dir, "synthetic", "synthetic.csv")), log)
 
     def test_usr1_during_the_fine_tune_requeues_and_the_job_continues(self):
@@ -84,10 +81,7 @@ class SynthesizeSbatchTest(unittest.TestCase):
         self.assertIn("requeueing job %s" % job, log)
         self.assertIn("restart count 1", log)
         self.assertIn(final_line(run_dir), log)
-        ledger = stages(run_dir)
-        for name in STAGES:
-            self.assertEqual(ledger[name]["status"], "completed", "stage %s\n%s" % (name, log))
-            self.assertEqual(ledger[name]["runs"], 2 if name == "train" else 1, "stage %s\n%s" % (name, log))
+        assert_every_stage_completed(self, run_dir, {"train": 2}, log)
 
     def test_term_during_the_fine_tune_stops_with_7_without_requeue(self):
         # Under mpirun, which would abort the ranks on the TERM itself.
