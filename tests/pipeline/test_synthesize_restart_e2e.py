@@ -26,7 +26,7 @@ class RestartTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = scratch("synthesize_restart")
-        cls.table, cls.config = write_inputs(cls.tmp, steps=300, records=1500)
+        cls.table, cls.config = write_inputs(cls.tmp, steps=300, records=800)
         cls.reference = os.path.join(cls.tmp, "reference")
         synthesize(2, cls.table, cls.config, cls.reference)
 
@@ -147,7 +147,7 @@ class RestartTest(unittest.TestCase):
             self.assertIn("[pipeline] %s: completed" % name, output)
         after = ledger(self.reference)
         self.assertEqual([s["runs"] for s in after["stages"]], [s["runs"] for s in before["stages"]])
-        self.assertIn("1500 valid records in %s" % os.path.join(self.reference, "synthetic", "synthetic.csv"),
+        self.assertIn("800 valid records in %s" % os.path.join(self.reference, "synthetic", "synthetic.csv"),
                       output)
 
 
