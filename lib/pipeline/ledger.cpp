@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 
 namespace nss::pipeline {
 namespace {
@@ -125,7 +126,10 @@ nlohmann::ordered_json Ledger::to_json() const {
 }
 
 void Ledger::save() const {
-  write_file_atomic(path_, to_json().dump(2) + "\n");
+  // The run directory's rules: a full or read-only disk is the place's
+  // problem (exit 2, naming it), and a reader never sees half a ledger.
+  write_output_file({path_, "pipeline", "run.output_dir", ExistingOutput::kReplaceFile},
+                    to_json().dump(2) + "\n");
 }
 
 }  // namespace nss::pipeline

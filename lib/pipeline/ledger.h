@@ -48,7 +48,8 @@ class Ledger {
   const std::vector<StageRecord>& stages() const { return stages_; }
   nlohmann::ordered_json& summary() { return summary_; }
 
-  /// Writes the ledger atomically.
+  /// Writes the ledger atomically; UsageError (exit 2) when the run
+  /// directory cannot take it (full, read-only).
   void save() const;
   nlohmann::ordered_json to_json() const;
 

@@ -16,6 +16,7 @@
 #include "config/load.h"
 #include "core/fs.h"
 #include "core/host_and_time.h"
+#include "core/output_location.h"
 #include "core/sha256.h"
 #include "log/directory_lock.h"
 #include "log/logger.h"
@@ -80,11 +81,18 @@ ExitCode execute(Stage& stage, const StageContext& context, RunDirectory& run) {
   StageRecord* record = run.ledger ? &run.ledger->stage(stage.name()) : nullptr;
   const auto start = Clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  // The stage's own error is the one reported, even when the ledger cannot
+  // take its record (a full disk).
   const auto failed = [&](const Error& e) {
     if (record == nullptr) return;
     record->exit_code = static_cast<int>(e.code());
     record->message = e.message();
-    record_end(*run.ledger, *record, StageStatus::kFailed, seconds());
+    try {
+      record_end(*run.ledger, *record, StageStatus::kFailed, seconds());
+    } catch (const Error& unrecorded) {
+      spdlog::warn("[pipeline] could not record the failure of {}: {}", stage.name(),
+                   unrecorded.message());
+    }
   };
   StageResult result;
   try {
@@ -107,7 +115,8 @@ ExitCode execute(Stage& stage, const StageContext& context, RunDirectory& run) {
     failed(e);
     throw;
   }
-  if (record != nullptr) {
+  // Every rank leaves with the same error when the ledger cannot be written.
+  comm::run_on_root(context.world, 0, [&] {
     record->outputs = result.outputs;
     record->facts = result.facts;
     record->exit_code = static_cast<int>(result.code);
@@ -117,7 +126,7 @@ ExitCode execute(Stage& stage, const StageContext& context, RunDirectory& run) {
     record_end(*run.ledger, *record,
                result.code == ExitCode::kOk ? StageStatus::kCompleted : StageStatus::kInterrupted,
                seconds());
-  }
+  });
   return result.code;
 }
 
@@ -210,7 +219,9 @@ void claim_run_directory(comm::Communicator& world, const RunPaths& paths,
     run.ledger = Ledger::open(paths.ledger(), names);
     std::error_code ec;
     if (!std::filesystem::exists(paths.ledger(), ec)) run.ledger->save();
-    write_file_atomic(paths.root + "/training.yaml", resolved.training_yaml);
+    write_output_file(
+        {paths.root + "/training.yaml", "pipeline", "run.output_dir", ExistingOutput::kReplaceFile},
+        resolved.training_yaml);
   });
 }
 
@@ -317,7 +328,7 @@ ExitCode run_pipeline(comm::Communicator& world, MPI_Comm mpi_world,
     const Stage* next = i + 1 < stages.size() ? stages[i + 1].get() : nullptr;
     if (const auto code = stop_between_stages(world, run, stage, next)) return *code;
   }
-  if (run.ledger) report_outcome(context, *run.ledger);
+  comm::run_on_root(world, 0, [&] { report_outcome(context, *run.ledger); });
   return ExitCode::kOk;
 }
 

@@ -20,7 +20,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from synthesize_support import (SOURCE, STAGES, binary, ledger, read, stages, synthesize,  # noqa: E402
                                 synthesize_args, write_inputs, write_products_table)
-from nss_e2e import remove, scratch, write  # noqa: E402
+from nss_e2e import mpirun, remove, scratch, write  # noqa: E402
 
 MODEL = os.environ.get("NSS_REAL_MODEL", os.path.join(SOURCE, "build", "models", "smollm2-135m-instruct"))
 SHIPPED_CONFIG = os.path.join(SOURCE, "configs", "synthesize.yaml")
@@ -172,6 +172,17 @@ class BadInputTest(unittest.TestCase):
         output = self.refused(2, self.table, taken)
         self.assertIn(taken, output)
         self.assertEqual(read(taken), "x")
+
+    def test_a_run_directory_without_room(self):
+        # A file-size limit stands in for a full disk: the first file the job
+        # writes fails with the place named, exit 2 on every rank, no abort.
+        run_dir = os.path.join(self.tmp, "no_room")
+        proc = mpirun(2, ["sh", "-c", 'ulimit -f 16 && trap "" XFSZ && exec "$0" "$@"', binary("nss_synthesize")]
+                      + synthesize_args(self.table, self.config, run_dir))
+        output = proc.stdout + proc.stderr
+        self.assertEqual(proc.returncode, 2, output[-3000:])
+        self.assertIn("nss_synthesize: error: [pipeline] cannot write " + run_dir, output)
+        self.assertNotIn("MPI_ABORT", output)
 
     def test_a_damaged_ledger(self):
         run_dir = os.path.join(self.tmp, "damaged")
