@@ -1,11 +1,6 @@
 // The synthetic records scored against the training rows and the holdout,
 // as nss_evaluate --step scores them (evaluate::run_evaluation), into
 // <run>/evaluation. Rank 0 alone.
-#include <filesystem>
-
-#include <spdlog/spdlog.h>
-
-#include "core/fs.h"
 #include "evaluate/evaluation_job.h"
 #include "pipeline/stages.h"
 
@@ -31,13 +26,9 @@ class EvaluationStage : public Stage {
   }
 
   StageResult run(const StageContext& context) override {
-    const std::string failure = remove_tree(context.paths.evaluation());
-    if (!failure.empty())
-      throw UsageError("pipeline", "cannot clear " + context.paths.evaluation() + ": " + failure,
-                       "make the run directory writable");
+    clear_stage_directory(context.paths.evaluation());
     evaluate::EvaluationOptions options;
-    options.inputs.step =
-        std::filesystem::path(recorded_output(context, "train", "step").path).parent_path();
+    options.inputs.step = recorded_step_dir(context);
     options.inputs.synthetic = context.paths.synthetic_table();
     options.output = context.paths.evaluation();
     const auto outcome = evaluate::run_evaluation(options);

@@ -2,8 +2,6 @@
 // every rank (generate::run_generation, the same library call), into
 // <run>/synthetic. A run the ledger did not see complete is started again
 // from nothing: its directory is the pipeline's own.
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -45,12 +43,6 @@ std::string settings_text(const generate::GenerationJob& job) {
       job.records.constrain);
 }
 
-std::string step_directory(const StageContext& context) {
-  return std::filesystem::path(recorded_output(context, "train", "step").path)
-      .parent_path()
-      .string();
-}
-
 class SamplingStage : public Stage {
  public:
   const char* name() const override { return "generate"; }
@@ -64,11 +56,8 @@ class SamplingStage : public Stage {
   StageResult run(const StageContext& context) override {
     std::string step_dir;
     comm::run_on_root(context.world, 0, [&] {
-      step_dir = step_directory(context);
-      const std::string failure = remove_tree(context.paths.synthetic());
-      if (!failure.empty())
-        throw UsageError("pipeline", "cannot clear " + context.paths.synthetic() + ": " + failure,
-                         "make the run directory writable");
+      step_dir = recorded_step_dir(context);
+      clear_stage_directory(context.paths.synthetic());
     });
     comm::broadcast_text(context.world, step_dir, 0);
     generate::GenerationJob job = sampling_job(context, step_dir);

@@ -77,4 +77,11 @@ OutputFile output_file(const std::string& path);
 const OutputFile& recorded_output(const StageContext& context, const std::string& stage,
                                   const std::string& name);
 
+/// The fine-tune's final step directory, as the train stage recorded it.
+std::string recorded_step_dir(const StageContext& context);
+
+/// Empties a directory the pipeline owns before its stage writes it again
+/// (UsageError when it cannot).
+void clear_stage_directory(const std::string& dir);
+
 }  // namespace nss::pipeline
