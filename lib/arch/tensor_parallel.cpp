@@ -49,11 +49,11 @@ void check_size(const config::ModelConfig& m, int size) {
 }
 
 TensorPlacement place(std::string name, TensorSplit split, std::vector<std::int64_t> shape,
-                      const TensorParallelPlan& plan, std::int64_t head_dim) {
+                      const TensorParallelPlan& plan) {
   TensorPlacement p{std::move(name), split, shape, shape};
   if (split == TensorSplit::kRows) p.shard_shape[0] /= plan.size;
   if (split == TensorSplit::kColumns) p.shard_shape[1] /= plan.size;
-  if (split == TensorSplit::kHeadGroups) p.shard_shape[0] = plan.kv_heads_per_rank * head_dim;
+  if (split == TensorSplit::kHeadGroups) p.shard_shape[0] = plan.kv_heads_per_rank * plan.head_dim;
   return p;
 }
 
@@ -95,13 +95,13 @@ TensorParallelPlan tensor_parallel_plan(const Architecture& architecture,
   plan.kv_heads_per_rank = m.num_key_value_heads * plan.kv_replicas / size;
   plan.intermediate_per_rank = m.intermediate_size / size;
   plan.padded_vocab = (m.vocab_size + size - 1) / size * size;
+  plan.head_dim = m.head_dim;
   for (const auto& t : architecture.block)
-    plan.block.push_back(place(t.name, block_split(t, plan), t.shape, plan, m.head_dim));
+    plan.block.push_back(place(t.name, block_split(t, plan), t.shape, plan));
   const std::vector<std::int64_t> vocab_rows{plan.padded_vocab, m.hidden_size};
-  plan.embedding =
-      place("model.embed_tokens.weight", TensorSplit::kRows, vocab_rows, plan, m.head_dim);
+  plan.embedding = place("model.embed_tokens.weight", TensorSplit::kRows, vocab_rows, plan);
   plan.head = place(m.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight",
-                    TensorSplit::kRows, vocab_rows, plan, m.head_dim);
+                    TensorSplit::kRows, vocab_rows, plan);
   return plan;
 }
 
@@ -120,6 +120,13 @@ AdapterSplits adapter_splits(const TensorParallelPlan& plan, const std::string& 
                                      ? TensorSplit::kHeadGroups
                                      : TensorSplit::kRows};
   return {TensorSplit::kColumns, TensorSplit::kWhole};
+}
+
+TensorPlacement adapter_placement(const TensorParallelPlan& plan, const std::string& projection,
+                                  bool factor_a, std::string name,
+                                  std::vector<std::int64_t> shape) {
+  const AdapterSplits splits = adapter_splits(plan, projection);
+  return place(std::move(name), factor_a ? splits.a : splits.b, std::move(shape), plan);
 }
 
 std::vector<int> valid_tensor_parallel_sizes(const config::ModelConfig& model, int limit) {

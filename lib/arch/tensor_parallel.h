@@ -46,9 +46,10 @@ struct TensorParallelPlan {
   std::int64_t kv_replicas = 1;            // tensor ranks that hold each key/value head
   std::int64_t intermediate_per_rank = 0;  // MLP features
   std::int64_t padded_vocab = 0;           // model.vocab_size rounded up to a multiple of T
-  std::vector<TensorPlacement> block;      // in Architecture::block's order
-  TensorPlacement embedding;               // model.embed_tokens.weight
-  TensorPlacement head;                    // lm_head.weight (the embedding's rows when tied)
+  std::int64_t head_dim = 0;
+  std::vector<TensorPlacement> block;  // in Architecture::block's order
+  TensorPlacement embedding;           // model.embed_tokens.weight
+  TensorPlacement head;                // lm_head.weight (the embedding's rows when tied)
 };
 
 /// The plan of `model` (described by `architecture`) over `size` tensor
@@ -71,6 +72,11 @@ struct AdapterSplits {
   TensorSplit b = TensorSplit::kWhole;
 };
 AdapterSplits adapter_splits(const TensorParallelPlan& plan, const std::string& projection);
+
+/// The placement of `projection`'s adapter factor A (`factor_a`) or B of
+/// shape `shape` ([r, in] or [out, r]), named `name`.
+TensorPlacement adapter_placement(const TensorParallelPlan& plan, const std::string& projection,
+                                  bool factor_a, std::string name, std::vector<std::int64_t> shape);
 
 /// The tensor sizes that divide a model: every T that tensor_parallel_plan
 /// accepts, up to `limit`, for messages and the preflight's advice.

@@ -85,4 +85,14 @@ MpiShardGroups split_shard_groups(MPI_Comm world, const ShardGroupShape& shape) 
   return groups;
 }
 
+std::unique_ptr<MpiCommunicator> split_key_value_groups(const MpiCommunicator& tensor,
+                                                        int replicas) {
+  if (replicas <= 1) return nullptr;
+  NSS_ASSERT(tensor.size() % replicas == 0, "comm",
+             "key/value replicas must divide the tensor group");
+  const int group = tensor.rank() / replicas;
+  return split(tensor.handle(), group, tensor.rank(),
+               "key/value group " + std::to_string(group) + " of " + tensor.group());
+}
+
 }  // namespace nss::comm

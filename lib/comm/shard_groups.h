@@ -60,4 +60,10 @@ struct MpiShardGroups {
 };
 MpiShardGroups split_shard_groups(MPI_Comm world, const ShardGroupShape& shape);
 
+/// The ranks of `tensor` that compute with the same key/value head when the
+/// tensor size exceeds the model's key/value heads: `replicas` consecutive
+/// tensor ranks (collective over `tensor`; nullptr when `replicas` is 1).
+std::unique_ptr<MpiCommunicator> split_key_value_groups(const MpiCommunicator& tensor,
+                                                        int replicas);
+
 }  // namespace nss::comm

@@ -1,6 +1,7 @@
 #include "model/chunked_head.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <torch/torch.h>
 
@@ -18,12 +19,35 @@ struct ChunkedHeadResult {
   torch::Tensor grad_weight;  // float32 [V, H], or undefined
 };
 
+// Reduces a float32 tensor over the shard's group in place (nothing without one).
+void reduce_over(const VocabShard* shard, torch::Tensor& values, comm::ReduceOp op) {
+  if (!shard || shard->group->size() == 1) return;
+  values = values.contiguous();
+  shard->group->all_reduce(values.data_ptr(), static_cast<std::size_t>(values.numel()),
+                           DType::kFloat32, op);
+}
+
+// Where each target sits in this rank's rows (clamped to one of them) and
+// whether it is there at all: [n, 1] int64 and float32.
+struct LocalTargets {
+  torch::Tensor index;
+  torch::Tensor here;
+};
+LocalTargets local_targets(const torch::Tensor& target, const VocabShard* shard,
+                           std::int64_t rows) {
+  if (!shard) return {target, torch::ones_like(target, torch::kFloat32)};
+  const torch::Tensor local = target - shard->first;
+  const torch::Tensor here = local.ge(0).logical_and(local.lt(shard->valid));
+  return {local.clamp(0, rows - 1), here.to(torch::kFloat32)};
+}
+
 // The chunk loop. Per chunk the working set is its logits (compute dtype)
 // and their float32 copy, which becomes the logits' gradient in place (and
 // its compute-dtype copy in bf16 runs): O(chunk x vocab), never T x vocab.
 ChunkedHeadResult chunked_head(const torch::Tensor& normed, const torch::Tensor& weight,
                                const torch::Tensor& targets, const torch::Tensor& weights,
-                               std::int64_t chunk_tokens, bool need_normed, bool need_weight) {
+                               std::int64_t chunk_tokens, bool need_normed, bool need_weight,
+                               const VocabShard* shard) {
   torch::NoGradGuard no_grad;
   const std::int64_t tokens = normed.size(0);
   const auto f32 = normed.options().dtype(torch::kFloat32);
@@ -40,15 +64,23 @@ ChunkedHeadResult chunked_head(const torch::Tensor& normed, const torch::Tensor&
     // Shifted by the row maximum and exponentiated in place: one float32
     // [n, V] buffer holds the logits, then exp, then the logits' gradient.
     torch::Tensor logits = torch::linear(x, weight).to(torch::kFloat32);  // [n, V]
-    logits.sub_(std::get<0>(logits.max(1, /*keepdim=*/true)));
-    const torch::Tensor target_logit = logits.gather(1, target);
-    const torch::Tensor sum_exp = logits.exp_().sum(1, /*keepdim=*/true);
+    if (shard && shard->valid < weight.size(0))
+      logits.narrow(1, shard->valid, weight.size(0) - shard->valid)
+          .fill_(-std::numeric_limits<float>::infinity());
+    torch::Tensor row_max = std::get<0>(logits.max(1, /*keepdim=*/true));
+    reduce_over(shard, row_max, comm::ReduceOp::kMax);
+    logits.sub_(row_max);
+    const LocalTargets local = local_targets(target, shard, weight.size(0));
+    torch::Tensor target_logit = logits.gather(1, local.index) * local.here;
+    reduce_over(shard, target_logit, comm::ReduceOp::kSum);
+    torch::Tensor sum_exp = logits.exp_().sum(1, /*keepdim=*/true);
+    reduce_over(shard, sum_exp, comm::ReduceOp::kSum);
     r.loss += ((sum_exp.log() - target_logit) * w).sum();
     if (!need_normed && !need_weight) continue;
     // d loss / d logits = w * (softmax - onehot(target)), in place.
     torch::Tensor& grad = logits;
     grad.mul_(w / sum_exp);
-    grad.scatter_add_(1, target, -w);
+    grad.scatter_add_(1, local.index, -w * local.here);
     const torch::Tensor grad_c = fp32 ? grad : grad.to(weight.scalar_type());
     if (need_normed) r.grad_normed.narrow(0, first, n).copy_(torch::mm(grad_c, weight));
     if (need_weight) {
@@ -67,9 +99,10 @@ struct ChunkedLinearCrossEntropy : public torch::autograd::Function<ChunkedLinea
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& normed,
                                const torch::Tensor& weight, const torch::Tensor& targets,
                                const torch::Tensor& weights, std::int64_t chunk_tokens,
-                               bool need_normed, bool need_weight) {
+                               bool need_normed, bool need_weight, std::int64_t shard) {
     ChunkedHeadResult r =
-        chunked_head(normed, weight, targets, weights, chunk_tokens, need_normed, need_weight);
+        chunked_head(normed, weight, targets, weights, chunk_tokens, need_normed, need_weight,
+                     reinterpret_cast<const VocabShard*>(static_cast<std::intptr_t>(shard)));
     ctx->saved_data["normed_dtype"] = static_cast<std::int64_t>(normed.scalar_type());
     ctx->saved_data["weight_dtype"] = static_cast<std::int64_t>(weight.scalar_type());
     if (need_normed) ctx->saved_data["grad_normed"] = std::move(r.grad_normed);
@@ -92,7 +125,7 @@ struct ChunkedLinearCrossEntropy : public torch::autograd::Function<ChunkedLinea
     torch::Tensor grad_normed = take("grad_normed", "normed_dtype");
     torch::Tensor grad_weight = take("grad_weight", "weight_dtype");
     return {grad_normed,     grad_weight,     torch::Tensor(), torch::Tensor(),
-            torch::Tensor(), torch::Tensor(), torch::Tensor()};
+            torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -100,8 +133,8 @@ struct ChunkedLinearCrossEntropy : public torch::autograd::Function<ChunkedLinea
 
 torch::Tensor chunked_linear_cross_entropy(const torch::Tensor& normed, const torch::Tensor& weight,
                                            const torch::Tensor& targets,
-                                           const torch::Tensor& weights,
-                                           std::int64_t chunk_tokens) {
+                                           const torch::Tensor& weights, std::int64_t chunk_tokens,
+                                           const VocabShard* shard) {
   NSS_ASSERT(chunk_tokens >= 1 && normed.dim() == 2 && weight.dim() == 2 &&
                  normed.size(1) == weight.size(1),
              "model", "the chunked head takes normed [T, H], weight [V, H] and chunk_tokens >= 1");
@@ -111,9 +144,12 @@ torch::Tensor chunked_linear_cross_entropy(const torch::Tensor& normed, const to
   const bool need_normed = grad && normed.requires_grad();
   const bool need_weight = grad && weight.requires_grad();
   if (!need_normed && !need_weight)
-    return chunked_head(normed, weight, targets, weights, chunk_tokens, false, false).loss;
-  return ChunkedLinearCrossEntropy::apply(normed, weight, targets, weights, chunk_tokens,
-                                          need_normed, need_weight);
+    return chunked_head(normed, weight, targets, weights, chunk_tokens, false, false, shard).loss;
+  // The shard's address travels through the autograd context as an integer;
+  // only the forward reads it, inside this call.
+  return ChunkedLinearCrossEntropy::apply(
+      normed, weight, targets, weights, chunk_tokens, need_normed, need_weight,
+      static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(shard)));
 }
 
 }  // namespace nss::model

@@ -23,7 +23,7 @@ LayerPlan LayerPlans::operator[](int layer) const {
              "layer " + std::to_string(layer) + " of " + std::to_string(size()));
   const arch::Layer& planned = architecture_.layers[static_cast<std::size_t>(layer)];
   return {planned.rope_table < 0 ? nullptr : &tables_[static_cast<std::size_t>(planned.rope_table)],
-          planned.sliding ? planned.window : 0, &architecture_};
+          planned.sliding ? planned.window : 0, &architecture_, tensor_parallel_};
 }
 
 }  // namespace nss::model

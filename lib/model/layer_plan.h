@@ -15,6 +15,7 @@
 #include "arch/architecture.h"
 #include "config/config.h"
 #include "model/rotary_embedding.h"
+#include "model/tensor_parallel_ops.h"
 
 namespace nss::model {
 
@@ -23,6 +24,7 @@ struct LayerPlan {
   const RotaryEmbedding* rope = nullptr;             // nullptr: q and k are not rotated
   std::int64_t window = 0;                           // > 0: the query and window - 1 keys before it
   const arch::Architecture* architecture = nullptr;  // what every block of the model computes
+  const TensorParallel* tensor_parallel = nullptr;   // nullptr: the block's tensors are whole
 };
 
 class LayerPlans {
@@ -32,12 +34,18 @@ class LayerPlans {
   LayerPlans(const config::ModelConfig& model, std::int64_t max_positions, torch::Device device);
 
   LayerPlan operator[](int layer) const;
+  /// Every layer computes its part of the block on `tensor_parallel`'s
+  /// ranks from now on (nullptr: whole blocks); it must outlive the plans' use.
+  void set_tensor_parallel(const TensorParallel* tensor_parallel) {
+    tensor_parallel_ = tensor_parallel;
+  }
   int size() const { return static_cast<int>(architecture_.layers.size()); }
   const arch::Architecture& architecture() const { return architecture_; }
 
  private:
   arch::Architecture architecture_;      // each layer's window and rope_table index tables_
   std::vector<RotaryEmbedding> tables_;  // one per distinct base, in rope_table order
+  const TensorParallel* tensor_parallel_ = nullptr;
 };
 
 }  // namespace nss::model

@@ -73,20 +73,71 @@ torch::Tensor adapter(const torch::Tensor& x, const torch::Tensor& w) {
   return w.dim() == 3 ? torch::matmul(x, w.transpose(1, 2)) : torch::linear(x, w);
 }
 
-// A block's projections, with their LoRA adapters and dropout.
+bool is_row_parallel(int p) {
+  return p == kO || p == kDown;
+}
+
+// A block's tensors as one tensor rank computes with them: those whose
+// gradient each rank sees only a part of have it summed over the ranks that
+// share them (model/tensor_parallel_ops.h). The norms and a row-parallel
+// layer's bias only with sequence parallelism: without it they act on the
+// same whole activations on every rank.
+std::vector<torch::Tensor> tensor_parallel_params(std::vector<torch::Tensor> params,
+                                                  const BlockLayout& layout,
+                                                  const TensorParallel* tp) {
+  if (!tp || tp->size() == 1) return params;
+  comm::Communicator& group = *tp->group;
+  const auto sum_over = [&](int slot, comm::Communicator& over) {
+    if (slot >= 0) params[slot] = sum_gradient_over(params[slot], over);
+  };
+  sum_over(layout.q_norm, group);
+  sum_over(layout.k_norm, group);
+  if (tp->sequence_parallel)
+    for (int norm : {layout.input_norm, layout.post_attention_norm, layout.pre_feedforward_norm,
+                     layout.post_feedforward_norm})
+      sum_over(norm, group);
+  for (int p = kQ; p <= kDown; ++p) {
+    const int a = layout.lora_a[p];
+    const bool kv_shared = tp->kv_group && (p == kK || p == kV);
+    if (kv_shared) {
+      sum_over(layout.weight[p], *tp->kv_group);
+      sum_over(layout.bias[p], *tp->kv_group);
+      if (a >= 0) sum_over(a + 1, *tp->kv_group);
+    }
+    if (is_row_parallel(p)) {
+      if (a >= 0) sum_over(a + 1, group);  // B whole, its input a sum of the ranks' parts
+      if (tp->sequence_parallel) sum_over(layout.bias[p], group);
+    } else if (a >= 0) {
+      sum_over(a, group);  // A whole, its output read by each rank's rows of B
+    }
+  }
+  return params;
+}
+
+// A block's projections, with their LoRA adapters and dropout; under tensor
+// parallelism this rank's part of each (arch/tensor_parallel.h).
 class BlockProjections {
  public:
   BlockProjections(const std::vector<torch::Tensor>& params, const arch::Architecture& architecture,
-                   const config::LoraConfig& lora, const DropoutKey* dropout, double eps)
-      : params_(params),
-        lora_(lora),
+                   const config::LoraConfig& lora, const DropoutKey* dropout, double eps,
+                   const TensorParallel* tp)
+      : lora_(lora),
         layout_(block_layout(architecture, lora)),
         dropout_(dropout),
         scale_(architecture.family->norm_scale),
-        eps_(eps) {
+        eps_(eps),
+        tp_(tp && tp->size() > 1 ? tp : nullptr) {
     NSS_ASSERT(params.size() == layout_.size, "model",
                "a decoder block takes " + std::to_string(layout_.size) + " tensors, got " +
                    std::to_string(params.size()));
+    params_ = tensor_parallel_params(params, layout_, tp_);
+  }
+
+  // Into a column-parallel region (the whole sequence on every tensor rank).
+  torch::Tensor enter(const torch::Tensor& x) const {
+    if (!tp_) return x;
+    return tp_->sequence_parallel ? gather_sequence(x, *tp_->group)
+                                  : enter_parallel_region(x, *tp_->group);
   }
 
   // x through the block's norm at `slot` (-1: the family has none there, x itself).
@@ -114,27 +165,46 @@ class BlockProjections {
   }
 
   // PEFT's Linear: base(x) + lora_B(lora_A(dropout(x))) * alpha / r; the
-  // base with its bias when the family has one.
+  // base with its bias when the family has one. A row-parallel layer's
+  // parts are summed over the tensor ranks (reduce-scattered along the
+  // sequence with sequence parallelism) before its bias is added.
   torch::Tensor operator()(Projection p, const torch::Tensor& x) const {
+    const bool row_parallel = tp_ && is_row_parallel(p);
     const int bias = layout_.bias[p];
+    const torch::Tensor whole_bias = bias < 0 ? torch::Tensor() : params_[bias];
     torch::Tensor y =
-        torch::linear(x, params_[layout_.weight[p]], bias < 0 ? torch::Tensor() : params_[bias]);
+        torch::linear(x, params_[layout_.weight[p]], row_parallel ? torch::Tensor() : whole_bias);
     const int a = layout_.lora_a[p];
-    if (a < 0) return y;
-    torch::Tensor input = x;
-    if (dropout_ && lora_.dropout > 0)
-      input = x * lora_dropout_multiplier(x, *dropout_, p, lora_.dropout);
-    const double scaling = lora_.alpha / static_cast<double>(lora_.rank);
-    return y + adapter(adapter(input, params_[a]), params_[a + 1]) * scaling;
+    if (a >= 0) {
+      const double scaling = lora_.alpha / static_cast<double>(lora_.rank);
+      y = y +
+          adapter(adapter(dropped_out(p, x, row_parallel), params_[a]), params_[a + 1]) * scaling;
+    }
+    if (!row_parallel) return y;
+    y = tp_->sequence_parallel ? reduce_scatter_sequence(y, *tp_->group)
+                               : reduce_parallel_region(y, *tp_->group);
+    return whole_bias.defined() ? y + whole_bias : y;
   }
 
  private:
-  const std::vector<torch::Tensor>& params_;
+  // LoRA's input: x after dropout; a row-parallel layer's x is this rank's
+  // features of the whole input, and gets their part of its mask.
+  torch::Tensor dropped_out(Projection p, const torch::Tensor& x, bool row_parallel) const {
+    if (!dropout_ || lora_.dropout <= 0) return x;
+    const std::int64_t features = x.size(2);
+    return x * (row_parallel
+                    ? lora_dropout_multiplier(x, *dropout_, p, lora_.dropout,
+                                              tp_->rank() * features, tp_->size() * features)
+                    : lora_dropout_multiplier(x, *dropout_, p, lora_.dropout));
+  }
+
+  std::vector<torch::Tensor> params_;
   const config::LoraConfig& lora_;
   BlockLayout layout_;
   const DropoutKey* dropout_;
   arch::NormScale scale_;
   double eps_;
+  const TensorParallel* tp_;  // nullptr: whole tensors
 };
 
 // [B, kv_heads, S, D] -> [B, kv_heads * groups, S, D], head h reading kv head h / groups (HF
@@ -195,8 +265,9 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
 }
 
 // The gated MLP: down(act(gate(y)) * up(y)).
-torch::Tensor mlp(const BlockProjections& proj, const torch::Tensor& y,
+torch::Tensor mlp(const BlockProjections& proj, const torch::Tensor& normed,
                   arch::Activation activation) {
+  const torch::Tensor y = proj.enter(normed);
   const torch::Tensor gate = proj(kGate, y), up = proj(kUp, y);
   if (activation == arch::Activation::kGeluTanh) return proj(kDown, torch::gelu(gate, "tanh") * up);
   return proj(kDown, fused_kernels_enabled(gate) ? fused_swiglu(gate, up) : torch::silu(gate) * up);
@@ -284,9 +355,29 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
   return documents;
 }
 
+namespace {
+
+// Each tensor rank looks up the tokens among its rows of the vocabulary
+// (zeros for the others); their sum is the embedding, split along the
+// sequence with sequence parallelism.
+torch::Tensor vocab_parallel_embedding(const torch::Tensor& tokens, const torch::Tensor& weight,
+                                       const TensorParallel& tp) {
+  const std::int64_t rows = weight.size(0);
+  const torch::Tensor local = tokens - tp.rank() * rows;
+  const torch::Tensor here = local.ge(0).logical_and(local.lt(rows));
+  const torch::Tensor part = torch::embedding(weight, local.clamp(0, rows - 1)) *
+                             here.unsqueeze(-1).to(weight.scalar_type());
+  return tp.sequence_parallel ? reduce_scatter_sequence(part, *tp.group)
+                              : reduce_parallel_region(part, *tp.group);
+}
+
+}  // namespace
+
 torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight,
-                                const arch::Architecture& architecture) {
-  const torch::Tensor embedded = torch::embedding(weight, tokens);
+                                const arch::Architecture& architecture, const TensorParallel* tp) {
+  const torch::Tensor embedded = tp && tp->size() > 1
+                                     ? vocab_parallel_embedding(tokens, weight, *tp)
+                                     : torch::embedding(weight, tokens);
   const double scale = architecture.embedding_scale;
   if (scale == 1.0) return embedded;
   // Gemma: a float32 scalar cast to the weight's dtype, then the product in it.
@@ -314,9 +405,24 @@ double attention_scale(const config::ModelConfig& model, const arch::Architectur
   return std::fabs(scale - standard) <= 1e-12 * standard ? 0.0 : scale;
 }
 
+namespace {
+
+// The query and key/value heads of a block on this rank.
+struct BlockHeads {
+  std::int64_t query = 0, key_value = 0;
+};
+BlockHeads block_heads(const config::ModelConfig& model, const LayerPlan& layer) {
+  const TensorParallel* tp = layer.tensor_parallel;
+  if (!tp || tp->size() == 1) return {model.num_attention_heads, model.num_key_value_heads};
+  return {tp->plan->heads_per_rank, tp->plan->kv_heads_per_rank};
+}
+
+}  // namespace
+
 BlockAttention block_attention(const config::ModelConfig& model, const DocumentMask* documents,
                                const LayerPlan& layer) {
-  const std::int64_t groups = model.num_attention_heads / model.num_key_value_heads;
+  const BlockHeads heads = block_heads(model, layer);
+  const std::int64_t groups = heads.query / heads.key_value;
   const AttentionRule rule{layer.window, attention_scale(model, *layer.architecture)};
   return [groups, documents, rule](const torch::Tensor& q, const torch::Tensor& k,
                                    const torch::Tensor& v) {
@@ -342,12 +448,16 @@ torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const BlockAttention& attend) {
   const arch::Architecture& architecture = *layer.architecture;
   const RotaryEmbedding* rope = layer.rope;
-  const BlockProjections proj(params, architecture, lora, dropout, model.rms_norm_eps);
-  const std::int64_t b = hidden.size(0), s = hidden.size(1);
-  const std::int64_t heads = model.num_attention_heads, kv_heads = model.num_key_value_heads;
+  const BlockProjections proj(params, architecture, lora, dropout, model.rms_norm_eps,
+                              layer.tensor_parallel);
+  const BlockHeads local = block_heads(model, layer);
+  const std::int64_t heads = local.query, kv_heads = local.key_value;
   const std::int64_t d = model.head_dim;
 
-  const torch::Tensor x = proj.input_norm(hidden);
+  // The whole sequence from here to the output projection (sequence
+  // parallelism splits `hidden` along it).
+  const torch::Tensor x = proj.enter(proj.input_norm(hidden));
+  const std::int64_t b = x.size(0), s = x.size(1);
   const auto rotate = [&](const torch::Tensor& t) {
     if (!rope) return t;
     return positions.defined() ? rope->apply(t, positions) : rope->apply(t);
@@ -379,10 +489,42 @@ torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tens
   return torch::linear(final_norm(hidden, norm_weight, model), lm_head_weight);
 }
 
+namespace {
+
+// The head with the vocabulary split over the tensor ranks: the whole
+// sequence's normed states on every rank, each rank's rows of the logits,
+// the loss summed over them chunk by chunk (chunked_head.h); never all the
+// logits on one rank.
+torch::Tensor vocab_parallel_head_loss(const torch::Tensor& hidden,
+                                       const torch::Tensor& norm_weight,
+                                       const torch::Tensor& lm_head_weight,
+                                       const torch::Tensor& targets, const torch::Tensor& weights,
+                                       const config::ModelConfig& model, std::int64_t chunk_tokens,
+                                       const TensorParallel& tp) {
+  comm::Communicator& group = *tp.group;
+  const torch::Tensor norm =
+      tp.sequence_parallel ? sum_gradient_over(norm_weight, group) : norm_weight;
+  const torch::Tensor local = final_norm(hidden, norm, model);
+  const torch::Tensor normed =
+      tp.sequence_parallel ? gather_sequence(local, group) : enter_parallel_region(local, group);
+  const std::int64_t rows = lm_head_weight.size(0), first = tp.rank() * rows;
+  const VocabShard shard{&group, first,
+                         std::clamp<std::int64_t>(model.vocab_size - first, 0, rows)};
+  const torch::Tensor flat = normed.reshape({-1, normed.size(-1)});
+  return chunked_linear_cross_entropy(flat, lm_head_weight, targets.reshape({-1}),
+                                      weights.reshape({-1}),
+                                      chunk_tokens > 0 ? chunk_tokens : flat.size(0), &shard);
+}
+
+}  // namespace
+
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                 const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
                                 const torch::Tensor& weights, const config::ModelConfig& model,
-                                std::int64_t chunk_tokens) {
+                                std::int64_t chunk_tokens, const TensorParallel* tp) {
+  if (tp && tp->size() > 1)
+    return vocab_parallel_head_loss(hidden, norm_weight, lm_head_weight, targets, weights, model,
+                                    chunk_tokens, *tp);
   // The chunked head's gradients are those of one shared weight: a weight
   // with a row per example (per-example gradients) goes the unfused way.
   if (chunk_tokens > 0 && norm_weight.dim() == 1 && lm_head_weight.dim() == 2) {

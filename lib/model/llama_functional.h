@@ -53,8 +53,12 @@ DocumentMask document_mask(const torch::Tensor& positions, const torch::Tensor& 
 
 /// Unit 0: token ids int64 [B, S] -> hidden [B, S, H], times the family's
 /// embedding scale (Gemma: sqrt(hidden_size), rounded to the weight's dtype).
+/// With `tp` (T > 1) `weight` is this rank's rows of the padded vocabulary
+/// (arch/tensor_parallel.h) and the result is whole on every tensor rank,
+/// or with sequence parallelism this rank's [B, S / T, H] of it.
 torch::Tensor embedding_forward(const torch::Tensor& tokens, const torch::Tensor& weight,
-                                const arch::Architecture& architecture);
+                                const arch::Architecture& architecture,
+                                const TensorParallel* tp = nullptr);
 
 /// HF LlamaRMSNorm: normalised in float32, cast back, then scaled by
 /// `weight`; with kOnePlusWeight Gemma3RMSNorm: normalised and scaled by
@@ -75,7 +79,10 @@ double attention_scale(const config::ModelConfig& model, const arch::Architectur
 /// adapters add B(A(dropout(x))) * alpha / rank to their projections;
 /// `dropout` nullptr (evaluation) or lora.dropout == 0 disables dropout.
 /// `documents` (packed rows) restarts RoPE per document and keeps attention
-/// inside each.
+/// inside each. With layer.tensor_parallel (T > 1) `params` are this rank's
+/// parts of the block's tensors (arch::TensorParallelPlan) and `hidden` whole
+/// on every tensor rank, or with sequence parallelism [B, S / T, H], this
+/// rank's piece of the sequence; the result is laid out as `hidden`.
 torch::Tensor decoder_block_forward(const torch::Tensor& hidden,
                                     const std::vector<torch::Tensor>& params,
                                     const config::ModelConfig& model,
@@ -130,9 +137,13 @@ torch::Tensor head_logits_forward(const torch::Tensor& hidden, const torch::Tens
 /// its gradients a chunk of tokens at a time (chunked_head.h), never all
 /// [B, S, V] logits at once; per-example parameters (DP-SGD's leaves with a
 /// leading row dimension) take the unchunked path, as does chunk_tokens 0.
+/// With `tp` (T > 1) `lm_head_weight` is this rank's rows of the padded
+/// vocabulary, `hidden` laid out as decoder_block_forward's, the targets and
+/// weights whole; the loss, the same on every tensor rank, is summed over
+/// the ranks' rows a chunk at a time (chunk_tokens 0: one chunk).
 torch::Tensor head_loss_forward(const torch::Tensor& hidden, const torch::Tensor& norm_weight,
                                 const torch::Tensor& lm_head_weight, const torch::Tensor& targets,
                                 const torch::Tensor& weights, const config::ModelConfig& model,
-                                std::int64_t chunk_tokens = 0);
+                                std::int64_t chunk_tokens = 0, const TensorParallel* tp = nullptr);
 
 }  // namespace nss::model

@@ -22,8 +22,12 @@ struct DropoutKey {
 /// Inverted-dropout multiplier for input `x` [B, S, features] of projection
 /// `projection` (index into projection_names()): 0 or 1 / (1 - p) per
 /// element, in x's dtype and device. Element (b, s, j) depends only on the key
-/// with sample_ids[b], the projection and s * features + j.
+/// with sample_ids[b], the projection and s * features + j. With
+/// `all_features` > 0, x holds features [first_feature, first_feature +
+/// x.size(2)) of an input of that many (a row-parallel layer's part under
+/// tensor parallelism) and gets that part of the whole input's multiplier.
 torch::Tensor lora_dropout_multiplier(const torch::Tensor& x, const DropoutKey& key, int projection,
-                                      double p);
+                                      double p, std::int64_t first_feature = 0,
+                                      std::int64_t all_features = 0);
 
 }  // namespace nss::model
