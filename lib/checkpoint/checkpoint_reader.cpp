@@ -47,15 +47,73 @@ std::string CheckpointReader::describe(const std::string& tensor, const ChunkRec
 }
 
 void CheckpointReader::read(const std::string& tensor_name, std::uint64_t offset,
-                            std::uint64_t count, void* out) {
+                            std::uint64_t count, void* out, ColumnView view) {
   const TensorRecord& record = tensor(tensor_name);
   const std::uint64_t numel = element_count(record.shape);
-  if (offset + count > numel)
+  const bool matrix_view =
+      view.blocks >= 1 && view.block >= 0 && view.block < view.blocks &&
+      (view.blocks == 1 || (record.shape.size() == 2 && record.shape[1] % view.blocks == 0));
+  if (!matrix_view)
+    throw CheckpointError("checkpoint",
+                          tensor_name + " " + shape_text(record.shape) + " cannot be read as " +
+                              std::to_string(view.blocks) + " blocks of columns",
+                          "the checkpoint was written for another model shape");
+  const std::uint64_t view_numel = numel / static_cast<std::uint64_t>(view.blocks);
+  if (offset + count > view_numel)
     throw CheckpointError("checkpoint",
                           "elements [" + std::to_string(offset) + ", " +
                               std::to_string(offset + count) + ") of " + tensor_name +
-                              " requested; it has " + std::to_string(numel),
+                              " requested; it has " + std::to_string(view_numel),
                           "the checkpoint was written for another model shape");
+  if (count == 0) return;
+  char* bytes = static_cast<char*>(out);
+  if (view.blocks == record.column_blocks)
+    return read_stored(tensor_name, record, view.block * view_numel + offset, count, bytes);
+  if (view.blocks == 1 && record.column_blocks == 1)
+    return read_stored(tensor_name, record, offset, count, bytes);
+  read_across_blocks(tensor_name, record, offset, count, bytes, view);
+}
+
+void CheckpointReader::read_across_blocks(const std::string& tensor, const TensorRecord& record,
+                                          std::uint64_t offset, std::uint64_t count, char* out,
+                                          ColumnView view) {
+  const std::size_t esize = dtype_size(record.dtype);
+  const auto rows = static_cast<std::uint64_t>(record.shape[0]);
+  const auto columns = static_cast<std::uint64_t>(record.shape[1]);
+  const auto stored_blocks = static_cast<std::uint64_t>(record.column_blocks);
+  const std::uint64_t stored_width = columns / stored_blocks;
+  const std::uint64_t view_width = columns / static_cast<std::uint64_t>(view.blocks);
+  const std::uint64_t view_first = static_cast<std::uint64_t>(view.block) * view_width;
+  // Windows of rows bound the staging memory (about 16 MiB of stored rows).
+  const std::uint64_t window_rows = std::max<std::uint64_t>(1, (16u << 20) / esize / stored_width);
+  const std::uint64_t end = offset + count;
+  std::vector<char> rows_of_block;
+  for (std::uint64_t first = offset / view_width; first * view_width < end; first += window_rows) {
+    const std::uint64_t last = std::min({rows, first + window_rows, (end - 1) / view_width + 1});
+    for (std::uint64_t b = view_first / stored_width;
+         b < stored_blocks && b * stored_width < view_first + view_width; ++b) {
+      rows_of_block.resize((last - first) * stored_width * esize);
+      read_stored(tensor, record, b * rows * stored_width + first * stored_width,
+                  (last - first) * stored_width, rows_of_block.data());
+      // The columns of this stored block the view holds, row by row.
+      const std::uint64_t lo = std::max(view_first, b * stored_width);
+      const std::uint64_t hi = std::min(view_first + view_width, (b + 1) * stored_width);
+      for (std::uint64_t row = first; row < last; ++row) {
+        const std::uint64_t from = std::max(offset, row * view_width + (lo - view_first));
+        const std::uint64_t to = std::min(end, row * view_width + (hi - view_first));
+        if (from >= to) continue;
+        const std::uint64_t column = view_first + from - row * view_width;
+        std::memcpy(out + (from - offset) * esize,
+                    rows_of_block.data() +
+                        ((row - first) * stored_width + (column - b * stored_width)) * esize,
+                    (to - from) * esize);
+      }
+    }
+  }
+}
+
+void CheckpointReader::read_stored(const std::string& tensor_name, const TensorRecord& record,
+                                   std::uint64_t offset, std::uint64_t count, char* out) {
   const std::size_t esize = dtype_size(record.dtype);
   const std::uint64_t end = offset + count;
   // Chunks are sorted by tensor_offset: start at the last one beginning at or before `offset`.
@@ -70,7 +128,7 @@ void CheckpointReader::read(const std::string& tensor_name, std::uint64_t offset
     if (lo >= hi) continue;
     if (lo != next) break;
     read_from_chunk(tensor_name, record, *it, lo - it->tensor_offset, hi - it->tensor_offset,
-                    static_cast<char*>(out) + (lo - offset) * esize);
+                    out + (lo - offset) * esize);
     next = hi;
   }
   if (next != end)
@@ -140,6 +198,7 @@ void CheckpointReader::stream(
   const TensorRecord& record = tensor(tensor_name);
   const std::size_t esize = dtype_size(record.dtype);
   const std::uint64_t window = std::max<std::uint64_t>(1, window_bytes / esize);
+  if (record.column_blocks > 1) return stream_rows(tensor_name, record, window, sink);
   scratch_.resize(std::min<std::uint64_t>(window, element_count(record.shape)) * esize);
   std::uint64_t next = 0;
   for (const auto& chunk : record.chunks) {
@@ -185,6 +244,20 @@ std::vector<std::string> CheckpointReader::verify_chunk(const std::string& tenso
     }
   }
   return problems;
+}
+
+void CheckpointReader::stream_rows(
+    const std::string& tensor_name, const TensorRecord& record, std::uint64_t window,
+    const std::function<void(const void*, std::uint64_t, std::uint64_t)>& sink) {
+  const auto rows = static_cast<std::uint64_t>(record.shape[0]);
+  const auto columns = static_cast<std::uint64_t>(record.shape[1]);
+  const std::uint64_t window_rows = std::max<std::uint64_t>(1, window / columns);
+  std::vector<char> rows_read(std::min(rows, window_rows) * columns * dtype_size(record.dtype));
+  for (std::uint64_t first = 0; first < rows; first += window_rows) {
+    const std::uint64_t n = (std::min(rows, first + window_rows) - first) * columns;
+    read(tensor_name, first * columns, n, rows_read.data());
+    sink(rows_read.data(), first * columns, n);
+  }
 }
 
 }  // namespace nss::checkpoint

@@ -16,6 +16,13 @@
 
 namespace nss::checkpoint {
 
+/// A matrix seen as `blocks` blocks of columns, block `block` of them
+/// ([rows, columns / blocks], row-major); {1, 0} is the row-major tensor.
+struct ColumnView {
+  int blocks = 1;
+  int block = 0;
+};
+
 class CheckpointReader {
  public:
   /// Opens `step_dir` and parses its metadata.json (CheckpointError when missing or invalid).
@@ -29,12 +36,14 @@ class CheckpointReader {
   /// The record of `tensor`; throws CheckpointError when the step has no such tensor.
   const TensorRecord& tensor(const std::string& name) const;
 
-  /// Reads elements [offset, offset + count) of `tensor` into `out` (the tensor's
-  /// dtype). Whole checksum blocks around the range are read and verified;
-  /// throws CheckpointError naming file, dataset, tensor and block on a mismatch.
-  void read(const std::string& tensor, std::uint64_t offset, std::uint64_t count, void* out);
+  /// Reads elements [offset, offset + count) of `tensor` (as `view` sees it,
+  /// however the step stores it) into `out` (the tensor's dtype). Whole
+  /// checksum blocks around what is read are verified; throws
+  /// CheckpointError naming file, dataset, tensor and block on a mismatch.
+  void read(const std::string& tensor, std::uint64_t offset, std::uint64_t count, void* out,
+            ColumnView view = {});
 
-  /// Streams a whole tensor in order, in windows of at most `window_bytes`,
+  /// Streams a whole tensor in row-major order, in windows of at most `window_bytes`,
   /// verifying checksums as the bytes pass (a block is checked once its last
   /// byte has been read, so a window may reach `sink` before its block is
   /// verified: callers write to a temporary output and discard it on error).
@@ -53,6 +62,16 @@ class CheckpointReader {
 
  private:
   ShardFileReader& file(const std::string& name);
+  /// read() in the step's stored order.
+  void read_stored(const std::string& tensor, const TensorRecord& record, std::uint64_t offset,
+                   std::uint64_t count, char* out);
+  /// stream() of a tensor stored in column blocks: windows of whole rows.
+  void stream_rows(const std::string& tensor, const TensorRecord& record, std::uint64_t window,
+                   const std::function<void(const void*, std::uint64_t, std::uint64_t)>& sink);
+  /// read() of a view the step does not store: the rows it spans, stored
+  /// block by block, in windows of rows, and their columns picked.
+  void read_across_blocks(const std::string& tensor, const TensorRecord& record,
+                          std::uint64_t offset, std::uint64_t count, char* out, ColumnView view);
   void read_from_chunk(const std::string& tensor, const TensorRecord& record,
                        const ChunkRecord& chunk, std::uint64_t lo, std::uint64_t hi, char* out);
   void read_verified_blocks(const std::string& tensor, const TensorRecord& record,

@@ -84,10 +84,22 @@ TensorRecord parse_tensor(const Fields& f, const json& j, const std::string& pat
   std::sort(t.chunks.begin(), t.chunks.end(), [](const ChunkRecord& a, const ChunkRecord& b) {
     return a.tensor_offset < b.tensor_offset;
   });
+  if (j.contains("column_blocks")) {
+    const std::uint64_t blocks = f.unsigned_at(j, "column_blocks", path);
+    if (blocks < 1 || t.shape.size() != 2 || t.shape[1] % static_cast<std::int64_t>(blocks) != 0)
+      f.fail(path + "column_blocks", "must divide the columns of a matrix");
+    t.column_blocks = static_cast<int>(blocks);
+  }
   return t;
 }
 
 }  // namespace
+
+int format_version(const CheckpointIndex& index) {
+  for (const auto& [name, t] : index.tensors)
+    if (t.column_blocks > 1) return 2;
+  return 1;
+}
 
 std::uint64_t chunk_bytes(const TensorRecord& tensor, const ChunkRecord& chunk) {
   return chunk.length * dtype_size(tensor.dtype);
@@ -105,11 +117,12 @@ std::string index_to_text(const CheckpointIndex& index) {
                         {"length", c.length},
                         {"checksums", c.checksums}});
     tensors[name] = {{"shape", t.shape}, {"dtype", dtype_name(t.dtype)}, {"chunks", chunks}};
+    if (t.column_blocks > 1) tensors[name]["column_blocks"] = t.column_blocks;
   }
   json files = json::object();
   for (const auto& [name, bytes] : index.file_bytes) files[name] = {{"bytes", bytes}};
   json doc = {{"format", kFormatName},
-              {"version", kFormatVersion},
+              {"version", format_version(index)},
               {"step", index.step},
               {"world_size", index.world_size},
               {"checksum", kChecksumName},
@@ -133,10 +146,11 @@ CheckpointIndex parse_index(const std::string& text, const std::string& origin) 
   if (f.string_at(doc, "format", "") != kFormatName)
     f.fail("format", "is not \"" + std::string(kFormatName) + "\"");
   const auto version = f.get(doc, "version", "", json::value_t::number_integer).get<int>();
-  if (version != kFormatVersion)
+  if (version < 1 || version > kFormatVersion)
     throw CheckpointError("checkpoint",
                           origin + ": format version " + std::to_string(version) +
-                              ", this nss_hpc reads version " + std::to_string(kFormatVersion),
+                              ", this nss_hpc reads versions 1 to " +
+                              std::to_string(kFormatVersion),
                           "use the nss_hpc version that wrote this checkpoint");
   if (f.string_at(doc, "checksum", "") != kChecksumName)
     f.fail("checksum", "is not \"" + std::string(kChecksumName) + "\"");

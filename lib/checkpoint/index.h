@@ -15,7 +15,9 @@ namespace nss::checkpoint {
 
 inline constexpr const char* kIndexFile = "metadata.json";
 inline constexpr const char* kFormatName = "nss-dcp";
-inline constexpr int kFormatVersion = 1;
+/// Version 1, and version 2 for a step that stores a tensor in column blocks
+/// (TensorRecord::column_blocks), which a reader of version 1 would misread.
+inline constexpr int kFormatVersion = 2;
 inline constexpr const char* kChecksumName = "xxh3_64";
 inline constexpr std::uint64_t kDefaultChecksumBlockBytes = 4u << 20;
 
@@ -33,7 +35,9 @@ struct ChunkRecord {
 struct TensorRecord {
   std::vector<std::int64_t> shape;
   DType dtype = DType::kFloat32;
-  std::vector<ChunkRecord> chunks;  // sorted by tensor_offset
+  std::vector<ChunkRecord> chunks;  // sorted by tensor_offset (stored order)
+  /// > 1: a matrix stored as this many blocks of columns (layout.h's TensorSpec).
+  int column_blocks = 1;
 };
 
 struct CheckpointIndex {
@@ -49,6 +53,9 @@ struct CheckpointIndex {
   nlohmann::json secrets = nlohmann::json::object();
   std::map<std::string, std::uint64_t> file_bytes;  // rank file name -> size
 };
+
+/// The format version a step needs: 2 when it stores a tensor in column blocks, else 1.
+int format_version(const CheckpointIndex& index);
 
 /// Serialises to the metadata.json text (pretty, one field per line).
 std::string index_to_text(const CheckpointIndex& index);

@@ -15,8 +15,8 @@ std::string describe_checkpoint(const std::string& step_dir) {
   std::string out;
   out += fmt::format("{}\n", step_dir);
   out += fmt::format("  format {} v{}, step {}, written by {} rank(s), {} per {} block\n",
-                     kFormatName, kFormatVersion, index.step, index.world_size, kChecksumName,
-                     format_bytes(index.checksum_block_bytes));
+                     kFormatName, format_version(index), index.step, index.world_size,
+                     kChecksumName, format_bytes(index.checksum_block_bytes));
 
   std::map<std::string, std::uint64_t> chunks_per_file;
   std::uint64_t elements = 0, tensor_bytes = 0;

@@ -99,7 +99,8 @@ std::uint64_t piece_bytes(const std::vector<ShardBuffer>& buffers) {
 std::uint64_t tensor_list_fingerprint(const std::vector<TensorSpec>& tensors) {
   std::string text;
   for (const auto& t : tensors)
-    text += t.name + '\x1f' + shape_text(t.shape) + '\x1f' + dtype_name(t.dtype) + '\x1e';
+    text += t.name + '\x1f' + shape_text(t.shape) + '\x1f' + dtype_name(t.dtype) + '\x1f' +
+            std::to_string(t.column_blocks) + '\x1e';
   return xxh3_64(text.data(), text.size());
 }
 

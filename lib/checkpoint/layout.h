@@ -18,19 +18,30 @@
 
 namespace nss::checkpoint {
 
-/// One logical tensor: Hugging Face name, global shape, element type.
+/// One logical tensor: Hugging Face name, global shape, element type, and
+/// how a step stores it: row-major, or (column_blocks C > 1, a matrix whose
+/// columns C divides) as C blocks of columns one after another, each
+/// row-major: the pieces tensor parallelism's ranks hold of a matrix split
+/// by columns (docs/checkpoints.md).
 struct TensorSpec {
   std::string name;
   std::vector<std::int64_t> shape;
   DType dtype = DType::kFloat32;
+  int column_blocks = 1;
 };
 
-/// A contiguous range of a tensor's row-major flattened elements held in a buffer.
+/// A contiguous range of a tensor's elements held in a buffer. Saved, the
+/// offsets count in the tensor as the step stores it (TensorSpec::column_blocks);
+/// loaded, in the tensor viewed as `view_blocks` blocks of columns, block
+/// `view_block` of them ([rows, columns / view_blocks], row-major), whatever
+/// the step stores: view_blocks 1 is the row-major tensor.
 struct Piece {
   std::string tensor;
   std::uint64_t tensor_offset = 0;  // first element within the tensor
   std::uint64_t length = 0;         // elements
   std::uint64_t buffer_offset = 0;  // first element within the buffer
+  int view_blocks = 1;
+  int view_block = 0;
 };
 
 /// A flat 1-D buffer of this rank. save() only reads `data`; load() fills the

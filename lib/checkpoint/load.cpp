@@ -118,7 +118,8 @@ LoadResult load_checkpoint(comm::Communicator& comm, const std::string& step_dir
       for (const auto& piece : buffer.pieces) {
         if (layout::is_optimizer_state(piece.tensor) && !options.load_optimizer) continue;
         reader.read(piece.tensor, piece.tensor_offset, piece.length,
-                    base + piece.buffer_offset * dtype_size(buffer.dtype));
+                    base + piece.buffer_offset * dtype_size(buffer.dtype),
+                    {piece.view_blocks, piece.view_block});
       }
     }
     result.step = reader.index().step;

@@ -93,7 +93,8 @@ SaveResult save_checkpoint(comm::Communicator& comm, const SaveRequest& request,
       index.checksum_block_bytes = request.checksum_block_bytes;
       index.state = request.state;
       index.secrets = request.secrets;
-      for (const auto& t : request.tensors) index.tensors[t.name] = {t.shape, t.dtype, {}};
+      for (const auto& t : request.tensors)
+        index.tensors[t.name] = {t.shape, t.dtype, {}, t.column_blocks};
       for (int r = 0; r < comm.size(); ++r) {
         index.file_bytes[rank_file_name(r)] = files[r].bytes;
         for (const auto& c : files[r].chunks) index.tensors[c.tensor].chunks.push_back(c.chunk);

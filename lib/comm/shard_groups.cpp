@@ -46,6 +46,12 @@ std::string ShardGroupShape::tensor_group_name(int rank) const {
          format_rank_list(tensor_group_ranks(rank)) + ")";
 }
 
+std::string ShardGroupShape::replica_name(int rank) const {
+  const int first = replica(rank) * group_size * tensor_size;
+  return "replica " + std::to_string(replica(rank)) + " (ranks " + std::to_string(first) + "-" +
+         std::to_string(first + group_size * tensor_size - 1) + ")";
+}
+
 ShardGroupShape shard_group_shape(int world_size, int group_size, int tensor_size) {
   const int t = tensor_size;
   const bool tensor_divides = world_size >= 1 && t >= 1 && world_size % t == 0;
@@ -80,8 +86,10 @@ MpiShardGroups split_shard_groups(MPI_Comm world, const ShardGroupShape& shape) 
   groups.replicate =
       split(world, shape.shard_rank(rank) * shape.tensor_size + shape.tensor_rank(rank), rank,
             shape.replica_group_name(rank));
-  if (shape.tensor_size > 1)
+  if (shape.tensor_size > 1) {
     groups.tensor = split(world, shape.tensor_group(rank), rank, shape.tensor_group_name(rank));
+    groups.replica = split(world, shape.replica(rank), rank, shape.replica_name(rank));
+  }
   return groups;
 }
 

@@ -43,6 +43,7 @@ struct ShardGroupShape {
   std::string shard_group_name(int rank) const;
   std::string replica_group_name(int rank) const;
   std::string tensor_group_name(int rank) const;
+  std::string replica_name(int rank) const;  // "replica 1 (ranks 4-7)"
 };
 
 /// The shape for `world_size` ranks, parallel.shard_group_size `group_size`
@@ -57,6 +58,9 @@ struct MpiShardGroups {
   std::unique_ptr<MpiCommunicator> shard;
   std::unique_ptr<MpiCommunicator> replicate;
   std::unique_ptr<MpiCommunicator> tensor;  // null when T = 1
+  /// The G T ranks of this rank's replica, whose shards hold the model once
+  /// (null when T = 1: the shard group does).
+  std::unique_ptr<MpiCommunicator> replica;
 };
 MpiShardGroups split_shard_groups(MPI_Comm world, const ShardGroupShape& shape);
 

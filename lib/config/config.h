@@ -24,6 +24,8 @@ inline constexpr std::int64_t kMaxSteps = 1'000'000'000'000;
 inline constexpr double kMaxTimeoutSeconds = 604800.0;
 /// parallel.shard_group_size: 0 (all ranks) up to far beyond any machine.
 inline constexpr Range<std::int64_t> kShardGroupRange{0, std::int64_t{1} << 24};
+/// parallel.tensor_parallel_size: the ranks of one node (1024 is beyond any).
+inline constexpr Range<std::int64_t> kTensorParallelRange{1, 1024};
 /// data.seq_len, shared with nss_eval --seq-len (nss_prepare_data
 /// --max-tokens goes one further: the longest row a run can train on).
 inline constexpr Range<std::int64_t> kSeqLenRange{1, std::int64_t{1} << 20};
@@ -283,6 +285,8 @@ struct ParallelConfig {
   double collective_timeout_s = 600.0;
   bool share_devices = false;
   std::int64_t shard_group_size = 0;  // 0: all ranks
+  std::int64_t tensor_parallel_size = 1;
+  bool sequence_parallel = true;
   ReshardPolicy reshard_after_forward = ReshardPolicy::kAuto;
   bool offload_optimizer = false;
 
@@ -300,8 +304,22 @@ struct ParallelConfig {
             "Hybrid sharding (HSDP): shard the model within groups of this many consecutive "
             "ranks and replicate it across the groups; set it to the GPUs per node so that "
             "all-gathers never leave a node. 0: one group of all ranks (full sharding). Must "
-            "divide the number of ranks.",
+            "divide the number of ranks (with tensor parallelism: the number of ranks / "
+            "tensor_parallel_size).",
             kShardGroupRange);
+    v.field("tensor_parallel_size", tensor_parallel_size,
+            "Tensor parallelism (Megatron's plan): every decoder block's attention heads and MLP "
+            "features, and the embedding's and the head's vocabulary, are split over this many "
+            "consecutive ranks of one node, which read the same batches; FSDP/HSDP shard each "
+            "split over the other ranks. 1: off. Must divide the ranks per node, "
+            "model.num_attention_heads and model.intermediate_size, and divide or be a multiple "
+            "of model.num_key_value_heads (docs/architecture.md, \"Tensor parallelism\").",
+            kTensorParallelRange);
+    v.field("sequence_parallel", sequence_parallel,
+            "With tensor_parallel_size > 1: split the residual stream, the norms and the "
+            "embedding's output along the sequence over the tensor ranks as well, so that the "
+            "activations outside attention and the MLP are tensor_parallel_size times smaller "
+            "(data.seq_len must be a multiple of tensor_parallel_size). No effect at 1.");
     v.field("reshard_after_forward", reshard_after_forward,
             "Free each unit's gathered parameters after its forward (true) or keep them until "
             "its backward (false: one all-gather per unit instead of two, but every unit's "

@@ -19,8 +19,19 @@ DType element_type(ComputeDtype resolved) {
   return resolved == ComputeDtype::kBf16 ? DType::kBFloat16 : DType::kFloat32;
 }
 
+int data_parallel_ranks(const Config& config, int world_size) {
+  const auto tensor =
+      static_cast<int>(std::max<std::int64_t>(1, config.parallel.tensor_parallel_size));
+  return std::max(1, world_size / tensor);
+}
+
+int data_parallel_rank(const Config& config, int rank) {
+  return rank / static_cast<int>(std::max<std::int64_t>(1, config.parallel.tensor_parallel_size));
+}
+
 std::int64_t accumulation_steps(const Config& config, int world_size,
                                 std::int64_t micro_batch_size) {
+  world_size = data_parallel_ranks(config, world_size);
   // A product beyond int64 exceeds the global batch too: one micro-step.
   const auto per_micro_step = checked_mul(micro_batch_size, std::max(1, world_size));
   if (!per_micro_step) return 1;
@@ -32,7 +43,9 @@ bool poisson_batches(const Config& config) {
 }
 
 int shard_group_ranks(const ParallelConfig& parallel, int world_size) {
-  return parallel.shard_group_size > 0 ? static_cast<int>(parallel.shard_group_size) : world_size;
+  if (parallel.shard_group_size > 0) return static_cast<int>(parallel.shard_group_size);
+  return std::max(
+      1, world_size / static_cast<int>(std::max<std::int64_t>(1, parallel.tensor_parallel_size)));
 }
 
 bool recomputes(const Config& config) {
@@ -70,6 +83,7 @@ std::vector<std::int64_t> divisors(std::int64_t n) {
 std::vector<std::int64_t> micro_batch_choices(const Config& config, int world_size) {
   std::vector<std::int64_t> choices;
   if (world_size < 1) return choices;
+  world_size = data_parallel_ranks(config, world_size);
   if (poisson_batches(config)) {
     // Any size runs a Poisson batch (the micro-steps follow it): the powers
     // of two up to the expected share, and the share itself.

@@ -37,7 +37,8 @@ class Problems;
 /// (load_config reports them with the problems of reading, all at once).
 void check_values(const Config& config, Problems& problems);
 
-/// Checks what depends on the world size (batch arithmetic); throws UsageError
+/// Checks what depends on the world size (the tensor and shard groups divide
+/// it, batch arithmetic over the data-parallel ranks); throws UsageError
 /// naming the numbers and the nearest valid choices.
 void validate_layout(const Config& config, int world_size);
 

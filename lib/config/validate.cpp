@@ -121,7 +121,24 @@ void check_training(const TrainingConfig& t, bool poisson_batches, Checker& c) {
 
 // Without activation checkpointing the backward needs the graph built in
 // forward, which holds the unit's gathered parameters: they cannot be freed.
+// What tensor parallelism does not compute exactly yet is refused, never
+// approximated: DP-SGD's per-example norms and QLoRA's NF4 blocks of a
+// split weight.
+void check_tensor_parallel(const Config& config, Checker& c) {
+  const std::int64_t t = config.parallel.tensor_parallel_size;
+  if (t <= 1) return;
+  const std::string size = "parallel.tensor_parallel_size is " + std::to_string(t);
+  c.require(!config.privacy.enabled, "privacy.enabled",
+            "DP-SGD is not supported with tensor parallelism (" + size + ")",
+            "set parallel.tensor_parallel_size: 1 for a private run");
+  c.require(config.training.lora.quantize_base == QuantizeBase::kNone,
+            "training.lora.quantize_base",
+            "QLoRA (an NF4 base) is not supported with tensor parallelism (" + size + ")",
+            "set parallel.tensor_parallel_size: 1, or training.lora.quantize_base: none");
+}
+
 void check_parallel(const Config& config, Checker& c) {
+  check_tensor_parallel(config, c);
   if (config.parallel.reshard_after_forward == ReshardPolicy::kTrue)
     c.require(recomputes(config), "parallel.reshard_after_forward",
               "is true, but training.activation_checkpointing is none: the graph kept for "

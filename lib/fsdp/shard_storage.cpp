@@ -5,12 +5,13 @@
 #include "core/error.h"
 
 namespace nss::fsdp {
-namespace {
 
-DType gather_dtype(torch::Dtype dtype) {
+DType collective_dtype(torch::Dtype dtype) {
   switch (dtype) {
     case torch::kFloat32:
       return DType::kFloat32;
+    case torch::kFloat64:
+      return DType::kFloat64;
     case torch::kBFloat16:
       return DType::kBFloat16;
     case torch::kFloat16:
@@ -20,17 +21,15 @@ DType gather_dtype(torch::Dtype dtype) {
     default:
       break;
   }
-  throw InternalError("fsdp", std::string("unsupported gather dtype ") + c10::toString(dtype));
+  throw InternalError("fsdp", std::string("no collective moves ") + c10::toString(dtype));
 }
-
-}  // namespace
 
 InFlightGather ShardStorage::start_gather(comm::Communicator& comm) const {
   InFlightGather g;
   g.shard_version = version();
   for (torch::Tensor& input : all_gather_inputs()) {
     if (input.numel() == 0) continue;
-    const DType dtype = gather_dtype(input.scalar_type());
+    const DType dtype = collective_dtype(input.scalar_type());
     g.send.push_back(std::move(input));
     const torch::Tensor& send = g.send.back();
     g.full.push_back(torch::empty({send.numel() * comm.size()}, send.options()));

@@ -22,6 +22,10 @@
 
 namespace nss::fsdp {
 
+/// The element type a collective moves for tensors of `dtype` (float32,
+/// float64, bfloat16, float16, uint8); InternalError for any other.
+DType collective_dtype(torch::Dtype dtype);
+
 /// Writes elements [offset, offset + count) of a parameter's row-major
 /// flattening as fp32 (deterministic init, or slices of pretrained files).
 using ParamFiller = std::function<void(const layout::FlatParam& param, std::int64_t offset,

@@ -1,5 +1,6 @@
 #include "model/tensor_parallel_params.h"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.h"
@@ -43,6 +44,55 @@ arch::TensorPlacement parameter_placement(const arch::TensorParallelPlan& plan,
       return placed;
     }
   throw InternalError("model", "no tensor-parallel placement for " + spec.name);
+}
+
+ParamSpec parameter_part(const arch::TensorParallelPlan& plan, const ParamSpec& spec) {
+  ParamSpec part = spec;
+  part.shape = parameter_placement(plan, spec).shard_shape;
+  return part;
+}
+
+int tensor_copies(const arch::TensorParallelPlan& plan, const arch::TensorPlacement& placement) {
+  switch (placement.split) {
+    case arch::TensorSplit::kWhole:
+      return plan.size;
+    case arch::TensorSplit::kHeadGroups:
+      return static_cast<int>(plan.kv_replicas);
+    case arch::TensorSplit::kRows:
+    case arch::TensorSplit::kColumns:
+      break;
+  }
+  return 1;
+}
+
+void for_each_whole_run(const arch::TensorParallelPlan& plan,
+                        const arch::TensorPlacement& placement,
+                        const std::vector<std::int64_t>& whole_shape, int rank, std::int64_t offset,
+                        std::int64_t count,
+                        const std::function<void(std::int64_t, std::int64_t, std::int64_t)>& run) {
+  std::int64_t whole_numel = 1;
+  for (std::int64_t d : whole_shape) whole_numel *= d;
+  const std::vector<std::int64_t>& part = placement.shard_shape;
+  const std::int64_t columns = part.size() > 1 ? part[1] : 1;
+  if (placement.split == arch::TensorSplit::kColumns) {
+    // One run per row of the part: its columns sit at rank * columns of the row.
+    const std::int64_t whole_columns = whole_shape[1];
+    for (std::int64_t i = offset; i < offset + count;) {
+      const std::int64_t row = i / columns, column = i % columns;
+      const std::int64_t length = std::min(columns - column, offset + count - i);
+      run(row * whole_columns + rank * columns + column, length, i);
+      i += length;
+    }
+    return;
+  }
+  // Whole tensors and row splits are one run, moved by the part's first row.
+  std::int64_t first_row = 0;
+  if (placement.split == arch::TensorSplit::kRows) first_row = rank * part[0];
+  if (placement.split == arch::TensorSplit::kHeadGroups)
+    first_row = first_kv_head(plan, rank) * plan.head_dim;
+  const std::int64_t begin = first_row * columns + offset;
+  const std::int64_t length = std::min(count, whole_numel - begin);
+  if (length > 0) run(begin, length, offset);
 }
 
 }  // namespace nss::model

@@ -4,6 +4,10 @@
 // checkpoints read the same placements.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <vector>
+
 #include "arch/tensor_parallel.h"
 #include "model/param_spec.h"
 
@@ -13,5 +17,24 @@ namespace nss::model {
 /// `plan` was made for; InternalError for a name the model does not have.
 arch::TensorPlacement parameter_placement(const arch::TensorParallelPlan& plan,
                                           const ParamSpec& spec);
+
+/// `spec` as tensor rank `plan` holds it: the shape of its part.
+ParamSpec parameter_part(const arch::TensorParallelPlan& plan, const ParamSpec& spec);
+
+/// How many tensor ranks hold the same values of `placement`'s tensor: T
+/// for a whole one, the key/value replicas for a head group, else 1.
+int tensor_copies(const arch::TensorParallelPlan& plan, const arch::TensorPlacement& placement);
+
+/// The elements [offset, offset + count) of tensor rank `rank`'s part of a
+/// tensor placed by `placement` whose whole shape is `whole_shape` (the
+/// vocabulary unpadded), as runs of the whole tensor's row-major elements:
+/// `run(whole_offset, length, part_offset)` once per run, in order. Part
+/// elements past the whole tensor (the vocabulary's padding) are in no run.
+void for_each_whole_run(const arch::TensorParallelPlan& plan,
+                        const arch::TensorPlacement& placement,
+                        const std::vector<std::int64_t>& whole_shape, int rank, std::int64_t offset,
+                        std::int64_t count,
+                        const std::function<void(std::int64_t whole_offset, std::int64_t length,
+                                                 std::int64_t part_offset)>& run);
 
 }  // namespace nss::model

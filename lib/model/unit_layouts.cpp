@@ -1,6 +1,9 @@
 #include "model/unit_layouts.h"
 
+#include <optional>
+
 #include "config/derived.h"
+#include "model/tensor_parallel_params.h"
 
 namespace nss::model {
 
@@ -20,20 +23,31 @@ bool weight_decayed(ParamRole role, bool decay_embeddings) {
 }
 
 layout::FlatLayout unit_layout(const config::ModelConfig& model, const config::LoraConfig& lora,
-                               bool decay_embeddings, int unit, int world_size) {
+                               bool decay_embeddings, int unit, int world_size,
+                               const arch::TensorParallelPlan* tensor_parallel) {
   std::vector<layout::FlatParam> params;
   for (const auto& spec : unit_parameters(model, lora, unit))
-    params.push_back({spec.name, spec.shape, spec.trainable,
-                      weight_decayed(spec.role, decay_embeddings), spec.quantized});
+    params.push_back(
+        {spec.name,
+         tensor_parallel ? parameter_placement(*tensor_parallel, spec).shard_shape : spec.shape,
+         spec.trainable, weight_decayed(spec.role, decay_embeddings), spec.quantized});
   return layout::FlatLayout(std::move(params), world_size);
+}
+
+arch::TensorParallelPlan tensor_parallel_plan(const config::Config& config) {
+  return arch::tensor_parallel_plan(arch::describe(config.model), config.model,
+                                    static_cast<int>(config.parallel.tensor_parallel_size));
 }
 
 std::vector<layout::FlatLayout> unit_layouts(const config::Config& config, int world_size) {
   std::vector<layout::FlatLayout> layouts;
   const int shard_ranks = config::shard_group_ranks(config.parallel, world_size);
+  std::optional<arch::TensorParallelPlan> plan;
+  if (config.parallel.tensor_parallel_size > 1) plan = tensor_parallel_plan(config);
   for (int u = 0; u < num_units(config.model); ++u)
     layouts.push_back(unit_layout(config.model, config.training.lora,
-                                  config.training.weight_decay_embeddings, u, shard_ranks));
+                                  config.training.weight_decay_embeddings, u, shard_ranks,
+                                  plan ? &*plan : nullptr));
   return layouts;
 }
 

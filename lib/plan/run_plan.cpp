@@ -50,6 +50,8 @@ RunPlan make_run_plan(const config::Config& config, DeviceKind device, int world
   plan.device = device;
   plan.world_size = world_size;
   plan.shard_ranks = config::shard_group_ranks(config.parallel, world_size);
+  plan.tensor_ranks = static_cast<int>(config.parallel.tensor_parallel_size);
+  plan.sequence_parallel = plan.tensor_ranks > 1 && config.parallel.sequence_parallel;
   plan.compute_dtype = config::resolved_dtype(config.training, device);
   plan.recompute = config.training.activation_checkpointing;
   plan.reshard_after_forward = config::reshard_after_forward(config);

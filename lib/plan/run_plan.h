@@ -42,7 +42,10 @@ PackedAttention packed_attention(DeviceKind device, const Switches& switches);
 struct RunPlan {
   DeviceKind device = DeviceKind::kCpu;
   int world_size = 1;
-  int shard_ranks = 1;  // ranks that shard the model together (parallel.shard_group_size)
+  int shard_ranks = 1;   // ranks that shard the model together (parallel.shard_group_size)
+  int tensor_ranks = 1;  // parallel.tensor_parallel_size: consecutive ranks that split each layer
+  /// parallel.sequence_parallel at tensor_ranks > 1 (false at 1).
+  bool sequence_parallel = false;
   config::ComputeDtype compute_dtype = config::ComputeDtype::kFp32;  // never kAuto
   config::Recompute recompute = config::Recompute::kFull;  // training.activation_checkpointing
   /// parallel.reshard_after_forward with auto resolved (true when recomputing).
@@ -59,6 +62,8 @@ struct RunPlan {
   std::int64_t loss_chunk_tokens = 0;  // training.loss_chunk_tokens (0: unchunked head)
   bool per_example = false;            // DP-SGD's per-example gradients (privacy.enabled)
 
+  /// Ranks that read different batches (world_size / tensor_ranks).
+  int data_ranks() const { return world_size / tensor_ranks; }
   DType element_type() const;
   std::int64_t compute_bytes() const;  // 4 fp32, 2 bf16
   bool recomputes() const { return recompute != config::Recompute::kNone; }

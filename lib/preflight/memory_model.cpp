@@ -32,6 +32,16 @@ std::uint64_t u64(std::int64_t v) {
   return static_cast<std::uint64_t>(v);
 }
 
+// A tensor rank computes its heads, its MLP features and its rows of the
+// vocabulary. The hidden states stay whole: an upper bound with sequence
+// parallelism, which splits some of them along the sequence.
+void tensor_parallel_part(UnitShapes& s, const arch::TensorParallelPlan& plan) {
+  s.heads = plan.heads_per_rank;
+  s.kv_heads = plan.kv_heads_per_rank;
+  s.intermediate = plan.intermediate_per_rank;
+  s.vocab = plan.padded_vocab / plan.size;
+}
+
 UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
                      std::int64_t micro_batch, const std::vector<std::int64_t>& packed_row_spans) {
   const auto& m = config.model;
@@ -63,6 +73,7 @@ UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
   s.qk_norm = family.qk_norm;
   s.sandwich_norms = family.sandwich_norms;
   s.one_plus_norms = family.norm_scale == arch::NormScale::kOnePlusWeight;
+  if (plan.tensor_ranks > 1) tensor_parallel_part(s, model::tensor_parallel_plan(config));
   return s;
 }
 

@@ -21,6 +21,7 @@
 #include "log/directory_lock.h"
 #include "log/logger.h"
 #include "memory/memory_counter.h"
+#include "model/unit_layouts.h"
 #include "preflight/preflight.h"
 #include "train/compute_device.h"
 #include "train/environment.h"
@@ -48,8 +49,10 @@ config::Config agree_on_config(comm::Communicator& comm, const JobOptions& optio
       config::validate(config);
     }
     // The layer plan names a bad model.layer_types entry here (exit 2), not
-    // at the first forward.
+    // at the first forward, and the tensor-parallel plan a size the model's
+    // heads do not divide into.
     arch::describe(config.model);
+    model::tensor_parallel_plan(config);
     if (!config.preflight.enabled) config::validate_layout(config, comm.size());
     resolved = config::to_yaml(config, /*with_comments=*/false);
   });

@@ -1,11 +1,15 @@
 #include "train/sharded_llama.h"
 
+#include <algorithm>
+
 #include <torch/torch.h>
 
 #include "comm/agreement.h"
+#include "core/error.h"
 #include "model/initial_weights.h"
 #include "model/llama_functional.h"
 #include "model/param_spec.h"
+#include "model/tensor_parallel_params.h"
 #include "model/unit_layouts.h"
 #include "train/compute_device.h"
 
@@ -13,19 +17,28 @@ namespace nss::train {
 
 ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
                            bool decay_embeddings, fsdp::ShardComms comms, const plan::RunPlan& plan,
-                           const torch::Device& device, std::int64_t max_positions)
+                           const torch::Device& device, std::int64_t max_positions,
+                           TensorComms tensor)
     : model_(model),
       lora_(lora),
       comms_(comms),
       plan_(plan),
       layers_(model, max_positions, device) {
+  if (plan_.tensor_ranks > 1) {
+    NSS_ASSERT(tensor.tensor && tensor.tensor->size() == plan_.tensor_ranks, "train",
+               "tensor parallelism needs its tensor group's communicator");
+    tensor_plan_ = arch::tensor_parallel_plan(layers_.architecture(), model_, plan_.tensor_ranks);
+    tensor_parallel_ = {tensor.tensor, tensor.key_value, &*tensor_plan_, plan_.sequence_parallel};
+    layers_.set_tensor_parallel(&tensor_parallel_);
+  }
   fsdp::ShardOptions options = shard_options(plan_, device);
   options.double_quant = lora_.double_quant;
   const int units = model::num_units(model_);
+  const arch::TensorParallelPlan* parts = tensor_plan_ ? &*tensor_plan_ : nullptr;
   for (int u = 0; u < units; ++u)
     units_.push_back(std::make_unique<fsdp::ShardedUnit>(
         model::unit_label(u, units),
-        model::unit_layout(model_, lora_, decay_embeddings, u, comms_.shard->size()), comms_,
+        model::unit_layout(model_, lora_, decay_embeddings, u, comms_.shard->size(), parts), comms_,
         options));
   const bool embedding_trains = units_[0]->layout().numel(true) > 0;
   const auto unit_at = [&](int u) {
@@ -38,7 +51,7 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
 
   computes_.push_back([this](const torch::Tensor& tokens, const std::vector<torch::Tensor>& p,
                              fsdp::KeptSegments*) {
-    return model::embedding_forward(tokens, p[0], layers_.architecture());
+    return model::embedding_forward(tokens, p[0], layers_.architecture(), tensor_parallel());
   });
   // A block's attention is the segment selective recompute keeps.
   for (int layer = 0; layer < model_.num_hidden_layers; ++layer) {
@@ -63,17 +76,36 @@ ShardedLlama::ShardedLlama(const config::ModelConfig& model, const config::LoraC
   computes_.push_back(
       [this](const torch::Tensor& x, const std::vector<torch::Tensor>& p, fsdp::KeptSegments*) {
         return model::head_loss_forward(x, p[0], p[1], targets_, weights_, model_,
-                                        plan_.loss_chunk_tokens);
+                                        plan_.loss_chunk_tokens, tensor_parallel());
       });
+  shared_gradient_elements_ = find_shared_gradient_elements();
 }
 
 std::unique_ptr<ShardedLlama> ShardedLlama::from_config(const config::Config& config,
                                                         const plan::RunPlan& plan,
                                                         fsdp::ShardComms comms,
-                                                        const torch::Device& device) {
+                                                        const torch::Device& device,
+                                                        TensorComms tensor) {
   return std::make_unique<ShardedLlama>(config.model, config.training.lora,
                                         config.training.weight_decay_embeddings, comms, plan,
-                                        device, config.data.seq_len);
+                                        device, config.data.seq_len, tensor);
+}
+
+std::vector<std::vector<optim::SharedElements>> ShardedLlama::find_shared_gradient_elements()
+    const {
+  std::vector<std::vector<optim::SharedElements>> shared(units_.size());
+  if (!tensor_plan_) return shared;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const layout::FlatLayout& layout = units_[u]->layout();
+    const auto specs = model::unit_parameters(model_, lora_, static_cast<int>(u));
+    for (const auto& piece : layout.shard_pieces(true, units_[u]->comm().rank())) {
+      const int copies = model::tensor_copies(
+          *tensor_plan_, model::parameter_placement(*tensor_plan_, specs[piece.param]));
+      if (copies > 1)
+        shared[u].push_back({piece.shard_offset, piece.shard_offset + piece.length, copies});
+    }
+  }
+  return shared;
 }
 
 void ShardedLlama::finish_collectives() {
@@ -86,11 +118,23 @@ void ShardedLlama::initialize(const model::InitialWeights& weights) {
   const int units = static_cast<int>(units_.size());
   std::vector<std::vector<model::ParamSpec>> specs;
   for (int u = 0; u < units; ++u) specs.push_back(model::unit_parameters(model_, lora_, u));
+  const auto fill = [&](const model::ParamSpec& spec, std::int64_t offset, std::int64_t count,
+                        float* out) {
+    if (!tensor_plan_) return weights.fill(spec, offset, count, out);
+    // This tensor rank's part: its runs of the whole tensor's elements; the
+    // vocabulary's padding rows stay zero.
+    std::fill(out, out + count, 0.0F);
+    model::for_each_whole_run(*tensor_plan_, model::parameter_placement(*tensor_plan_, spec),
+                              spec.shape, tensor_parallel_.rank(), offset, count,
+                              [&](std::int64_t whole, std::int64_t length, std::int64_t part) {
+                                weights.fill(spec, whole, length, out + (part - offset));
+                              });
+  };
   initialize(
       [&](const layout::FlatParam& param, std::int64_t offset, std::int64_t count, float* out) {
         for (const auto& unit_specs : specs)
           for (const auto& spec : unit_specs)
-            if (spec.name == param.name) return weights.fill(spec, offset, count, out);
+            if (spec.name == param.name) return fill(spec, offset, count, out);
       });
 }
 

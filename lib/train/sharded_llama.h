@@ -16,6 +16,7 @@
 #include "model/layer_plan.h"
 #include "model/llama_functional.h"
 #include "model/lora_dropout.h"
+#include "optim/grad_clip.h"
 #include "plan/run_plan.h"
 
 namespace nss::model {
@@ -23,6 +24,14 @@ class InitialWeights;
 }
 
 namespace nss::train {
+
+/// The tensor-parallel groups the model computes over (parallel.tensor_parallel_size
+/// > 1): the tensor group, and the ranks sharing a key/value head when the
+/// tensor ranks exceed the key/value heads (else nullptr).
+struct TensorComms {
+  comm::Communicator* tensor = nullptr;
+  comm::Communicator* key_value = nullptr;
+};
 
 /// What the LoRA dropout of one micro-batch is keyed by.
 struct MicroBatchRandomness {
@@ -37,9 +46,11 @@ class ShardedLlama {
   /// computes them on `device` (train::shard_options), the head's loss
   /// chunked and packed rows attending as it says; RoPE tables for
   /// `max_positions`.
+  /// With plan.tensor_ranks > 1 each unit holds this tensor rank's parts
+  /// (arch/tensor_parallel.h) and computes over `tensor`.
   ShardedLlama(const config::ModelConfig& model, const config::LoraConfig& lora,
                bool decay_embeddings, fsdp::ShardComms comms, const plan::RunPlan& plan,
-               const torch::Device& device, std::int64_t max_positions);
+               const torch::Device& device, std::int64_t max_positions, TensorComms tensor = {});
 
   /// The run's model: `config`'s model, adapters and embedding decay, RoPE
   /// tables for data.seq_len; for the trainer and the preflight's synthetic
@@ -47,7 +58,8 @@ class ShardedLlama {
   static std::unique_ptr<ShardedLlama> from_config(const config::Config& config,
                                                    const plan::RunPlan& plan,
                                                    fsdp::ShardComms comms,
-                                                   const torch::Device& device);
+                                                   const torch::Device& device,
+                                                   TensorComms tensor = {});
 
   /// Fills every shard from initialisation or pretrained files (only the
   /// ranges this rank owns are produced or read).
@@ -73,15 +85,30 @@ class ShardedLlama {
   const config::LoraConfig& lora() const { return lora_; }
   const fsdp::ShardComms& comms() const { return comms_; }
   const plan::RunPlan& plan() const { return plan_; }
+  /// The tensor-parallel plan and groups (nullptr at tensor_ranks 1).
+  const model::TensorParallel* tensor_parallel() const {
+    return tensor_plan_ ? &tensor_parallel_ : nullptr;
+  }
+  /// For each unit, the elements of this rank's trainable shard that other
+  /// tensor ranks hold copies of (whole tensors, replicated key/value heads):
+  /// a gradient norm counts each of their squares 1 / copies times.
+  const std::vector<std::vector<optim::SharedElements>>& shared_gradient_elements() const {
+    return shared_gradient_elements_;
+  }
 
  private:
+  std::vector<std::vector<optim::SharedElements>> find_shared_gradient_elements() const;
+
   config::ModelConfig model_;
   config::LoraConfig lora_;
   fsdp::ShardComms comms_;
   plan::RunPlan plan_;
+  std::optional<arch::TensorParallelPlan> tensor_plan_;  // tensor_ranks > 1
+  model::TensorParallel tensor_parallel_;
   model::LayerPlans layers_;  // each layer's RoPE table and attention window
   std::vector<std::unique_ptr<fsdp::ShardedUnit>> units_;
   std::vector<fsdp::UnitCompute> computes_;
+  std::vector<std::vector<optim::SharedElements>> shared_gradient_elements_;
 
   // The micro-batch in flight (read by the unit computes, also during recompute).
   torch::Tensor targets_;

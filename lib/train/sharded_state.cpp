@@ -48,8 +48,12 @@ ShardedState::ShardedState(ShardedLlama& model)
   for (std::size_t u = 0; u < units.size(); ++u)
     adamw_shards_.push_back({&units[u]->master(), &exp_avg_[u], &exp_avg_sq_[u],
                              units[u]->layout().decay_ranges(layout_.rank())});
+  if (const model::TensorParallel* tp = model.tensor_parallel())
+    tensor_parallel_.emplace(model::all_parameters(model.model(), model.lora()), *tp->plan,
+                             tp->rank());
   for (const auto& spec : layout_.tensors())
-    tensors_.push_back({spec.name, spec.shape, DType::kFloat32});
+    tensors_.push_back(tensor_parallel_ ? tensor_parallel_->tensor(spec)
+                                        : checkpoint::TensorSpec{spec.name, spec.shape});
 }
 
 ShardedState::~ShardedState() = default;
@@ -116,8 +120,8 @@ const std::vector<checkpoint::ShardBuffer>& ShardedState::checkpoint_buffers() {
   const fsdp::ShardComms& comms = model_.comms();
   const int replicas = comms.replicated() ? comms.replicate->size() : 1;
   const int replica = comms.replicated() ? comms.replicate->rank() : 0;
-  buffers_ = host_buffers(layout);
-  saved_ = host_buffers(layout_.buffers_written_by(replica, replicas));
+  buffers_ = host_buffers(layout, false);
+  saved_ = host_buffers(layout_.buffers_written_by(replica, replicas), true);
   return buffers_;
 }
 
@@ -127,7 +131,7 @@ const std::vector<checkpoint::ShardBuffer>& ShardedState::saved_buffers() {
 }
 
 std::vector<checkpoint::ShardBuffer> ShardedState::host_buffers(
-    const std::vector<layout::StateBuffer>& layout) const {
+    const std::vector<layout::StateBuffer>& layout, bool saving) const {
   std::vector<checkpoint::ShardBuffer> buffers;
   for (std::size_t i = 0; i < layout.size(); ++i) {
     const layout::StateBuffer& b = layout[i];
@@ -136,10 +140,18 @@ std::vector<checkpoint::ShardBuffer> ShardedState::host_buffers(
                                    mirror_->host(i).data_ptr(),
                                    static_cast<std::uint64_t>(b.count),
                                    {}};
-    for (const auto& piece : b.pieces)
-      buffer.pieces.push_back({piece.tensor, static_cast<std::uint64_t>(piece.tensor_offset),
-                               static_cast<std::uint64_t>(piece.length),
-                               static_cast<std::uint64_t>(piece.buffer_offset)});
+    for (const auto& piece : b.pieces) {
+      const checkpoint::Piece part{piece.tensor, static_cast<std::uint64_t>(piece.tensor_offset),
+                                   static_cast<std::uint64_t>(piece.length),
+                                   static_cast<std::uint64_t>(piece.buffer_offset)};
+      if (!tensor_parallel_) {
+        buffer.pieces.push_back(part);
+        continue;
+      }
+      for (const checkpoint::Piece& placed :
+           saving ? tensor_parallel_->saved(part) : tensor_parallel_->loaded(part))
+        buffer.pieces.push_back(placed);
+    }
     buffers.push_back(std::move(buffer));
   }
   return buffers;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <torch/types.h>
@@ -21,6 +22,7 @@
 #include "optim/adamw.h"
 #include "optim/offloaded_adamw.h"
 #include "train/sharded_llama.h"
+#include "train/tensor_parallel_checkpoint.h"
 
 namespace nss::train {
 
@@ -107,9 +109,10 @@ class ShardedState {
   Bytes bytes() const;
 
  private:
-  /// Checkpoint buffers over the host mirror's memory, one per layout buffer.
-  std::vector<checkpoint::ShardBuffer> host_buffers(
-      const std::vector<layout::StateBuffer>& layout) const;
+  /// Checkpoint buffers over the host mirror's memory, one per layout
+  /// buffer, with the pieces this rank loads or (`saving`) saves.
+  std::vector<checkpoint::ShardBuffer> host_buffers(const std::vector<layout::StateBuffer>& layout,
+                                                    bool saving) const;
 
   ShardedLlama& model_;
   bool offloaded_;
@@ -118,6 +121,7 @@ class ShardedState {
   std::vector<optim::AdamWShard> adamw_shards_;
   std::unique_ptr<optim::OffloadedAdamW> offloaded_adamw_;  // built by the first update()
   std::vector<checkpoint::TensorSpec> tensors_;
+  std::optional<TensorParallelCheckpoint> tensor_parallel_;  // tensor_ranks > 1
   std::unique_ptr<HostMirror> mirror_;
   std::vector<checkpoint::ShardBuffer> buffers_;
   std::vector<checkpoint::ShardBuffer> saved_;

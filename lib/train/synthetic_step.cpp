@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <string>
 
 #include <torch/cuda.h>
@@ -12,6 +13,8 @@
 #include "core/error.h"
 #include "core/failure.h"
 #include "core/units.h"
+#include "model/tensor_parallel_params.h"
+#include "model/unit_layouts.h"
 #include "optim/adamw.h"
 #include "privacy/privacy_plan.h"
 #include "privacy/secret_key.h"
@@ -178,6 +181,17 @@ std::unique_ptr<StepRunner> synthetic_step_runner(const config::Config& config,
   return std::make_unique<OrdinaryStepRunner>(parts, config.training.grad_clip);
 }
 
+int kv_replicas(const config::Config& config) {
+  if (config.parallel.tensor_parallel_size <= 1) return 1;
+  return static_cast<int>(model::tensor_parallel_plan(config).kv_replicas);
+}
+
+TensorComms tensor_comms(const plan::RunPlan& plan, comm::Communicator& tensor,
+                         comm::Communicator& key_value) {
+  if (plan.tensor_ranks <= 1) return {};
+  return {&tensor, key_value.size() > 1 ? &key_value : nullptr};
+}
+
 }  // namespace
 
 // The model, optimizer and step runner the job's would be, from the same
@@ -186,6 +200,9 @@ struct SyntheticTraining::Parts {
   CachedBlocksRelease release;
   plan::RunPlan plan;
   comm::LocalCommunicator comm;
+  // Tensor parallelism's groups, as rank 0 of them (the layer's pieces and
+  // their collectives' buffers have their real sizes).
+  comm::LocalCommunicator tensor, key_value;
   std::unique_ptr<ShardedLlama> model;
   ShardedState state;
   optim::AdamW adamw;
@@ -196,7 +213,10 @@ struct SyntheticTraining::Parts {
       : release{meter},
         plan(run_plan),
         comm(plan.shard_ranks, device_copy(meter.torch_device())),
-        model(ShardedLlama::from_config(config, plan, comm, meter.torch_device())),
+        tensor(plan.tensor_ranks, device_copy(meter.torch_device())),
+        key_value(kv_replicas(config), device_copy(meter.torch_device())),
+        model(ShardedLlama::from_config(config, plan, comm, meter.torch_device(),
+                                        tensor_comms(plan, tensor, key_value))),
         state((model->initialize(fsdp::ParamFiller(fill_synthetic)), *model)),
         adamw(adamw_of(config.training)),
         privacy(config),
@@ -220,13 +240,36 @@ SyntheticTraining::SyntheticTraining(const config::Config& config, int world_siz
 SyntheticTraining::~SyntheticTraining() = default;
 
 std::int64_t SyntheticTraining::parameters() const {
+  if (parts_->model->tensor_parallel()) return whole_parameters(false);
   std::int64_t total = 0;
   for (const auto& unit : parts_->state.layout().units())
     total += unit.numel(true) + unit.numel(false) + unit.quantized_parameters();
   return total;
 }
 
+// Under tensor parallelism the units hold one tensor rank's parts: each
+// stands for T / copies parts of its tensor, the vocabulary's padding rows
+// for nothing.
+std::int64_t SyntheticTraining::whole_parameters(bool trainable_only) const {
+  const ShardedLlama& llama = *parts_->model;
+  const arch::TensorParallelPlan& plan = *llama.tensor_parallel()->plan;
+  std::map<std::string, model::ParamSpec> specs;
+  for (auto& spec : model::all_parameters(llama.model(), llama.lora())) specs[spec.name] = spec;
+  const std::int64_t padding_rows = plan.padded_vocab - llama.model().vocab_size;
+  std::int64_t total = 0;
+  for (const auto& unit : parts_->state.layout().units())
+    for (const layout::FlatParam& part : unit.params()) {
+      if (trainable_only && !part.trainable) continue;
+      const arch::TensorPlacement placement = model::parameter_placement(plan, specs.at(part.name));
+      total += part.numel() * plan.size / model::tensor_copies(plan, placement);
+      if (part.name == plan.embedding.name || part.name == plan.head.name)
+        total -= padding_rows * llama.model().hidden_size;
+    }
+  return total;
+}
+
 std::int64_t SyntheticTraining::trainable_parameters() const {
+  if (parts_->model->tensor_parallel()) return whole_parameters(true);
   std::int64_t total = 0;
   for (const auto& unit : parts_->state.layout().units()) total += unit.numel(true);
   return total;

@@ -59,7 +59,8 @@ class SyntheticTraining {
   SyntheticTraining& operator=(const SyntheticTraining&) = delete;
 
   /// Parameters of the built model, summed over its units' flat layouts
-  /// (unpadded; a tied embedding once).
+  /// (unpadded; a tied embedding once; under tensor parallelism each part
+  /// counted for the whole tensor it is a part of).
   std::int64_t parameters() const;
   std::int64_t trainable_parameters() const;
   /// Model shards and optimizer state, measured right after building.
@@ -70,6 +71,7 @@ class SyntheticTraining {
 
  private:
   struct Parts;
+  std::int64_t whole_parameters(bool trainable_only) const;
   // One optimizer step: DP-SGD's when privacy is on, else the usual.
   void run_step(const SyntheticStepRequest& request, std::int64_t step);
 

@@ -51,9 +51,13 @@ data::DataLoaderOptions loader_options(const config::Config& config, const comm:
                                        const checkpoint::TrainingProgress& progress) {
   const auto& t = config.training;
   data::DataLoaderOptions options;
-  options.sampling = {config.data.seq_len, t.global_batch_size,
-                      t.micro_batch_size,  comm.rank(),
-                      comm.size(),         static_cast<std::uint64_t>(config.run.seed)};
+  // The ranks of a tensor group read the same batches.
+  options.sampling = {config.data.seq_len,
+                      t.global_batch_size,
+                      t.micro_batch_size,
+                      config::data_parallel_rank(config, comm.rank()),
+                      config::data_parallel_ranks(config, comm.size()),
+                      static_cast<std::uint64_t>(config.run.seed)};
   options.packing = config.data.packing;
   options.long_documents = config.data.long_documents;
   options.num_workers = config.data.num_workers;
@@ -110,7 +114,8 @@ Trainer::Trainer(const config::Config& config, TrainingTopology& topology, Train
       meter_(memory::make_memory_meter(context_.device)),
       tokenizer_(data::model_tokenizer(config.model.from_pretrained)),
       dataset_(checked_train_dataset(comm_, config, tokenizer_)),
-      model_(ShardedLlama::from_config(config, context_.plan, unit_comms_, context_.device)),
+      model_(ShardedLlama::from_config(config, context_.plan, unit_comms_, context_.device,
+                                       topology.tensor_comms())),
       adamw_(adamw_of(config.training)),
       schedule_({config.training.lr, config.training.min_lr, config.training.warmup_steps,
                  config.training.max_steps, config.training.lr_schedule}),
@@ -232,7 +237,9 @@ ExitCode Trainer::stop(comm::StopRequest request, std::int64_t step) {
 
 ExitCode Trainer::run() {
   const std::int64_t max_steps = config_.training.max_steps;
-  StepMetrics metrics({&comm_, &step_comms_.shard_group, unit_comms_.shard, unit_comms_.replicate},
+  const model::TensorParallel* tp = model_->tensor_parallel();
+  StepMetrics metrics({&comm_, &step_comms_.shard_group, unit_comms_.shard, unit_comms_.replicate,
+                       tp ? tp->group : nullptr, tp ? tp->kv_group : nullptr},
                       *meter_, tokens_per_step_, progress_.step + 1, max_steps);
   for (std::int64_t step = progress_.step + 1; step <= max_steps; ++step) {
     metrics.begin_step();

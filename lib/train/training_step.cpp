@@ -69,6 +69,7 @@ StepOutcome run_training_step(
   {
     comm::CollectiveLabel label(comm, "target tokens");
     comm.all_reduce(&outcome.target_tokens, 1, comm::ReduceOp::kSum);
+    outcome.target_tokens /= comms.tensor_ranks;
   }
   if (outcome.target_tokens == 0) {
     outcome.skipped = true;
@@ -92,12 +93,14 @@ StepOutcome run_training_step(
   {
     comm::CollectiveLabel label(comm, "loss");
     comm.all_reduce(&local_loss, 1, comm::ReduceOp::kSum);
+    local_loss /= comms.tensor_ranks;
   }
   outcome.loss = local_loss;  // the scale already divided by the global target count
 
   if (settings.before_update) settings.before_update();
   const std::vector<torch::Tensor*> leaves = state.gradient_leaves();
-  outcome.grad_norm = optim::global_grad_norm(comms.shard_group, leaves);
+  outcome.grad_norm =
+      optim::global_grad_norm(comms.shard_group, leaves, &model.shared_gradient_elements());
   outcome.skipped = !std::isfinite(outcome.loss) || !std::isfinite(outcome.grad_norm);
   if (!outcome.skipped) {
     optim::clip_grads(leaves, outcome.grad_norm, settings.grad_clip);

@@ -53,16 +53,19 @@ struct StepOutcome {
 };
 
 /// The host communicators of a step's scalar reductions: the loss and the
-/// target counts are summed over every rank (`world`); the squared gradient
-/// norm over `shard_group`, whose shards cover the model once (under hybrid
-/// sharding the replicas hold the same gradient shards; otherwise the world).
+/// target counts are summed over every rank (`world`; the `tensor_ranks`
+/// ranks of a tensor group read the same micro-batches, so the sums divide
+/// by it); the squared gradient norm over `shard_group`, whose shards cover
+/// the model once (under hybrid sharding the replicas hold the same
+/// gradient shards; with tensor parallelism the ranks of one replica).
 struct StepComms {
   StepComms(comm::Communicator& all)  // NOLINT: no hybrid sharding
       : world(all), shard_group(all) {}
-  StepComms(comm::Communicator& every_rank, comm::Communicator& one_replica)
-      : world(every_rank), shard_group(one_replica) {}
+  StepComms(comm::Communicator& every_rank, comm::Communicator& one_replica, int tensor = 1)
+      : world(every_rank), shard_group(one_replica), tensor_ranks(tensor) {}
   comm::Communicator& world;
   comm::Communicator& shard_group;
+  int tensor_ranks = 1;
 };
 
 struct StepSettings {

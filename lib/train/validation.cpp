@@ -4,6 +4,7 @@
 
 #include <torch/torch.h>
 
+#include "config/derived.h"
 #include "core/error.h"
 #include "data/dataset_checks.h"
 #include "data/token_dataset.h"
@@ -27,8 +28,10 @@ Validation::Validation(const config::Config& config, comm::Communicator& comm, t
       comm_(comm),
       device_(device),
       reader_(checked_eval_dataset(config, tokenizer), config.data.seq_len,
-              config.training.global_batch_size, config.eval.batches, comm.rank(), comm.size(),
-              config.data.packing, config.data.long_documents) {
+              config.training.global_batch_size, config.eval.batches,
+              config::data_parallel_rank(config, comm.rank()),
+              config::data_parallel_ranks(config, comm.size()), config.data.packing,
+              config.data.long_documents) {
   for (std::int64_t k = 0; k < reader_.num_batches(); ++k)
     target_tokens_ += reader_.batch(k).target_tokens();
   {

@@ -120,8 +120,18 @@ TEST(Index, RejectsDamagedOrForeignMetadataNamingTheField) {
             }).find("m.json is not valid JSON"),
             std::string::npos);
   auto doc = nlohmann::json::parse(text);
+  doc["version"] = 3;
+  EXPECT_NE(error_of([&] { parse_index(doc.dump(), "m.json"); }).find("format version 3"),
+            std::string::npos);
+  // Version 2 adds column blocks, which must divide a matrix's columns.
+  doc = nlohmann::json::parse(text);
   doc["version"] = 2;
-  EXPECT_NE(error_of([&] { parse_index(doc.dump(), "m.json"); }).find("format version 2"),
+  doc["tensors"]["model.norm.weight"]["column_blocks"] = 2;
+  EXPECT_EQ(parse_index(doc.dump(), "m.json").tensors.at("model.norm.weight").column_blocks, 2);
+  doc["tensors"]["model.norm.weight"]["column_blocks"] = 3;
+  EXPECT_NE(error_of([&] {
+              parse_index(doc.dump(), "m.json");
+            }).find("tensors.model.norm.weight.column_blocks"),
             std::string::npos);
   doc = nlohmann::json::parse(text);
   doc["tensors"]["model.norm.weight"]["chunks"][0].erase("length");

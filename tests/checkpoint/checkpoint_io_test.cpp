@@ -137,6 +137,61 @@ TEST(CheckpointIo, EveryDTypeRoundTrips) {
   }
 }
 
+// A matrix stored as column blocks (tensor parallelism's column parts, saved
+// by their ranks) reads back row-major and as any other split into column
+// blocks, in every range, and streams row-major; the step says version 2.
+TEST(CheckpointIo, ColumnBlocksReadAsAnyViewOfTheMatrix) {
+  Fixture f;
+  constexpr std::int64_t kRows = 37, kColumns = 12;
+  std::vector<float> matrix(kRows * kColumns);  // row-major, value = row * 100 + column
+  for (std::int64_t r = 0; r < kRows; ++r)
+    for (std::int64_t c = 0; c < kColumns; ++c) matrix[r * kColumns + c] = r * 100.0F + c;
+  // Stored as 2 blocks of 6 columns: block b's [37, 6] after block b - 1's,
+  // written as three pieces from one buffer.
+  std::vector<float> stored;
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t r = 0; r < kRows; ++r)
+      for (std::int64_t c = 0; c < 6; ++c) stored.push_back(matrix[r * kColumns + b * 6 + c]);
+  SaveRequest r = f.request(1);
+  r.tensors = {{"w", {kRows, kColumns}, DType::kFloat32, 2}};
+  const std::uint64_t n = stored.size();
+  save_checkpoint(f.comm, r,
+                  {{"/w",
+                    DType::kFloat32,
+                    stored.data(),
+                    n,
+                    {{"w", 0, 100, 0}, {"w", 100, 200, 100}, {"w", 300, n - 300, 300}}}});
+  CheckpointReader reader(step_dir_path(f.dir, 1));
+  EXPECT_EQ(reader.index().tensors.at("w").column_blocks, 2);
+  EXPECT_EQ(format_version(reader.index()), 2);
+  for (const int blocks : {1, 2, 3, 4, 6, 12}) {
+    const std::int64_t width = kColumns / blocks;
+    for (int block = 0; block < blocks; ++block) {
+      std::vector<float> want;
+      for (std::int64_t row = 0; row < kRows; ++row)
+        for (std::int64_t c = 0; c < width; ++c)
+          want.push_back(matrix[row * kColumns + block * width + c]);
+      for (const auto& [offset, count] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+               {0, kRows * width}, {5, 1}, {width - 1, 2 * width + 3}, {kRows * width - 7, 7}}) {
+        std::vector<float> got(static_cast<std::size_t>(count));
+        reader.read("w", static_cast<std::uint64_t>(offset), static_cast<std::uint64_t>(count),
+                    got.data(), {blocks, block});
+        EXPECT_EQ(got, std::vector<float>(want.begin() + offset, want.begin() + offset + count))
+            << blocks << " blocks, block " << block << ", elements " << offset << "+" << count;
+      }
+    }
+  }
+  std::vector<float> streamed(matrix.size());
+  reader.stream("w", 5 * kColumns * sizeof(float) + 4,
+                [&](const void* data, std::uint64_t offset, std::uint64_t count) {
+                  std::memcpy(streamed.data() + offset, data, count * sizeof(float));
+                });
+  EXPECT_EQ(streamed, matrix);
+  std::vector<float> one(1);
+  EXPECT_THROW(reader.read("w", 0, 1, one.data(), {5, 0}), CheckpointError);
+  EXPECT_THROW(reader.read("w", kRows * 6, 1, one.data(), {2, 1}), CheckpointError);
+}
+
 TEST(CheckpointIo, NonFiniteValuesAreNeverCommitted) {
   const struct {
     DType dtype;

@@ -67,6 +67,45 @@ def remove(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
+def step_losses(run_dir):
+    """{step: loss} from a run's metrics.jsonl (its events left out)."""
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return {r["step"]: r["loss"] for r in records if "event" not in r}
+
+
+def short_run_args(config, run_dir, data, steps, seq_len, global_batch, sets=()):
+    """nss_hpc's command line for a short run of `config` on `data`: no
+    validation, micro-batches of one, every step logged, a checkpoint every
+    6 steps (ten kept); each "key=value" of `sets` added as --set."""
+    args = [binary("nss_hpc"), config, "--set", "run.output_dir=" + run_dir,
+            "--set", "data.path=" + data, "--set", "eval.interval_steps=0",
+            "--set", "data.seq_len=%d" % seq_len,
+            "--set", "training.global_batch_size=%d" % global_batch,
+            "--set", "training.micro_batch_size=1", "--set", "training.max_steps=%d" % steps,
+            "--set", "training.warmup_steps=2", "--set", "logging.interval_steps=1",
+            "--set", "checkpoint.interval_steps=6", "--set", "checkpoint.keep_last=10"]
+    for s in sets:
+        args += ["--set", s]
+    return args
+
+
+class TextDataTest(unittest.TestCase):
+    """A class of tests that share a scratch directory (cls.tmp) holding the
+    text dataset (cls.data), and a dict for runs they reuse (cls.runs)."""
+    SCRATCH_TAG = "text"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = scratch(cls.SCRATCH_TAG)
+        cls.data = prepare_text_dataset(cls.tmp)
+        cls.runs = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        remove(cls.tmp)
+
+
 def write_token_dataset(path, tokens=16384, vocab_size=258):
     """Writes a small valid token dataset: contiguous uint16 /tokens and the
     file's tokenizer, vocab_size, max_token_id and documents attributes

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "comm/local_communicator.h"
+#include "config/derived.h"
 #include "config/load.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
@@ -19,10 +20,12 @@
 
 namespace nss::train::testing {
 
-Layout::Layout(int group_size)
+Layout::Layout(int group_size, int tensor_size, int kv_replicas)
     : world(comm::MpiCommunicator::create(MPI_COMM_WORLD)),
-      shape(comm::shard_group_shape(world->size(), group_size)),
-      groups(comm::split_shard_groups(MPI_COMM_WORLD, shape)) {}
+      shape(comm::shard_group_shape(world->size(), group_size, tensor_size)),
+      groups(comm::split_shard_groups(MPI_COMM_WORLD, shape)) {
+  if (groups.tensor) key_value = comm::split_key_value_groups(*groups.tensor, kv_replicas);
+}
 
 int world_size() {
   return comm::MpiCommunicator::create(MPI_COMM_WORLD)->size();
@@ -114,6 +117,7 @@ Result train_unsharded(const config::Config& config, bool masked, bool packed) {
     loss.backward();
     result.losses.push_back(loss.item<double>());
     const double norm = optim::global_grad_norm(single, pointers);
+    result.grad_norms.push_back(norm);
     optim::clip_grads(pointers, norm, t.grad_clip);
     adamw.step(shards, schedule.at(step), ++applied);
     for (auto* p : pointers) p->mutable_grad() = torch::Tensor();
@@ -125,15 +129,17 @@ Result train_unsharded(const config::Config& config, bool masked, bool packed) {
 
 Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepComms step_comms,
                      std::int64_t micro_batch, const Placement& placement, bool masked, bool packed,
-                     const fsdp::ParamFiller* base) {
+                     const fsdp::ParamFiller* base, TensorComms tensor) {
   const comm::Communicator& comm = step_comms.world;
+  const int data_rank = config::data_parallel_rank(config, comm.rank());
+  const int data_ranks = config::data_parallel_ranks(config, comm.size());
   const auto& t = config.training;
   plan::RunPlan plan = plan::make_run_plan(
       config, placement.device.is_cuda() ? DeviceKind::kCuda : DeviceKind::kCpu, comm.size());
   plan.compute_dtype = placement.dtype == torch::kBFloat16 ? config::ComputeDtype::kBf16
                                                            : config::ComputeDtype::kFp32;
   plan.prefetch = placement.prefetch;
-  ShardedLlama model(config.model, t.lora, false, comms, plan, placement.device, kSeqLen);
+  ShardedLlama model(config.model, t.lora, false, comms, plan, placement.device, kSeqLen, tensor);
   if (base)
     model.initialize(*base);
   else
@@ -142,7 +148,7 @@ Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepC
   ShardedState state(model);
   const optim::AdamW adamw({t.beta1, t.beta2, t.eps, t.weight_decay});
   const optim::LrSchedule schedule({t.lr, t.min_lr, t.warmup_steps, t.max_steps, t.lr_schedule});
-  const std::int64_t per_rank = t.global_batch_size / comm.size();
+  const std::int64_t per_rank = t.global_batch_size / data_ranks;
   Result result;
   for (int step = 1; step <= kSteps; ++step) {
     StepSettings settings{step, per_rank / micro_batch, schedule.at(step), t.grad_clip, nullptr};
@@ -151,7 +157,7 @@ Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepC
         [&](std::int64_t micro) {
           std::vector<std::int64_t> ids;
           const std::int64_t first =
-              (step - 1) * t.global_batch_size + comm.rank() * per_rank + micro * micro_batch;
+              (step - 1) * t.global_batch_size + data_rank * per_rank + micro * micro_batch;
           for (std::int64_t i = 0; i < micro_batch; ++i) ids.push_back(first + i);
           return on_device(batch_of(ids, config.model.vocab_size, step,
                                     static_cast<std::uint64_t>(config.run.seed), masked, packed),
@@ -160,6 +166,7 @@ Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepC
         step_comms);
     EXPECT_FALSE(outcome.skipped);
     result.losses.push_back(outcome.loss);
+    result.grad_norms.push_back(outcome.grad_norm);
   }
   result.params = gather_trainable(model, [](fsdp::ShardedUnit& unit) { return unit.master(); });
   return result;
@@ -171,6 +178,45 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
   return train_sharded(config, comm, comm, micro_batch, placement, masked, packed, base);
 }
 
+namespace {
+
+struct Differences {
+  double loss = 0;    // the largest relative loss difference of a step
+  double params = 0;  // max |difference| / max |parameter|, both over the whole model
+};
+
+// Loss and gradient norm per step and the final parameters of `sharded`
+// against `reference` (gtest expectations).
+Differences expect_close(const Result& sharded, const Result& reference,
+                         const Tolerance& tolerance) {
+  Differences d;
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_NEAR(sharded.losses[s], reference.losses[s],
+                tolerance.loss * std::abs(reference.losses[s]))
+        << "step " << s + 1;
+    // Each tensor counted once whatever the ranks that hold it.
+    EXPECT_NEAR(sharded.grad_norms[s], reference.grad_norms[s],
+                tolerance.loss * reference.grad_norms[s])
+        << "gradient norm at step " << s + 1;
+    d.loss = std::max(d.loss, std::abs(sharded.losses[s] / reference.losses[s] - 1));
+  }
+  EXPECT_EQ(sharded.params.size(), reference.params.size());
+  double largest = 0, worst = 0;
+  std::string worst_name;
+  for (const auto& [name, expected] : reference.params) {
+    largest = std::max(largest, expected.abs().max().item<double>());
+    const auto it = sharded.params.find(name);
+    if (it == sharded.params.end()) continue;
+    const double diff = (it->second - expected).abs().max().item<double>();
+    if (diff > worst) worst = diff, worst_name = name;
+  }
+  d.params = worst / largest;
+  EXPECT_LE(d.params, tolerance.params) << "largest difference in " << worst_name << ": " << worst;
+  return d;
+}
+
+}  // namespace
+
 void expect_equivalent(const Case& c, fsdp::ShardComms comms, StepComms step_comms,
                        const Placement& placement, const Tolerance& tolerance) {
   const comm::Communicator& comm = step_comms.world;
@@ -178,31 +224,30 @@ void expect_equivalent(const Case& c, fsdp::ShardComms comms, StepComms step_com
   const std::int64_t micro = c.micro_batch > 0 ? c.micro_batch : c.global_batch / comm.size();
   const Result sharded =
       train_sharded(config, comms, step_comms, micro, placement, c.masked, c.packed);
-  const Result reference = train_unsharded(config, c.masked, c.packed);
-  for (int s = 0; s < kSteps; ++s)
-    EXPECT_NEAR(sharded.losses[s], reference.losses[s],
-                tolerance.loss * std::abs(reference.losses[s]))
-        << "step " << s + 1;
-  // max |difference| / max |parameter|, both over the whole model.
-  ASSERT_EQ(sharded.params.size(), reference.params.size());
-  double largest = 0, worst = 0;
-  std::string worst_name;
-  for (const auto& [name, expected] : reference.params) {
-    largest = std::max(largest, expected.abs().max().item<double>());
-    const double diff = (sharded.params.at(name) - expected).abs().max().item<double>();
-    if (diff > worst) worst = diff, worst_name = name;
-  }
-  EXPECT_LE(worst / largest, tolerance.params)
-      << "largest difference in " << worst_name << ": " << worst;
-  double worst_loss = 0;
-  for (int s = 0; s < kSteps; ++s)
-    worst_loss = std::max(worst_loss, std::abs(sharded.losses[s] / reference.losses[s] - 1));
+  const Differences d =
+      expect_close(sharded, train_unsharded(config, c.masked, c.packed), tolerance);
   if (comm.rank() == 0)
     std::printf(
         "[equivalence] %d ranks (shard groups of %d) on %s (%s): max relative loss difference "
         "%.2e, max|dp|/max|p| %.2e\n",
         comm.size(), comms.shard->size(), placement.device.str().c_str(),
-        c10::toString(placement.dtype), worst_loss, worst / largest);
+        c10::toString(placement.dtype), d.loss, d.params);
+}
+
+void expect_equivalent(const Case& c, const config::Config& config, Layout& layout,
+                       const Tolerance& tolerance) {
+  const int data_ranks = config::data_parallel_ranks(config, layout.world->size());
+  const std::int64_t micro = c.micro_batch > 0 ? c.micro_batch : c.global_batch / data_ranks;
+  const Result sharded = train_sharded(config, layout.unit_comms(), layout.step_comms(), micro, {},
+                                       c.masked, c.packed, nullptr, layout.tensor_comms());
+  const Differences d =
+      expect_close(sharded, train_unsharded(config, c.masked, c.packed), tolerance);
+  if (layout.world->rank() == 0)
+    std::printf(
+        "[equivalence] %d ranks as (%d, %d, %d) replicas x shard x tensor: max relative "
+        "loss difference %.2e, max|dp|/max|p| %.2e\n",
+        layout.world->size(), layout.shape.replicas(), layout.shape.group_size,
+        layout.shape.tensor_size, d.loss, d.params);
 }
 
 void expect_equivalent(const Case& c, comm::Communicator& comm, const Placement& placement,

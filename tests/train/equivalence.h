@@ -17,6 +17,7 @@
 #include "comm/shard_groups.h"
 #include "config/config.h"
 #include "fsdp/sharded_unit.h"
+#include "train/sharded_llama.h"
 #include "train/training_step.h"
 
 namespace nss::train::testing {
@@ -38,6 +39,7 @@ struct Case {
 
 struct Result {
   std::vector<double> losses;
+  std::vector<double> grad_norms;               // before clipping
   std::map<std::string, torch::Tensor> params;  // final, whole
 };
 
@@ -55,15 +57,22 @@ struct Tolerance {
 };
 
 /// One layout of the world, as the trainer builds it: hybrid sharding's
-/// groups of `group_size` ranks (0: all ranks, full sharding). Collective.
+/// groups of `group_size` ranks (0: all ranks, full sharding) of each of
+/// `tensor_size` tensor ranks; with T > 1 the key/value groups of a model
+/// with `kv_replicas`. Collective.
 struct Layout {
-  explicit Layout(int group_size);
+  explicit Layout(int group_size, int tensor_size = 1, int kv_replicas = 1);
   fsdp::ShardComms unit_comms() { return {*groups.shard, groups.replicate.get(), *world}; }
-  StepComms step_comms() { return {*world, *groups.shard}; }
+  StepComms step_comms() {
+    if (groups.tensor) return {*world, *groups.replica, groups.tensor->size()};
+    return {*world, *groups.shard};
+  }
+  TensorComms tensor_comms() { return {groups.tensor.get(), key_value.get()}; }
 
   std::unique_ptr<comm::MpiCommunicator> world;
   comm::ShardGroupShape shape;
   comm::MpiShardGroups groups;
+  std::unique_ptr<comm::MpiCommunicator> key_value;
 };
 
 /// The ranks of MPI_COMM_WORLD, and the group sizes that divide them.
@@ -78,9 +87,12 @@ Result train_unsharded(const config::Config& config, bool masked, bool packed);
 /// The sharded trainer: units over `comms`, the step's reductions over
 /// `step_comms`, the global batch split over step_comms.world's ranks.
 /// `base`: the initial weights instead of model::InitialWeights.
+/// With config.parallel.tensor_parallel_size > 1 the model computes over
+/// `tensor`, whose ranks read the same batches; the parameters come back whole.
 Result train_sharded(const config::Config& config, fsdp::ShardComms comms, StepComms step_comms,
                      std::int64_t micro_batch, const Placement& placement = {}, bool masked = false,
-                     bool packed = false, const fsdp::ParamFiller* base = nullptr);
+                     bool packed = false, const fsdp::ParamFiller* base = nullptr,
+                     TensorComms tensor = {});
 /// Full sharding over `comm`.
 Result train_sharded(const config::Config& config, comm::Communicator& comm,
                      std::int64_t micro_batch, const Placement& placement = {}, bool masked = false,
@@ -89,6 +101,9 @@ Result train_sharded(const config::Config& config, comm::Communicator& comm,
 /// train_sharded(c) equals train_unsharded(c) within `tolerance` (gtest expectations).
 void expect_equivalent(const Case& c, fsdp::ShardComms comms, StepComms step_comms,
                        const Placement& placement = {}, const Tolerance& tolerance = {});
+/// The same for a configuration made by the caller, over `layout`.
+void expect_equivalent(const Case& c, const config::Config& config, Layout& layout,
+                       const Tolerance& tolerance = {});
 void expect_equivalent(const Case& c, comm::Communicator& comm, const Placement& placement = {},
                        const Tolerance& tolerance = {});
 

@@ -19,19 +19,12 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import (MPIEXEC, SOURCE, binary, kill_session, mpirun, prepare_text_dataset, remove,
-                     scratch)  # noqa: E402
+from nss_e2e import (MPIEXEC, SOURCE, TextDataTest, binary, kill_session, mpirun,  # noqa: E402
+                     remove, short_run_args, step_losses)
 
-NSS = binary("nss_hpc")
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 STEPS = 12
 KILL_STEPS = 40  # killed at a random step in 3..20, 20 or more steps before the end
-
-
-def step_losses(run_dir):
-    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    return {r["step"]: r["loss"] for r in records if "event" not in r}
 
 
 def newest_logged_step(run_dir):
@@ -60,27 +53,12 @@ def verify(path):
     return subprocess.run([binary("nss_ckpt"), "verify", path], capture_output=True, text=True, timeout=120)
 
 
-class CheckpointTrainingTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = scratch("ckpt_training")
-        cls.data = prepare_text_dataset(cls.tmp)
-        cls.runs = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        remove(cls.tmp)
+class CheckpointTrainingTest(TextDataTest):
+    SCRATCH_TAG = "ckpt_training"
 
     def args(self, run_dir, *sets):
-        args = [NSS, CONFIG, "--set", "run.output_dir=" + run_dir, "--set", "data.path=" + self.data,
-                "--set", "eval.interval_steps=0", "--set", "data.seq_len=64",
-                "--set", "training.global_batch_size=12", "--set", "training.micro_batch_size=1",
-                "--set", "training.max_steps=%d" % STEPS, "--set", "training.warmup_steps=2",
-                "--set", "logging.interval_steps=1", "--set", "checkpoint.interval_steps=6",
-                "--set", "checkpoint.keep_last=10", "--set", "preflight.enabled=false"]
-        for s in sets:
-            args += ["--set", s]
-        return args
+        return short_run_args(CONFIG, run_dir, self.data, STEPS, 64, 12,
+                              ("preflight.enabled=false",) + sets)
 
     def train(self, ranks, name, *sets, expect=0):
         run_dir = os.path.join(self.tmp, name)

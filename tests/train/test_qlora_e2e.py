@@ -23,7 +23,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "model"))
 from nss_e2e import (RECORD_COLUMNS, binary, prepare_records_dataset, prepare_text_dataset,  # noqa: E402
-                     read_records_output, remove, scratch, train)
+                     read_records_output, remove, scratch, step_losses, train)
 from hf_files import llama_config, random_llama_weights, write_model_dir  # noqa: E402
 
 STEPS = 8
@@ -36,12 +36,6 @@ RECORDS_STEPS = 300
 RECORDS_QLORA = ["training.lora.enabled=true", "training.lora.rank=8",
                  "training.lora.targets=[q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj]",
                  "training.lora.quantize_base=nf4", "training.lora.double_quant=true"]
-
-
-def step_losses(run_dir):
-    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    return {r["step"]: r["loss"] for r in records if "event" not in r}
 
 
 def run(args, timeout=300):

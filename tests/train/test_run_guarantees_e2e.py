@@ -29,9 +29,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 from nss_e2e import (MPIEXEC, SOURCE, ScratchDirTest, binary, kill_session, prepare_text_dataset,  # noqa: E402
-                     session_members)
+                     session_members, short_run_args)
 
-NSS = binary("nss_hpc")
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 STEPS = 12
 
@@ -80,15 +79,7 @@ class RunGuaranteesTest(ScratchDirTest):
         subprocess.run(["rm", "-rf", cls.shared])
 
     def args(self, run_dir, *sets):
-        args = [NSS, CONFIG, "--set", "run.output_dir=" + run_dir, "--set", "data.path=" + self.data,
-                "--set", "eval.interval_steps=0", "--set", "data.seq_len=32",
-                "--set", "training.global_batch_size=4", "--set", "training.micro_batch_size=1",
-                "--set", "training.max_steps=%d" % STEPS, "--set", "training.warmup_steps=2",
-                "--set", "logging.interval_steps=1", "--set", "checkpoint.interval_steps=6",
-                "--set", "checkpoint.keep_last=10"]
-        for s in sets:
-            args += ["--set", s]
-        return args
+        return short_run_args(CONFIG, run_dir, self.data, STEPS, 32, 4, sets)
 
     def launch(self, run_dir, *sets, ranks=2, file_limit=None, flags=()):
         """Starts the job in its own session; returns (Popen, rc_dir).

@@ -2,6 +2,9 @@
 
 #include <torch/torch.h>
 
+#include "model/param_spec.h"
+#include "model/tensor_parallel_params.h"
+
 namespace nss::train::testing {
 namespace {
 
@@ -65,6 +68,50 @@ MicroBatchTensors batch_of(const std::vector<std::int64_t>& ids, std::int64_t vo
   return batch;
 }
 
+namespace {
+
+// The whole tensor from every tensor rank's part (arch/tensor_parallel.h).
+torch::Tensor whole_from_parts(const std::vector<torch::Tensor>& parts,
+                               const arch::TensorPlacement& placement,
+                               const arch::TensorParallelPlan& plan,
+                               const std::vector<std::int64_t>& whole_shape) {
+  switch (placement.split) {
+    case arch::TensorSplit::kWhole:
+      return parts.front();
+    case arch::TensorSplit::kColumns:
+      return torch::cat(parts, 1);
+    case arch::TensorSplit::kRows:
+      return torch::cat(parts, 0).narrow(0, 0, whole_shape[0]);
+    case arch::TensorSplit::kHeadGroups:
+      break;
+  }
+  std::vector<torch::Tensor> heads;
+  for (std::size_t t = 0; t < parts.size(); t += static_cast<std::size_t>(plan.kv_replicas))
+    heads.push_back(parts[t]);
+  return torch::cat(heads, 0);
+}
+
+// Each parameter's parts gathered over the tensor group and put together.
+void put_parts_together(ShardedLlama& model, std::map<std::string, torch::Tensor>& params) {
+  const model::TensorParallel* tp = model.tensor_parallel();
+  if (!tp) return;
+  for (const auto& spec : model::all_parameters(model.model(), model.lora())) {
+    const auto it = params.find(spec.name);
+    if (it == params.end()) continue;
+    const torch::Tensor mine = it->second.contiguous();
+    torch::Tensor all = torch::empty({mine.numel() * tp->size()}, mine.options());
+    tp->group->all_gather(mine.data_ptr(), all.data_ptr(), static_cast<std::size_t>(mine.numel()),
+                          DType::kFloat32);
+    std::vector<torch::Tensor> parts;
+    for (int t = 0; t < tp->size(); ++t)
+      parts.push_back(all.narrow(0, t * mine.numel(), mine.numel()).view(mine.sizes()));
+    it->second =
+        whole_from_parts(parts, model::parameter_placement(*tp->plan, spec), *tp->plan, spec.shape);
+  }
+}
+
+}  // namespace
+
 std::map<std::string, torch::Tensor> gather_trainable(
     ShardedLlama& model, const std::function<torch::Tensor(fsdp::ShardedUnit&)>& flat) {
   std::map<std::string, torch::Tensor> out;
@@ -82,6 +129,7 @@ std::map<std::string, torch::Tensor> gather_trainable(
               .cpu();
     }
   }
+  put_parts_together(model, out);
   return out;
 }
 
