@@ -58,11 +58,13 @@ class PreviousFormatsTest(unittest.TestCase):
     def test_each_run_resumes_from_its_step_at_another_world_size(self):
         for fixture, name, run_dir, _, step in self.each_step():
             with self.subTest(fixture=os.path.basename(fixture), step=name):
-                copy = os.path.join(self.tmp, name)
+                copy = os.path.join(self.tmp, os.path.basename(fixture) + "_" + name)
                 shutil.copytree(run_dir, copy)
                 last = step["step"] + 2
+                # One rank: a tensor-parallel step resumes without tensor parallelism.
                 proc = mpirun(1, [binary("nss_hpc"), os.path.join(copy, "config.resolved.yaml"), "--set",
                                   "run.output_dir=" + copy, "--set", "checkpoint.dir=",
+                                  "--set", "parallel.tensor_parallel_size=1",
                                   "--set", "data.path=" + os.path.join(fixture, "data", "records.h5"),
                                   "--set", "training.max_steps=%d" % last, "--set",
                                   "checkpoint.interval_steps=%d" % last])
@@ -78,7 +80,7 @@ class PreviousFormatsTest(unittest.TestCase):
     def test_each_step_exports_to_hugging_face(self):
         for fixture, name, _, step_dir, _ in self.each_step():
             with self.subTest(fixture=os.path.basename(fixture), step=name):
-                output = os.path.join(self.tmp, name + "_hf")
+                output = os.path.join(self.tmp, os.path.basename(fixture) + "_" + name + "_hf")
                 exported = run(binary("nss_consolidate"), step_dir, "--output", output, "--format", "hf")
                 self.assertEqual(exported.returncode, 0, exported.stdout + exported.stderr)
                 # A LoRA step exports its adapters (PEFT), a full step the model.
@@ -89,14 +91,15 @@ class PreviousFormatsTest(unittest.TestCase):
         for fixture in FIXTURES:
             for data in ("text.h5", "records.h5"):
                 with self.subTest(fixture=os.path.basename(fixture), data=data):
-                    out = os.path.join(self.tmp, data)
+                    out = os.path.join(self.tmp, os.path.basename(fixture) + "_" + data)
                     proc = mpirun(2, [binary("nss_hpc"), os.path.join(SOURCE, "configs", "run.yaml"), "--set",
                                       "run.output_dir=" + out, "--set",
                                       "data.path=" + os.path.join(fixture, "data", data), "--set",
                                       "data.seq_len=32", "--set", "eval.interval_steps=0", "--set",
                                       "training.max_steps=2", "--set", "checkpoint.interval_steps=0"])
                     self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-                    self.assertIn('"go"', open(os.path.join(out, "preflight.json")).read())
+                    with open(os.path.join(out, "preflight.json")) as f:
+                        self.assertIn('"go"', f.read())
 
     def test_the_text_file_holds_its_text_byte_for_byte(self):
         import h5py
