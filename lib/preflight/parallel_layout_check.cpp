@@ -273,11 +273,41 @@ Check advise_multi_node(const PreflightContext& context, PreflightReport& report
                             "s");
 }
 
+// Tensor parallelism's groups run collectives in every layer: each must
+// stay on one host. The scaling model's advice is for T = 1.
+Check check_tensor_groups(const PreflightContext& context, int t) {
+  const std::vector<RankFacts>& ranks = context.ranks;
+  const std::string size = "parallel.tensor_parallel_size " + std::to_string(t);
+  for (std::size_t first = 0; first + 1 < ranks.size(); first += static_cast<std::size_t>(t)) {
+    const std::size_t end = std::min(ranks.size(), first + static_cast<std::size_t>(t));
+    for (std::size_t r = first + 1; r < end; ++r)
+      if (ranks[r].host != ranks[first].host)
+        return Check::fail(
+            kParallel, ExitCode::kUsage,
+            size + ": tensor group " + std::to_string(first / static_cast<std::size_t>(t)) +
+                " (ranks " + std::to_string(first) + "-" + std::to_string(end - 1) +
+                ") spans hosts " + ranks[first].host + " and " + ranks[r].host,
+            "use a tensor_parallel_size that divides the ranks per node (" +
+                std::to_string(ranks[first].local_size) +
+                " here), with consecutive ranks on each node (mpirun --map-by slot, srun's "
+                "block distribution)");
+  }
+  return Check::pass(
+      kParallel, ExitCode::kUsage,
+      size + ": every tensor group within one node (" +
+          (ranks.empty() ? std::string("") : "host " + ranks.front().host + ", ") +
+          "shard groups of " +
+          std::to_string(config::shard_group_ranks(context.config.parallel, context.world_size)) +
+          " ranks); the layout advice covers tensor_parallel_size 1 only");
+}
+
 }  // namespace
 
 Check check_parallel_layout(const PreflightContext& context, PreflightReport& report) {
   const auto& config = context.config;
   const int n = context.world_size;
+  const int t = static_cast<int>(config.parallel.tensor_parallel_size);
+  if (t > 1) return check_tensor_groups(context, t);
   const int g = config::shard_group_ranks(config.parallel, n);
   if (g < 1 || n % g != 0)
     return Check::skipped(kParallel, ExitCode::kUsage,

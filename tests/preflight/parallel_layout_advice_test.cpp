@@ -314,6 +314,31 @@ TEST_F(ParallelLayoutCheck, GroupsThatStraddleNodesWarn) {
       << check.remediation;
 }
 
+// Tensor groups (consecutive ranks) inside nodes pass; one that spans two
+// hosts is a usage error naming the group, the hosts and the ranks per node.
+TEST_F(ParallelLayoutCheck, TensorGroupsMustStayInsideANode) {
+  use("training: {micro_batch_size: 1, global_batch_size: 8}\n"
+      "parallel: {tensor_parallel_size: 4}\n");
+  Check check = run(cluster(2, 4));
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  EXPECT_NE(check.message.find("every tensor group within one node"), std::string::npos);
+  std::vector<RankFacts> dealt;  // round-robin over 2 nodes
+  for (int r = 0; r < 8; ++r) dealt.push_back(rank_on(r, "node" + std::to_string(r % 2), r / 2, 4));
+  check = run(dealt);
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_EQ(check.code, ExitCode::kUsage);
+  EXPECT_EQ(check.message,
+            "parallel.tensor_parallel_size 4: tensor group 0 (ranks 0-3) spans hosts node0 and "
+            "node1");
+  EXPECT_NE(check.remediation.find("divides the ranks per node (4 here)"), std::string::npos);
+  // Six ranks per node: groups of 4 straddle the nodes.
+  check = run(cluster(2, 6));
+  EXPECT_EQ(check.status, CheckStatus::kFail);
+  EXPECT_NE(check.message.find("tensor group 1 (ranks 4-7) spans hosts node0 and node1"),
+            std::string::npos)
+      << check.message;
+}
+
 TEST_F(ParallelLayoutCheck, GroupsSpanningNodesForNothingWarn) {
   // torchtitan's long step (16,384 tokens per rank) on a slow network
   // (50 Gb/s per rank): G = 16 over 2 nodes is a little slower than G = 8
