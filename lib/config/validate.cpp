@@ -1,8 +1,10 @@
 // Value ranges (declared by the schema, config.h), sizes (size_checks.h) and
 // relations between keys. Everything that does not depend on the world size
 // is checked here, before any rank does work.
+#include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "config/derived.h"
 #include "config/load.h"
@@ -121,9 +123,39 @@ void check_training(const TrainingConfig& t, bool poisson_batches, Checker& c) {
 
 // Without activation checkpointing the backward needs the graph built in
 // forward, which holds the unit's gathered parameters: they cannot be freed.
+// QLoRA's NF4 blocks of 64 elements restart at each tensor: a tensor rank
+// quantising its part gets the whole tensor's blocks when the part holds
+// whole blocks (a column split's rows of in / T features, a row split's
+// elements) and the scales are not quantised again (double quantisation's
+// groups of 256 blocks and its mean span the parts).
+void check_tensor_parallel_qlora(const Config& config, std::int64_t t, Checker& c) {
+  const auto& m = config.model;
+  const std::string size = "parallel.tensor_parallel_size " + std::to_string(t);
+  c.require(!config.training.lora.double_quant, "training.lora.double_quant",
+            "double quantisation is not supported with tensor parallelism (" + size + ")",
+            "set training.lora.double_quant: false, or parallel.tensor_parallel_size: 1");
+  const std::int64_t kv = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
+  if (m.num_attention_heads % t != 0 || m.intermediate_size % t != 0 || (kv % t && t % kv))
+    return;  // the tensor-parallel plan names the sizes that work
+  const std::int64_t d = m.head_dim, h = m.hidden_size;
+  const std::pair<const char*, std::int64_t> parts[] = {
+      {"q_proj's rows", m.num_attention_heads / t * d * h},
+      {"k_proj's and v_proj's rows", std::max<std::int64_t>(kv / t, 1) * d * h},
+      {"gate_proj's and up_proj's rows", m.intermediate_size / t * h},
+      {"o_proj's input features", m.num_attention_heads * d / t},
+      {"down_proj's input features", m.intermediate_size / t}};
+  for (const auto& [what, elements] : parts)
+    c.require(elements % 64 == 0, "training.lora.quantize_base",
+              std::string("nf4 with ") + size + ": a tensor rank's part of " + what + " (" +
+                  std::to_string(elements) +
+                  " elements) is not a whole number of 64-element NF4 blocks",
+              "choose a tensor_parallel_size whose parts hold whole blocks, or quantize_base: "
+              "none");
+}
+
 // What tensor parallelism does not compute exactly yet is refused, never
-// approximated: DP-SGD's per-example norms and QLoRA's NF4 blocks of a
-// split weight.
+// approximated: DP-SGD's per-example norms, and QLoRA where a part of a
+// weight would be quantised otherwise than the whole weight.
 void check_tensor_parallel(const Config& config, Checker& c) {
   const std::int64_t t = config.parallel.tensor_parallel_size;
   if (t <= 1) return;
@@ -131,10 +163,8 @@ void check_tensor_parallel(const Config& config, Checker& c) {
   c.require(!config.privacy.enabled, "privacy.enabled",
             "DP-SGD is not supported with tensor parallelism (" + size + ")",
             "set parallel.tensor_parallel_size: 1 for a private run");
-  c.require(config.training.lora.quantize_base == QuantizeBase::kNone,
-            "training.lora.quantize_base",
-            "QLoRA (an NF4 base) is not supported with tensor parallelism (" + size + ")",
-            "set parallel.tensor_parallel_size: 1, or training.lora.quantize_base: none");
+  if (config.training.lora.quantize_base == QuantizeBase::kNf4)
+    check_tensor_parallel_qlora(config, t, c);
 }
 
 void check_parallel(const Config& config, Checker& c) {

@@ -77,6 +77,38 @@ TEST(TensorParallelTraining, OtherFamiliesMatchUnsharded) {
   }
 }
 
+// QLoRA (an NF4 base without double quantisation) on parts that hold whole
+// NF4 blocks quantises each weight as the whole weight: equal to the same
+// run without tensor parallelism (itself the NF4 round trip of the whole
+// base, quantized_shard_test). A model wide enough for T = 4's parts.
+TEST(TensorParallelTraining, QloraMatchesTheRunWithoutTensorParallelism) {
+  Case c{8, 1, false, true, true};
+  config::Config config = tensor_config(c, 1, true);
+  config.model.hidden_size = 128;
+  config.model.num_attention_heads = 8;
+  config.model.head_dim = 32;
+  config.model.intermediate_size = 512;
+  config.training.lora.quantize_base = config::QuantizeBase::kNf4;
+  Layout full(0);
+  const Result expected = train_sharded(config, full.unit_comms(), full.step_comms(), 1);
+  for (const TensorLayout& l : layouts(world_size())) {
+    config.parallel.tensor_parallel_size = l.tensor;
+    Layout layout(l.group, l.tensor,
+                  static_cast<int>(model::tensor_parallel_plan(config).kv_replicas));
+    const Result got = train_sharded(config, layout.unit_comms(), layout.step_comms(), 1, {}, false,
+                                     false, nullptr, layout.tensor_comms());
+    SCOPED_TRACE("T = " + std::to_string(l.tensor) + ", G = " + std::to_string(l.group));
+    for (int s = 0; s < kSteps; ++s)
+      EXPECT_NEAR(got.losses[s], expected.losses[s], 1e-5 * expected.losses[s]) << "step " << s;
+    double largest = 0, worst = 0;
+    for (const auto& [name, p] : expected.params) {
+      largest = std::max(largest, p.abs().max().item<double>());
+      worst = std::max(worst, (got.params.at(name) - p).abs().max().item<double>());
+    }
+    EXPECT_LE(worst / largest, 1e-5);
+  }
+}
+
 // docs/architecture.md's tensor-parallel traffic of one micro-step (bus
 // bytes), on the tensor group and on the key/value groups: every crossing of
 // a parallel region moves the tokens' hidden states, once per forward (two

@@ -6,7 +6,8 @@ column blocks (format version 2) and verifies; resumed from it at (1, 4, 1),
 (2, 1, 2) and (1, 1, 1) the run continues with the single rank's losses, and
 nss_eval scores the step as it scores the single rank's; at T = 4 (the
 key/value heads replicated) the losses are the same again. Layouts and
-features tensor parallelism cannot take end with exit 2 naming the keys."""
+features tensor parallelism cannot take (DP-SGD, NF4 parts that are not
+whole blocks, double quantisation) end with exit 2 naming the keys."""
 import json
 import os
 import subprocess
@@ -121,9 +122,13 @@ class TensorParallelTrainingTest(TextDataTest):
             (2, ["parallel.tensor_parallel_size=2", "privacy.enabled=true",
                  "training.lora.enabled=true", "data.packing=none"], "privacy.enabled",
              "tensor_parallel_size: 1"),
+            # o_proj's 64 input features over 2 ranks: half an NF4 block each.
             (2, ["parallel.tensor_parallel_size=2", "training.lora.enabled=true",
-                 "training.lora.quantize_base=nf4"], "training.lora.quantize_base",
+                 "training.lora.quantize_base=nf4"], "o_proj's input features (32 elements)",
              "quantize_base: none"),
+            (2, ["parallel.tensor_parallel_size=2", "training.lora.enabled=true",
+                 "training.lora.quantize_base=nf4", "training.lora.double_quant=true"],
+             "training.lora.double_quant", "double_quant: false"),
             (4, ["parallel.tensor_parallel_size=2", "parallel.shard_group_size=3"],
              "parallel.shard_group_size=3", "shard_group_size can be 0"),
         ]
