@@ -153,17 +153,12 @@ void check_tensor_parallel_qlora(const Config& config, std::int64_t t, Checker& 
               "none");
 }
 
-// What tensor parallelism does not compute exactly yet is refused, never
-// approximated: DP-SGD's per-example norms, and QLoRA where a part of a
-// weight would be quantised otherwise than the whole weight.
+// What tensor parallelism would not compute exactly is refused, never
+// approximated: QLoRA where a part of a weight would be quantised otherwise
+// than the whole weight.
 void check_tensor_parallel(const Config& config, Checker& c) {
   const std::int64_t t = config.parallel.tensor_parallel_size;
-  if (t <= 1) return;
-  const std::string size = "parallel.tensor_parallel_size is " + std::to_string(t);
-  c.require(!config.privacy.enabled, "privacy.enabled",
-            "DP-SGD is not supported with tensor parallelism (" + size + ")",
-            "set parallel.tensor_parallel_size: 1 for a private run");
-  if (config.training.lora.quantize_base == QuantizeBase::kNf4)
+  if (t > 1 && config.training.lora.quantize_base == QuantizeBase::kNf4)
     check_tensor_parallel_qlora(config, t, c);
 }
 

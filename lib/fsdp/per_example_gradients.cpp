@@ -11,14 +11,25 @@ PerExampleGradients::PerExampleGradients(double max_grad_norm) : max_grad_norm_(
   NSS_ASSERT(max_grad_norm > 0, "fsdp", "per-example clipping needs a positive norm bound");
 }
 
+void PerExampleGradients::sum_norms_over(
+    comm::Communicator* group,
+    std::unordered_map<const ShardedUnit*, std::vector<double>> weights) {
+  norm_group_ = group;
+  norm_weights_ = std::move(weights);
+}
+
 void PerExampleGradients::add(ShardedUnit& unit, std::vector<torch::Tensor> grads) {
   torch::NoGradGuard no_grad;
-  for (auto& grad : grads) {
+  const auto weights = norm_weights_.find(&unit);
+  for (std::size_t i = 0; i < grads.size(); ++i) {
+    torch::Tensor& grad = grads[i];
     if (!grad.defined()) continue;
     grad = grad.to(torch::kFloat32);
     // Norms in fp64: the clip factor of an example must not depend on how
     // its squares were grouped into units and parameters.
-    const torch::Tensor squares = grad.flatten(1).to(torch::kFloat64).square().sum(1);
+    torch::Tensor squares = grad.flatten(1).to(torch::kFloat64).square().sum(1);
+    if (weights != norm_weights_.end() && i < weights->second.size() && weights->second[i] != 1)
+      squares = squares * weights->second[i];
     squared_norms_ = squared_norms_.defined() ? squared_norms_ + squares : squares;
   }
   pending_.push_back({&unit, std::move(grads)});
@@ -29,6 +40,12 @@ torch::Tensor PerExampleGradients::clip() {
   if (!squared_norms_.defined()) {
     pending_.clear();
     return torch::empty({0}, torch::kFloat64);
+  }
+  if (norm_group_ && norm_group_->size() > 1) {
+    squared_norms_ = squared_norms_.contiguous();
+    norm_group_->all_reduce_for_compute(squared_norms_.data_ptr(),
+                                        static_cast<std::size_t>(squared_norms_.numel()),
+                                        DType::kFloat64);
   }
   const torch::Tensor norms = squared_norms_.sqrt();
   // min(1, C / ||g||), and 1 for a zero gradient (a padding row).

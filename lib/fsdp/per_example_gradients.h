@@ -18,6 +18,8 @@
 
 #include <torch/types.h>
 
+#include "comm/communicator.h"
+
 namespace nss::fsdp {
 
 class ShardedUnit;
@@ -43,6 +45,13 @@ class PerExampleGradients {
 
   double max_grad_norm() const { return max_grad_norm_; }
 
+  /// Tensor parallelism: each rank holds parts of the parameters, so an
+  /// example's squared norm is summed over `group`; trainable parameter i of
+  /// a unit counts its squares weights[unit][i] times (1 / the tensor ranks
+  /// that hold the same values; a unit not listed counts 1).
+  void sum_norms_over(comm::Communicator* group,
+                      std::unordered_map<const ShardedUnit*, std::vector<double>> weights);
+
  private:
   struct Pending {
     ShardedUnit* unit;
@@ -50,6 +59,8 @@ class PerExampleGradients {
   };
 
   double max_grad_norm_;
+  comm::Communicator* norm_group_ = nullptr;  // tensor parallelism's group, or none
+  std::unordered_map<const ShardedUnit*, std::vector<double>> norm_weights_;
   std::vector<Pending> pending_;  // this micro-batch's, until clip()
   torch::Tensor squared_norms_;   // fp64 [rows], over pending_
   std::unordered_map<const ShardedUnit*, std::vector<torch::Tensor>> clipped_sums_;

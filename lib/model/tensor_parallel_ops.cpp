@@ -21,8 +21,9 @@ comm::Communicator& group_of(AutogradContext* ctx) {
 
 torch::Tensor summed(const torch::Tensor& x, comm::Communicator& group) {
   torch::Tensor y = x.contiguous().clone();
-  group.all_reduce(y.data_ptr(), static_cast<std::size_t>(y.numel()),
-                   fsdp::collective_dtype(y.scalar_type()), comm::ReduceOp::kSum);
+  // Only compute issued afterwards reads the sum: on NCCL the host need not wait.
+  group.all_reduce_for_compute(y.data_ptr(), static_cast<std::size_t>(y.numel()),
+                               fsdp::collective_dtype(y.scalar_type()));
   return y;
 }
 

@@ -7,6 +7,8 @@
 
 #include "core/error.h"
 #include "fsdp/per_example_gradients.h"
+#include "model/param_spec.h"
+#include "model/tensor_parallel_params.h"
 #include "optim/grad_clip.h"
 #include "privacy/private_noise.h"
 
@@ -36,6 +38,25 @@ class PerExampleMode {
   ShardedLlama& model_;
 };
 
+// The noise of `length` elements of `param` from element `offset` of this
+// rank's part: keyed by the whole tensor's elements (model/tensor_parallel_params.h),
+// so a tensor-parallel run draws the noise of the run without it.
+void part_noise(const ShardedLlama& model, const model::ParamSpec& spec,
+                const PrivateStepSettings& settings, double stddev, std::int64_t offset,
+                std::int64_t length, float* out) {
+  const auto draw = [&](std::int64_t whole, std::int64_t count, float* into) {
+    privacy::private_noise(*settings.noise_key, spec.name,
+                           static_cast<std::uint64_t>(settings.step), whole, count, stddev, into);
+  };
+  const model::TensorParallel* tp = model.tensor_parallel();
+  if (!tp) return draw(offset, length, out);
+  model::for_each_whole_run(*tp->plan, model::parameter_placement(*tp->plan, spec), spec.shape,
+                            tp->rank(), offset, length,
+                            [&](std::int64_t whole, std::int64_t count, std::int64_t part) {
+                              draw(whole, count, out + (part - offset));
+                            });
+}
+
 // Adds N(0, stddev^2) to the elements of each unit's gradient shard this rank
 // owns (padding gets none), then divides by the expected batch. Under hybrid
 // sharding this runs after the replicas' sum, and every replica of a shard
@@ -43,16 +64,17 @@ class PerExampleMode {
 void noise_and_scale(ShardedLlama& model, const PrivateStepSettings& settings) {
   torch::NoGradGuard no_grad;
   const double stddev = settings.noise_multiplier * settings.max_grad_norm;
-  for (auto& unit : model.units()) {
-    torch::Tensor& grad = unit->gradient_leaf().mutable_grad();
+  for (std::size_t u = 0; u < model.units().size(); ++u) {
+    fsdp::ShardedUnit& unit = *model.units()[u];
+    torch::Tensor& grad = unit.gradient_leaf().mutable_grad();
     if (!grad.defined() || grad.numel() == 0) continue;
     if (stddev > 0) {
+      const auto specs = model::unit_parameters(model.model(), model.lora(), static_cast<int>(u));
       torch::Tensor noise = torch::zeros({grad.numel()}, torch::kFloat32);
       float* out = noise.data_ptr<float>();
-      for (const auto& piece : unit->layout().shard_pieces(true, unit->comm().rank()))
-        privacy::private_noise(*settings.noise_key, unit->layout().params()[piece.param].name,
-                               static_cast<std::uint64_t>(settings.step), piece.tensor_offset,
-                               piece.length, stddev, out + piece.shard_offset);
+      for (const auto& piece : unit.layout().shard_pieces(true, unit.comm().rank()))
+        part_noise(model, specs[piece.param], settings, stddev, piece.tensor_offset, piece.length,
+                   out + piece.shard_offset);
       grad.add_(noise.to(grad.device()));
     }
     grad.div_(settings.expected_batch);
@@ -71,6 +93,8 @@ StepOutcome private_gradients(
   StepOutcome outcome;
   outcome.lr = settings.lr;
   fsdp::PerExampleGradients clipping(settings.max_grad_norm);
+  if (const model::TensorParallel* tp = model.tensor_parallel())
+    clipping.sum_norms_over(tp->group, model.per_example_norm_weights());
   // [loss sum, examples, target tokens], summed on the device and read once
   // (reading each micro-step would make the host wait for the device).
   torch::Tensor local_totals;
@@ -101,11 +125,13 @@ StepOutcome private_gradients(
   {
     comm::CollectiveLabel label(comm, "loss and examples");
     comm.all_reduce(totals, 3, comm::ReduceOp::kSum);
+    for (double& total : totals) total /= comms.tensor_ranks;  // a tensor group's copies
   }
   outcome.loss = totals[1] > 0 ? totals[0] / totals[1] : 0.0;
   outcome.target_tokens = static_cast<std::int64_t>(totals[2]);
   noise_and_scale(model, settings);
-  outcome.grad_norm = optim::global_grad_norm(comms.shard_group, state.gradient_leaves());
+  outcome.grad_norm = optim::global_grad_norm(comms.shard_group, state.gradient_leaves(),
+                                              &model.shared_gradient_elements());
   outcome.skipped = !std::isfinite(outcome.grad_norm);
   return outcome;
 }

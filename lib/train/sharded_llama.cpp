@@ -108,6 +108,21 @@ std::vector<std::vector<optim::SharedElements>> ShardedLlama::find_shared_gradie
   return shared;
 }
 
+std::unordered_map<const fsdp::ShardedUnit*, std::vector<double>>
+ShardedLlama::per_example_norm_weights() const {
+  std::unordered_map<const fsdp::ShardedUnit*, std::vector<double>> weights;
+  if (!tensor_plan_) return weights;
+  for (std::size_t u = 0; u < units_.size(); ++u) {
+    const auto specs = model::unit_parameters(model_, lora_, static_cast<int>(u));
+    std::vector<double>& unit = weights[units_[u].get()];
+    for (const auto& spec : specs)
+      if (spec.trainable)
+        unit.push_back(1.0 / model::tensor_copies(*tensor_plan_,
+                                                  model::parameter_placement(*tensor_plan_, spec)));
+  }
+  return weights;
+}
+
 void ShardedLlama::finish_collectives() {
   for (auto& unit : units_) unit->drop_prefetched();
   comms_.shard->finish_all();

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include <torch/types.h>
@@ -95,6 +96,12 @@ class ShardedLlama {
   const std::vector<std::vector<optim::SharedElements>>& shared_gradient_elements() const {
     return shared_gradient_elements_;
   }
+  /// For each unit, 1 / (the tensor ranks holding the same values) per
+  /// trainable parameter in layout order: how DP-SGD's per-example norms,
+  /// summed over the tensor group, count each part (empty without tensor
+  /// parallelism).
+  std::unordered_map<const fsdp::ShardedUnit*, std::vector<double>> per_example_norm_weights()
+      const;
 
  private:
   std::vector<std::vector<optim::SharedElements>> find_shared_gradient_elements() const;

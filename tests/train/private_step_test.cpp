@@ -16,11 +16,14 @@
 
 #include "comm/mpi_communicator.h"
 #include "comm/shard_groups.h"
+#include "config/derived.h"
 #include "config/load.h"
 #include "cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"
+#include "model/tensor_parallel_params.h"
+#include "model/unit_layouts.h"
 #include "optim/grad_clip.h"
 #include "privacy/private_noise.h"
 #include "privacy/secret_key.h"
@@ -78,15 +81,32 @@ torch::Tensor lora_b_values(std::int64_t first, std::int64_t count) {
                     .to(torch::kFloat32);
 }
 
+// Under tensor parallelism each rank's part of B gets its elements' values
+// of the whole B.
 void set_lora_b(ShardedLlama& model) {
   torch::NoGradGuard no_grad;
+  const model::TensorParallel* tp = model.tensor_parallel();
+  std::map<std::string, model::ParamSpec> specs;
+  for (const auto& spec : model::all_parameters(model.model(), model.lora()))
+    specs[spec.name] = spec;
   for (auto& unit : model.units()) {
     const auto& layout = unit->layout();
-    for (const auto& piece : layout.shard_pieces(true, unit->comm().rank()))
-      if (is_lora_b(layout.params()[piece.param].name))
-        unit->master()
-            .narrow(0, piece.shard_offset, piece.length)
-            .copy_(lora_b_values(piece.tensor_offset, piece.length));
+    for (const auto& piece : layout.shard_pieces(true, unit->comm().rank())) {
+      const std::string& name = layout.params()[piece.param].name;
+      if (!is_lora_b(name)) continue;
+      torch::Tensor shard = unit->master().narrow(0, piece.shard_offset, piece.length);
+      if (!tp) {
+        shard.copy_(lora_b_values(piece.tensor_offset, piece.length));
+        continue;
+      }
+      const model::ParamSpec& spec = specs.at(name);
+      model::for_each_whole_run(
+          *tp->plan, model::parameter_placement(*tp->plan, spec), spec.shape, tp->rank(),
+          piece.tensor_offset, piece.length,
+          [&](std::int64_t whole, std::int64_t count, std::int64_t part) {
+            shard.narrow(0, part - piece.tensor_offset, count).copy_(lora_b_values(whole, count));
+          });
+    }
   }
 }
 
@@ -147,23 +167,30 @@ struct Sharded {
 // sharding), else all over `comm`.
 // Computed on `placement`'s device in its dtype (the CPU in fp32 unless a
 // test says otherwise); the gradient comes back on the CPU.
+// With config.parallel.tensor_parallel_size > 1 the model computes over
+// `tensor`, the ranks of a tensor group taking the same examples.
 Sharded sharded_gradient(const config::Config& config, fsdp::ShardComms comms, StepComms step_comms,
                          std::int64_t micro_batch, PrivateStepSettings settings,
-                         bool padding_only = false, const testing::Placement& placement = {}) {
-  const comm::Communicator& comm = step_comms.world;
+                         bool padding_only = false, const testing::Placement& placement = {},
+                         TensorComms tensor = {}) {
+  const comm::Communicator& world = step_comms.world;
+  const int rank = config::data_parallel_rank(config, world.rank());
+  const int ranks = config::data_parallel_ranks(config, world.size());
   const auto& t = config.training;
   plan::RunPlan plan;  // no prefetch, as the CPU's
   plan.recompute = t.activation_checkpointing;
   plan.compute_dtype = placement.dtype == torch::kBFloat16 ? config::ComputeDtype::kBf16
                                                            : config::ComputeDtype::kFp32;
-  ShardedLlama model(config.model, t.lora, false, comms, plan, placement.device, kSeqLen);
+  plan.tensor_ranks = static_cast<int>(config.parallel.tensor_parallel_size);
+  plan.sequence_parallel = plan.tensor_ranks > 1 && config.parallel.sequence_parallel;
+  ShardedLlama model(config.model, t.lora, false, comms, plan, placement.device, kSeqLen, tensor);
   model.initialize(
       model::InitialWeights(config.model, t.lora, static_cast<std::uint64_t>(config.run.seed)));
   set_lora_b(model);
   ShardedState state(model);
   std::vector<std::int64_t> mine;
-  for (std::int64_t id = comm.rank(); id < kExamples; id += comm.size()) mine.push_back(id);
-  const std::int64_t most = (kExamples + comm.size() - 1) / comm.size();
+  for (std::int64_t id = rank; id < kExamples; id += ranks) mine.push_back(id);
+  const std::int64_t most = (kExamples + ranks - 1) / ranks;
   settings.micro_steps = (most + micro_batch - 1) / micro_batch;
   Sharded out;
   out.outcome = private_gradients(
@@ -308,20 +335,26 @@ TEST(PrivateStep, EmptyBatchGetsTheKeysNoiseAtAnyWorldSize) {
   }
 }
 
-// Hybrid sharding: every replica adds the same noise (keyed by tensor
-// elements, not ranks) after the replicas' sum, so the noised gradient and
-// its norm equal full sharding's at every group size.
-TEST(PrivateStep, HybridShardingGivesTheSameNoisedGradient) {
-  auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
-  const config::Config config = make_config({});
-  const auto secret = privacy::SecretKey::from_hex(std::string(64, 'b'));
-  const privacy::NoiseKey key = secret.noise_key();
+// Step 2 of a run keyed by `key`, clipping at 0.05 (every example clipped)
+// with noise multiplier 0.8, over every example.
+PrivateStepSettings noised_settings(const privacy::NoiseKey& key) {
   PrivateStepSettings settings;
   settings.step = 2;
   settings.max_grad_norm = 0.05;
   settings.noise_multiplier = 0.8;
   settings.expected_batch = kExamples;
   settings.noise_key = &key;
+  return settings;
+}
+
+// Hybrid sharding: every replica adds the same noise (keyed by tensor
+// elements, not ranks) after the replicas' sum, so the noised gradient and
+// its norm equal full sharding's at every group size.
+TEST(PrivateStep, HybridShardingGivesTheSameNoisedGradient) {
+  auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  const config::Config config = make_config({});
+  const privacy::NoiseKey key = privacy::SecretKey::from_hex(std::string(64, 'b')).noise_key();
+  const PrivateStepSettings settings = noised_settings(key);
   const Sharded full = sharded_gradient(config, *world, 1, settings);
   for (int g = 1; g <= world->size(); ++g) {
     if (world->size() % g != 0) continue;
@@ -334,6 +367,43 @@ TEST(PrivateStep, HybridShardingGivesTheSameNoisedGradient) {
         << "group size " << g;
     EXPECT_EQ(hybrid.outcome.loss, full.outcome.loss);
   }
+}
+
+// Tensor parallelism: each example's norm is summed over the tensor ranks'
+// parts (a tensor they all hold counted once) and the noise is keyed by the
+// whole tensors' elements, so the noised gradient, its norm and the loss
+// equal those of full sharding at (T, G) = (2, 1), (2, 2), (4, 1) and
+// (R, G, T) = (2, 1, 2), on a model whose heads those T divide.
+TEST(PrivateStep, TensorParallelismGivesTheSameNoisedGradient) {
+  auto world = comm::MpiCommunicator::create(MPI_COMM_WORLD);
+  config::Config config = make_config({});
+  config.model.hidden_size = 48;
+  config.model.num_attention_heads = 4;
+  config.model.num_key_value_heads = 2;
+  config.model.head_dim = 12;
+  config.model.intermediate_size = 96;
+  config.training.lora.targets = {"q_proj", "k_proj", "v_proj", "o_proj", "down_proj"};
+  const privacy::NoiseKey key = privacy::SecretKey::from_hex(std::string(64, 'c')).noise_key();
+  const PrivateStepSettings settings = noised_settings(key);
+  const Sharded full = sharded_gradient(config, *world, 1, settings);
+  for (const int tensor : {2, 4})
+    for (int group = 1; tensor * group <= world->size(); group *= 2) {
+      if (world->size() % (tensor * group) != 0) continue;
+      config.parallel.tensor_parallel_size = tensor;
+      const comm::ShardGroupShape shape = comm::shard_group_shape(world->size(), group, tensor);
+      auto groups = comm::split_shard_groups(MPI_COMM_WORLD, shape);
+      auto key_value = comm::split_key_value_groups(
+          *groups.tensor, static_cast<int>(model::tensor_parallel_plan(config).kv_replicas));
+      const Sharded parallel =
+          sharded_gradient(config, {*groups.shard, groups.replicate.get(), *world},
+                           {*world, *groups.replica, tensor}, 1, settings, false, {},
+                           {groups.tensor.get(), key_value.get()});
+      SCOPED_TRACE("T = " + std::to_string(tensor) + ", G = " + std::to_string(group));
+      EXPECT_LE(max_relative_difference(parallel.gradient, full.gradient), 1e-5);
+      EXPECT_NEAR(parallel.outcome.grad_norm, full.outcome.grad_norm,
+                  1e-5 * full.outcome.grad_norm);
+      EXPECT_NEAR(parallel.outcome.loss, full.outcome.loss, 1e-6 * full.outcome.loss);
+    }
 }
 
 }  // namespace

@@ -5,9 +5,11 @@ losses equal a single rank's; its step stores the column-split weights in
 column blocks (format version 2) and verifies; resumed from it at (1, 4, 1),
 (2, 1, 2) and (1, 1, 1) the run continues with the single rank's losses, and
 nss_eval scores the step as it scores the single rank's; at T = 4 (the
-key/value heads replicated) the losses are the same again. Layouts and
-features tensor parallelism cannot take (DP-SGD, NF4 parts that are not
-whole blocks, double quantisation) end with exit 2 naming the keys."""
+key/value heads replicated) the losses are the same again; a private run
+(DP-SGD) resumed at T = 2 has the losses, noised gradient norms and epsilon
+of the run without it. Layouts and features tensor parallelism cannot take (NF4
+parts that are not whole blocks, double quantisation) end with exit 2
+naming the keys."""
 import json
 import os
 import subprocess
@@ -15,8 +17,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-from nss_e2e import (SOURCE, TextDataTest, binary, mpirun, short_run_args,  # noqa: E402
-                     step_losses)
+from nss_e2e import (SOURCE, TextDataTest, binary, mpirun, prepare_records_dataset,  # noqa: E402
+                     short_run_args, step_losses)
 
 CONFIG = os.path.join(SOURCE, "configs", "run.yaml")
 STEPS = 8
@@ -112,6 +114,31 @@ class TensorParallelTrainingTest(TextDataTest):
                 self.assertIn("resumed from", output)
                 self.assert_same_losses(step_losses(run_dir), reference, range(5, STEPS + 1))
 
+    def test_a_private_run_resumes_with_tensor_parallelism(self):
+        # The run's secret (its noise and Poisson sampling) lives in its
+        # steps: resumed at T = 2 from step 4, steps 5-8 have the
+        # uninterrupted run's losses, noised gradient norms and epsilon.
+        records = prepare_records_dataset(self.tmp)  # one example a row
+        private = ["data.path=" + records, "training.lora.enabled=true", "data.packing=none",
+                   "privacy.enabled=true", "privacy.noise_multiplier=0.7",
+                   "preflight.enabled=false"]
+        whole, _ = self.train(2, "private", *private)
+        step4 = os.path.join(whole, "checkpoints", "step_00000004")
+        resumed, output = self.train(2, "private_tp", "parallel.tensor_parallel_size=2",
+                                     "checkpoint.resume=" + step4, *private)
+        self.assertIn("resumed from", output)
+        runs = []
+        for run_dir in (whole, resumed):
+            with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+                records_of = [json.loads(line) for line in f if '"loss"' in line]
+            runs.append({r["step"]: r for r in records_of if "event" not in r})
+        self.assertEqual(sorted(runs[1]), list(range(5, STEPS + 1)))
+        for step in range(5, STEPS + 1):
+            one, two = runs[0][step], runs[1][step]
+            self.assertAlmostEqual(two["loss"], one["loss"], delta=1e-5 * one["loss"])
+            self.assertAlmostEqual(two["grad_norm"], one["grad_norm"], delta=1e-5 * one["grad_norm"])
+            self.assertAlmostEqual(two["epsilon"], one["epsilon"], delta=1e-9)
+
     def test_layouts_and_features_it_cannot_take_are_usage_errors(self):
         cases = [
             (3, ["parallel.tensor_parallel_size=3"], "parallel.tensor_parallel_size 3",
@@ -119,9 +146,6 @@ class TensorParallelTrainingTest(TextDataTest):
             (2, ["parallel.tensor_parallel_size=4"], "exceeds the 2 ranks", "tensor_parallel_size"),
             (2, ["parallel.tensor_parallel_size=2", "data.seq_len=63"], "data.seq_len=63",
              "sequence_parallel: false"),
-            (2, ["parallel.tensor_parallel_size=2", "privacy.enabled=true",
-                 "training.lora.enabled=true", "data.packing=none"], "privacy.enabled",
-             "tensor_parallel_size: 1"),
             # o_proj's 64 input features over 2 ranks: half an NF4 block each.
             (2, ["parallel.tensor_parallel_size=2", "training.lora.enabled=true",
                  "training.lora.quantize_base=nf4"], "o_proj's input features (32 elements)",
