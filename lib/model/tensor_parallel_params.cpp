@@ -46,10 +46,18 @@ arch::TensorPlacement parameter_placement(const arch::TensorParallelPlan& plan,
   throw InternalError("model", "no tensor-parallel placement for " + spec.name);
 }
 
-ParamSpec parameter_part(const arch::TensorParallelPlan& plan, const ParamSpec& spec) {
-  ParamSpec part = spec;
-  part.shape = parameter_placement(plan, spec).shard_shape;
-  return part;
+std::int64_t first_whole_row(const arch::TensorParallelPlan& plan,
+                             const arch::TensorPlacement& placement, int rank) {
+  switch (placement.split) {
+    case arch::TensorSplit::kRows:
+      return rank * placement.shard_shape.front();
+    case arch::TensorSplit::kHeadGroups:
+      return arch::first_kv_head(plan, rank) * plan.head_dim;
+    case arch::TensorSplit::kWhole:
+    case arch::TensorSplit::kColumns:
+      break;
+  }
+  return 0;
 }
 
 int tensor_copies(const arch::TensorParallelPlan& plan, const arch::TensorPlacement& placement) {
@@ -86,11 +94,7 @@ void for_each_whole_run(const arch::TensorParallelPlan& plan,
     return;
   }
   // Whole tensors and row splits are one run, moved by the part's first row.
-  std::int64_t first_row = 0;
-  if (placement.split == arch::TensorSplit::kRows) first_row = rank * part[0];
-  if (placement.split == arch::TensorSplit::kHeadGroups)
-    first_row = first_kv_head(plan, rank) * plan.head_dim;
-  const std::int64_t begin = first_row * columns + offset;
+  const std::int64_t begin = first_whole_row(plan, placement, rank) * columns + offset;
   const std::int64_t length = std::min(count, whole_numel - begin);
   if (length > 0) run(begin, length, offset);
 }

@@ -18,12 +18,15 @@ namespace nss::model {
 arch::TensorPlacement parameter_placement(const arch::TensorParallelPlan& plan,
                                           const ParamSpec& spec);
 
-/// `spec` as tensor rank `plan` holds it: the shape of its part.
-ParamSpec parameter_part(const arch::TensorParallelPlan& plan, const ParamSpec& spec);
-
 /// How many tensor ranks hold the same values of `placement`'s tensor: T
 /// for a whole one, the key/value replicas for a head group, else 1.
 int tensor_copies(const arch::TensorParallelPlan& plan, const arch::TensorPlacement& placement);
+
+/// The whole tensor's row where tensor rank `rank`'s part begins: its first
+/// row for a split by rows or key/value head groups, 0 for a whole tensor or
+/// a split by columns.
+std::int64_t first_whole_row(const arch::TensorParallelPlan& plan,
+                             const arch::TensorPlacement& placement, int rank);
 
 /// The elements [offset, offset + count) of tensor rank `rank`'s part of a
 /// tensor placed by `placement` whose whole shape is `whole_shape` (the

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "model/tensor_parallel_params.h"
 
 namespace nss::model {
 
@@ -19,15 +20,13 @@ torch::Tensor tensor_parallel_part(const torch::Tensor& whole,
       const std::int64_t columns = placement.shard_shape[1];
       return whole.narrow(1, rank * columns, columns).clone();
     }
-    case arch::TensorSplit::kHeadGroups: {
-      const std::int64_t head_rows = part_rows / plan.kv_heads_per_rank;
-      return whole.narrow(0, first_kv_head(plan, rank) * head_rows, part_rows).clone();
-    }
+    case arch::TensorSplit::kHeadGroups:
+      return whole.narrow(0, first_whole_row(plan, placement, rank), part_rows).clone();
     case arch::TensorSplit::kRows:
       break;
   }
   // Rows past the whole tensor's pad the vocabulary to a multiple of T.
-  const std::int64_t first = rank * part_rows;
+  const std::int64_t first = first_whole_row(plan, placement, rank);
   const std::int64_t present = std::clamp<std::int64_t>(whole.size(0) - first, 0, part_rows);
   std::vector<std::int64_t> shape = whole.sizes().vec();
   shape[0] = part_rows;

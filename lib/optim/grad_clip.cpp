@@ -13,14 +13,22 @@ double global_grad_norm(comm::Communicator& comm, const std::vector<at::Tensor*>
     const auto& grad = params[i]->grad();
     if (!grad.defined() || grad.numel() == 0) continue;
     // norm() reduces without materialising a squared copy of the gradient.
-    const double norm = grad.norm().item<double>();
-    sum_of_squares += norm * norm;
-    if (!shared || i >= shared->size()) continue;
-    for (const SharedElements& elements : (*shared)[i]) {
-      const double part =
-          grad.narrow(0, elements.begin, elements.end - elements.begin).norm().item<double>();
-      sum_of_squares -= part * part * (1.0 - 1.0 / elements.copies);
+    const at::Tensor norm = grad.norm();
+    if (!shared || i >= shared->size() || (*shared)[i].empty()) {
+      const double value = norm.item<double>();
+      sum_of_squares += value * value;
+      continue;
     }
+    // Shared elements' squares less their other copies' share, on the
+    // device: one read of the host per parameter, as without them.
+    at::Tensor squares = norm.to(at::kDouble).square();
+    for (const SharedElements& elements : (*shared)[i])
+      squares -= grad.narrow(0, elements.begin, elements.end - elements.begin)
+                     .norm()
+                     .to(at::kDouble)
+                     .square() *
+                 (1.0 - 1.0 / elements.copies);
+    sum_of_squares += squares.item<double>();
   }
   comm::CollectiveLabel label(comm, "gradient norm");
   comm.all_reduce(&sum_of_squares, 1, comm::ReduceOp::kSum);

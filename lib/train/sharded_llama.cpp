@@ -91,19 +91,32 @@ std::unique_ptr<ShardedLlama> ShardedLlama::from_config(const config::Config& co
                                         device, config.data.seq_len, tensor);
 }
 
+namespace {
+
+// How many tensor ranks hold the values of each of unit `unit`'s parameters
+// (unit_parameters order).
+std::vector<int> parameter_copies(const arch::TensorParallelPlan& plan,
+                                  const config::ModelConfig& model, const config::LoraConfig& lora,
+                                  int unit) {
+  std::vector<int> copies;
+  for (const auto& spec : model::unit_parameters(model, lora, unit))
+    copies.push_back(model::tensor_copies(plan, model::parameter_placement(plan, spec)));
+  return copies;
+}
+
+}  // namespace
+
 std::vector<std::vector<optim::SharedElements>> ShardedLlama::find_shared_gradient_elements()
     const {
   std::vector<std::vector<optim::SharedElements>> shared(units_.size());
   if (!tensor_plan_) return shared;
   for (std::size_t u = 0; u < units_.size(); ++u) {
-    const layout::FlatLayout& layout = units_[u]->layout();
-    const auto specs = model::unit_parameters(model_, lora_, static_cast<int>(u));
-    for (const auto& piece : layout.shard_pieces(true, units_[u]->comm().rank())) {
-      const int copies = model::tensor_copies(
-          *tensor_plan_, model::parameter_placement(*tensor_plan_, specs[piece.param]));
-      if (copies > 1)
-        shared[u].push_back({piece.shard_offset, piece.shard_offset + piece.length, copies});
-    }
+    const std::vector<int> copies =
+        parameter_copies(*tensor_plan_, model_, lora_, static_cast<int>(u));
+    for (const auto& piece : units_[u]->layout().shard_pieces(true, units_[u]->comm().rank()))
+      if (copies[piece.param] > 1)
+        shared[u].push_back(
+            {piece.shard_offset, piece.shard_offset + piece.length, copies[piece.param]});
   }
   return shared;
 }
@@ -113,12 +126,12 @@ ShardedLlama::per_example_norm_weights() const {
   std::unordered_map<const fsdp::ShardedUnit*, std::vector<double>> weights;
   if (!tensor_plan_) return weights;
   for (std::size_t u = 0; u < units_.size(); ++u) {
-    const auto specs = model::unit_parameters(model_, lora_, static_cast<int>(u));
+    const std::vector<int> copies =
+        parameter_copies(*tensor_plan_, model_, lora_, static_cast<int>(u));
+    const auto& params = units_[u]->layout().params();
     std::vector<double>& unit = weights[units_[u].get()];
-    for (const auto& spec : specs)
-      if (spec.trainable)
-        unit.push_back(1.0 / model::tensor_copies(*tensor_plan_,
-                                                  model::parameter_placement(*tensor_plan_, spec)));
+    for (std::size_t i = 0; i < params.size(); ++i)
+      if (params[i].trainable) unit.push_back(1.0 / copies[i]);
   }
   return weights;
 }

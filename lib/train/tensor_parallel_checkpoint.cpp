@@ -17,12 +17,6 @@ std::string parameter_of(const std::string& state_tensor) {
   return state_tensor;
 }
 
-std::int64_t numel(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
-}
-
 }  // namespace
 
 TensorParallelCheckpoint::TensorParallelCheckpoint(const std::vector<model::ParamSpec>& specs,
@@ -45,24 +39,13 @@ checkpoint::TensorSpec TensorParallelCheckpoint::tensor(const layout::StateTenso
   return {part.name, p.whole_shape, DType::kFloat32, by_columns ? plan_.size : 1};
 }
 
-std::int64_t TensorParallelCheckpoint::first_element(const Placed& p) const {
-  const std::int64_t columns = p.whole_shape.size() > 1 ? p.whole_shape[1] : 1;
-  switch (p.placement.split) {
-    case arch::TensorSplit::kRows:
-      return rank_ * p.placement.shard_shape[0] * columns;
-    case arch::TensorSplit::kHeadGroups:
-      return arch::first_kv_head(plan_, rank_) * plan_.head_dim * columns;
-    case arch::TensorSplit::kWhole:
-    case arch::TensorSplit::kColumns:
-      break;
-  }
-  return 0;
-}
-
 std::vector<checkpoint::Piece> TensorParallelCheckpoint::row_part(const Placed& p,
                                                                   checkpoint::Piece piece) const {
-  const auto begin = static_cast<std::uint64_t>(first_element(p)) + piece.tensor_offset;
-  const auto end = std::min(begin + piece.length, static_cast<std::uint64_t>(numel(p.whole_shape)));
+  const std::int64_t columns = p.whole_shape.size() > 1 ? p.whole_shape[1] : 1;
+  const auto first = model::first_whole_row(plan_, p.placement, rank_) * columns;
+  const std::uint64_t begin = static_cast<std::uint64_t>(first) + piece.tensor_offset;
+  const std::uint64_t end =
+      std::min(begin + piece.length, checkpoint::element_count(p.whole_shape));
   if (begin >= end) return {};
   piece.tensor_offset = begin;
   piece.length = end - begin;
@@ -76,7 +59,8 @@ std::vector<checkpoint::Piece> TensorParallelCheckpoint::saved(
   if (rank_ % model::tensor_copies(plan_, p.placement) != 0) return {};
   if (p.placement.split != arch::TensorSplit::kColumns) return row_part(p, part);
   checkpoint::Piece piece = part;
-  piece.tensor_offset += static_cast<std::uint64_t>(rank_ * numel(p.placement.shard_shape));
+  piece.tensor_offset +=
+      static_cast<std::uint64_t>(rank_) * checkpoint::element_count(p.placement.shard_shape);
   return {piece};
 }
 

@@ -41,8 +41,6 @@ class TensorParallelCheckpoint {
     std::vector<std::int64_t> whole_shape;  // the vocabulary unpadded
   };
   const Placed& placed(const std::string& state_tensor) const;
-  // The row-major element where a part split by rows (or a whole tensor) starts.
-  std::int64_t first_element(const Placed& p) const;
   // `piece` moved by the part's first element and cut at the whole tensor's end.
   std::vector<checkpoint::Piece> row_part(const Placed& p, checkpoint::Piece piece) const;
 
