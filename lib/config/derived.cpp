@@ -25,6 +25,14 @@ int data_parallel_ranks(const Config& config, int world_size) {
   return std::max(1, world_size / tensor);
 }
 
+std::string data_parallel_ranks_text(const Config& config, int world_size) {
+  const std::int64_t tensor = config.parallel.tensor_parallel_size;
+  if (tensor <= 1) return std::to_string(world_size) + " ranks";
+  return std::to_string(data_parallel_ranks(config, world_size)) + " data-parallel ranks (" +
+         std::to_string(world_size) + " ranks / tensor_parallel_size " + std::to_string(tensor) +
+         ")";
+}
+
 int data_parallel_rank(const Config& config, int rank) {
   return rank / static_cast<int>(std::max<std::int64_t>(1, config.parallel.tensor_parallel_size));
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -26,6 +27,8 @@ DType element_type(ComputeDtype resolved);
 /// (the ranks of a tensor group read the same micro-batches), at least 1.
 /// The batch arithmetic below counts these.
 int data_parallel_ranks(const Config& config, int world_size);
+/// "8 ranks", or "2 data-parallel ranks (8 ranks / tensor_parallel_size 4)".
+std::string data_parallel_ranks_text(const Config& config, int world_size);
 /// Which of them world rank `rank` is: its tensor group (rank / tensor_parallel_size).
 int data_parallel_rank(const Config& config, int rank);
 

@@ -45,9 +45,10 @@ inline model::BlockBatch block_batch(const UnitShapes& s) {
 // dtype (the mask's bool elements at one byte): `n` tokens; nh, nq, nkv, ni
 // the hidden, query, key and intermediate tensors; `scores`, `mask`, the
 // `call_*` one attention call holds and `rope` the gathered cos/sin of a
-// packed q or k.
+// packed q or k; `ns`, `nhs` the tokens and hidden states of the residual
+// stream (split along the sequence under sequence parallelism, else n, nh).
 struct Bytes {
-  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, call_scores, call_mask, rope;
+  std::uint64_t c, n, nh, nq, nkv, ni, scores, mask, call_scores, call_mask, rope, ns, nhs;
   bool apart;
   std::uint64_t normed;  // bytes per element of the normalised value a norm keeps
   std::uint64_t heads, kv_heads;
@@ -64,6 +65,8 @@ struct Bytes {
         call_scores(u64(e.call_scores)),
         call_mask(u64(e.call_mask)),
         rope(u64(e.gathered_rope) * c),
+        ns(n / u64(s.sequence_parts)),
+        nhs(nh / u64(s.sequence_parts)),
         apart(s.rows_apart),
         normed(s.one_plus_norms ? kF32 : c),
         heads(u64(s.heads)),
@@ -81,20 +84,21 @@ inline std::uint64_t norm_graph(const Bytes& b, std::uint64_t elements, std::uin
          when(weight_grad, b.normed * elements);
 }
 
-// The same over the hidden states (a block's or the head's norm).
+// The same over the residual stream (a block's or the head's norm).
 inline std::uint64_t norm_graph(const Bytes& b, bool input_grad, bool weight_grad) {
-  return norm_graph(b, b.nh, b.n, input_grad, weight_grad);
+  return norm_graph(b, b.nhs, b.ns, input_grad, weight_grad);
 }
 
 // The norm's own peak: fp32 x^2, rsqrt, normalised (and its bf16 copies).
 inline std::uint64_t norm_peak(const Bytes& b) {
-  return b.fp32() ? 3 * kF32 * b.nh + kF32 * b.n : 3 * kF32 * b.nh + 2 * b.c * b.nh + kF32 * b.n;
+  return b.fp32() ? 3 * kF32 * b.nhs + kF32 * b.ns
+                  : 3 * kF32 * b.nhs + 2 * b.c * b.nhs + kF32 * b.ns;
 }
 
 // The norm's backward above its kept tensors and incoming gradient: the
 // fp32 gradient, x^2's gradient and pow's backward temporaries.
 inline std::uint64_t norm_backward_peak(const Bytes& b) {
-  return (b.fp32() ? 2 : 3) * kF32 * b.nh;
+  return (b.fp32() ? 2 : 3) * kF32 * b.nhs;
 }
 
 // A tensor's name on the timeline: the unit's prefix and its local name.

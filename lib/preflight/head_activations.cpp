@@ -31,7 +31,8 @@ void chunked_head_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall
   if (grads)
     t.allocate(name(call, "head_grads"), when(base, kF32 * u64(s.vocab * s.hidden)) + kF32 * b.nh,
                Part::kHeadLogits);
-  t.transient(norm + b.c * b.nh + chunk, Part::kHeadLogits);
+  // Under sequence parallelism the normed part stays beside its gathered whole.
+  t.transient(norm + b.c * b.nhs + when(b.ns != b.n, b.c * b.nh) + chunk, Part::kHeadLogits);
   if (call.grad_mode) t.allocate(name(call, "graph"), norm, Part::kUnitWorkingSet);
 }
 
@@ -51,7 +52,7 @@ std::string chunked_head_backward(MemoryTimeline& t, const UnitShapes& s, const 
   if (x) t.transient(b.c * b.nh + norm_backward_peak(b), Part::kUnitWorkingSet);
   t.free(name(call, "graph"));
   if (!x) return std::string();
-  t.allocate(name(call, "gx"), b.c * b.nh, Part::kUnitWorkingSet);
+  t.allocate(name(call, "gx"), b.c * b.nhs, Part::kUnitWorkingSet);
   return name(call, "gx");
 }
 
@@ -102,7 +103,8 @@ std::string head_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCall
 
 void embedding_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
                        const std::string& output) {
-  t.allocate(output, u64(s.tokens() * s.hidden * s.compute_bytes),
+  const Bytes b(s);
+  t.allocate(output, b.c * b.nhs,
              call.grad_mode ? Part::kUnitWorkingSet : Part::kBoundaryActivations);
 }
 

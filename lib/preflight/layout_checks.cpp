@@ -138,25 +138,27 @@ Check check_batch_layout(const config::Config& config, int world_size) {
   }
   const auto& t = config.training;
   if (config::poisson_batches(config)) {
-    const std::string ranks = std::to_string(world_size);
+    const int readers = config::data_parallel_ranks(config, world_size);
     const std::string micro = std::to_string(t.micro_batch_size);
     return Check::pass(
         id, ExitCode::kUsage,
         "Poisson batches (privacy.sampling poisson): global_batch_size " +
             std::to_string(t.global_batch_size) +
-            " is the expected batch, not a fixed one; for a step's batch of B units every rank "
-            "runs ceil(ceil(B / " +
-            ranks + ") / " + micro + ") micro-steps of " + micro + ", " +
+            " is the expected batch, not a fixed one; for a step's batch of B units over " +
+            config::data_parallel_ranks_text(config, world_size) +
+            " every rank runs ceil(ceil(B / " + std::to_string(readers) + ") / " + micro +
+            ") micro-steps of " + micro + ", " +
             std::to_string(
-                data::poisson_micro_steps(t.global_batch_size, world_size, t.micro_batch_size)) +
+                data::poisson_micro_steps(t.global_batch_size, readers, t.micro_batch_size)) +
             " at the expected batch (at the batch exceeded with probability 1e-6: see "
             "privacy.budget)");
   }
-  return Check::pass(
-      id, ExitCode::kUsage,
-      "global_batch_size " + std::to_string(t.global_batch_size) + " = micro_batch_size " +
-          std::to_string(t.micro_batch_size) + " x " + std::to_string(world_size) + " ranks x " +
-          std::to_string(config::accumulation_steps(config, world_size)) + " accumulation steps");
+  return Check::pass(id, ExitCode::kUsage,
+                     "global_batch_size " + std::to_string(t.global_batch_size) +
+                         " = micro_batch_size " + std::to_string(t.micro_batch_size) + " x " +
+                         config::data_parallel_ranks_text(config, world_size) + " x " +
+                         std::to_string(config::accumulation_steps(config, world_size)) +
+                         " accumulation steps");
 }
 
 Check check_devices(const PreflightContext& context) {

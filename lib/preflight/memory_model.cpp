@@ -33,13 +33,16 @@ std::uint64_t u64(std::int64_t v) {
 }
 
 // A tensor rank computes its heads, its MLP features and its rows of the
-// vocabulary. The hidden states stay whole: an upper bound with sequence
-// parallelism, which splits some of them along the sequence.
-void tensor_parallel_part(UnitShapes& s, const arch::TensorParallelPlan& plan) {
+// vocabulary, the loss always by the chunked head (one chunk of every token
+// when unchunked); with sequence parallelism its part of the residual stream.
+void tensor_parallel_part(UnitShapes& s, const arch::TensorParallelPlan& plan,
+                          bool sequence_parallel) {
   s.heads = plan.heads_per_rank;
   s.kv_heads = plan.kv_heads_per_rank;
   s.intermediate = plan.intermediate_per_rank;
   s.vocab = plan.padded_vocab / plan.size;
+  if (s.loss_chunk_tokens == 0) s.loss_chunk_tokens = s.tokens();
+  if (sequence_parallel) s.sequence_parts = plan.size;
 }
 
 UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
@@ -73,7 +76,8 @@ UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
   s.qk_norm = family.qk_norm;
   s.sandwich_norms = family.sandwich_norms;
   s.one_plus_norms = family.norm_scale == arch::NormScale::kOnePlusWeight;
-  if (plan.tensor_ranks > 1) tensor_parallel_part(s, model::tensor_parallel_plan(config));
+  if (plan.tensor_ranks > 1)
+    tensor_parallel_part(s, model::tensor_parallel_plan(config), plan.sequence_parallel);
   return s;
 }
 

@@ -33,7 +33,7 @@ std::string batch_text(const config::Config& config, int world_size, const Priva
   const privacy::PrivacyPlan& plan = *p.plan;
   const std::string per_rank = " micro-steps of " +
                                std::to_string(config.training.micro_batch_size) + " per rank at " +
-                               std::to_string(world_size) + " ranks";
+                               config::data_parallel_ranks_text(config, world_size);
   std::string text = std::to_string(plan.units) +
                      " privacy units (documents), q = " + number(plan.sampling_rate) + ": ";
   if (!plan.poisson)
@@ -131,10 +131,12 @@ std::optional<PrivacySummary> plan_privacy_summary(const PreflightContext& conte
     summary.batch_bound =
         privacy::poisson_batch_bound(plan.units, plan.sampling_rate, kPrivacyBatchTail);
     const auto expected = static_cast<std::int64_t>(std::ceil(plan.expected_batch));
+    // The ranks of a tensor group read the same micro-batches.
+    const int readers = config::data_parallel_ranks(config, context.world_size);
     summary.micro_steps_expected =
-        data::poisson_micro_steps(expected, context.world_size, config.training.micro_batch_size);
-    summary.micro_steps_bound = data::poisson_micro_steps(summary.batch_bound, context.world_size,
-                                                          config.training.micro_batch_size);
+        data::poisson_micro_steps(expected, readers, config.training.micro_batch_size);
+    summary.micro_steps_bound =
+        data::poisson_micro_steps(summary.batch_bound, readers, config.training.micro_batch_size);
   } else {
     summary.batch_bound = config.training.global_batch_size;  // every batch has this size
     summary.micro_steps_expected = config::accumulation_steps(config, context.world_size);

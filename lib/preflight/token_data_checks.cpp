@@ -217,17 +217,19 @@ double fetch_first_batch(const config::Config& config, int world_size) {
   dataset->limit_token_ids(config.model.vocab_size);  // as the trainer's checks do
   // A Poisson batch's size varies, and drawing it needs the run's secret key,
   // which the preflight never has: a fixed batch of one micro-batch per rank
-  // reads its micro-batch the same way.
+  // reads its micro-batch the same way. The ranks of a tensor group read the
+  // same batches, as the trainer's loader does.
+  const int readers = config::data_parallel_ranks(config, world_size);
   const std::int64_t global_batch =
       config::poisson_batches(config)
-          ? config.training.micro_batch_size * static_cast<std::int64_t>(world_size)
+          ? config.training.micro_batch_size * static_cast<std::int64_t>(readers)
           : config.training.global_batch_size;
   data::DataLoaderOptions options;
   options.sampling = {config.data.seq_len,
                       global_batch,
                       config.training.micro_batch_size,
                       0,
-                      world_size,
+                      readers,
                       static_cast<std::uint64_t>(config.run.seed)};
   options.packing = config.data.packing;
   options.long_documents = config.data.long_documents;

@@ -21,6 +21,7 @@ struct Block {
   const UnitShapes& s;
   Bytes b;
   bool base, x, y1, q, k, v, scores, att, h, up, gate, prod;
+  bool split;  // sequence parallelism: the residual stream holds part of the sequence
   std::vector<Projection> projections;
 
   Block(const UnitShapes& shapes, bool input_grad) : s(shapes), b(shapes) {
@@ -33,6 +34,7 @@ struct Block {
                    {"up_proj", s.hidden, s.intermediate},
                    {"down_proj", s.intermediate, s.hidden}};
     base = !s.lora;
+    split = b.ns != b.n;
     x = input_grad;
     y1 = x || base;
     q = y1 || adapted(0);
@@ -120,10 +122,10 @@ struct Block {
   // The second half, freed first: attention output, norm 2 and the MLP.
   std::uint64_t mlp_graph() const {
     return when(saves_input(3) && att, b.c * b.nq) + adapter_graph(3, att) +
-           when(b.fp32() && h, b.c * b.nh) + norm_graph(b, h, base) + when(y2_saved(), b.c * b.nh) +
-           adapter_graph(4, h || base) + adapter_graph(5, h || base) + adapter_graph(6, prod) +
-           when(gate, 2 * b.c * b.ni) + when(up, b.c * b.ni) +
-           when(saves_input(6) && prod, b.c * b.ni) + sandwich_graph();
+           when(b.fp32() && h, b.c * b.nhs) + norm_graph(b, h, base) +
+           when(y2_saved(), b.c * b.nh) + adapter_graph(4, h || base) +
+           adapter_graph(5, h || base) + adapter_graph(6, prod) + when(gate, 2 * b.c * b.ni) +
+           when(up, b.c * b.ni) + when(saves_input(6) && prod, b.c * b.ni) + sandwich_graph();
   }
 
   // The forward's highest point above its input. C++ locals live until the
@@ -166,19 +168,23 @@ struct Block {
                   : 0;
     const std::uint64_t norm2 = grad_mode ? norm_graph(b, h, base) : 0;
     const std::uint64_t through_mlp =
-        attention_part + locals + b.c * b.nq /* att */ + b.c * b.nh /* h */ + norm2 + mlp_adapters;
+        attention_part + locals + b.c * b.nq /* att */ + b.c * b.nhs /* h */ + norm2 + mlp_adapters;
     const std::uint64_t norm2_peak = through_mlp + norm_peak(b);
-    const std::uint64_t mlp = through_mlp + b.c * b.nh /* n2.y */ + 4 * b.c * b.ni + 2 * b.c * b.nh;
+    // Under sequence parallelism n2.y is gathered whole and down_proj's
+    // whole output reduce-scattered into the block's part.
+    const std::uint64_t mlp = through_mlp + b.c * b.nhs /* n2.y */ + when(split, b.c * b.nh) +
+                              4 * b.c * b.ni + b.c * b.nh + b.c * b.nhs;
     if (attention_kept) return std::max({norm_peak(b), rope, norm2_peak, mlp});
     return std::max({norm_peak(b), rope, products, softmax, cat, norm2_peak, mlp});
   }
 
   // down_proj's backward with the product still held, then the two gradients
-  // of silu(gate) * up.
+  // of silu(gate) * up; under sequence parallelism beside down_proj's output
+  // gradient, gathered whole from the block's part.
   std::uint64_t mlp_backward_peak() const {
     const std::uint64_t g_prod = when(prod, b.c * b.ni);
     const std::uint64_t prod_kept = when(saves_input(6) && prod, b.c * b.ni);
-    return weight_grads(6) +
+    return weight_grads(6) + when(split, b.c * b.nh) +
            std::max(g_prod, g_prod - prod_kept + when(gate, b.c * b.ni) + when(up, b.c * b.ni));
   }
   // The softmax backward: the value gradient, the weights' gradient (fp32 in
@@ -229,7 +235,7 @@ void block_forward(MemoryTimeline& t, const UnitShapes& s, const UnitCall& call,
                Part::kUnitWorkingSet);
     t.allocate(name(call, "mlp_graph"), block.mlp_graph(), Part::kUnitWorkingSet);
   }
-  t.allocate(output, block.b.c * block.b.nh,
+  t.allocate(output, block.b.c * block.b.nhs,
              call.grad_mode ? Part::kUnitWorkingSet : Part::kBoundaryActivations);
 }
 
@@ -240,7 +246,7 @@ std::string block_backward(MemoryTimeline& t, const UnitShapes& s, const UnitCal
   t.free(name(call, "mlp_graph"));
   t.allocate(name(call, "pg.mlp"), block.mlp_weight_grads(), Part::kUnitGradientBuffers);
   // h's gradient (the residual's and norm 2's summed) waits for norm 1's.
-  if (block.x) t.allocate(name(call, "gh"), b.c * b.nh, Part::kUnitWorkingSet);
+  if (block.x) t.allocate(name(call, "gh"), b.c * b.nhs, Part::kUnitWorkingSet);
   t.transient(block.attention_backward_peak(), Part::kUnitWorkingSet);
   t.allocate(name(call, "pg.attention"), block.attention_weight_grads(),
              Part::kUnitGradientBuffers);

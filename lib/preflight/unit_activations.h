@@ -46,6 +46,10 @@ struct UnitShapes {
   // The CPU casts an elementwise op's input of another dtype by copying it
   // whole first; CUDA casts on the fly.
   bool casts_by_copy = true;
+  // Sequence parallelism (parallel.sequence_parallel with T tensor ranks):
+  // the residual stream, the norms and the boundary activations hold seq / T
+  // of the sequence; attention and the MLP gather it whole. 1: no split.
+  std::int64_t sequence_parts = 1;
 
   std::int64_t tokens() const { return batch * seq; }
   bool adapted(const std::string& projection) const;

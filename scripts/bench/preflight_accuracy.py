@@ -75,7 +75,28 @@ CONFIGS = [
     ("2r-bf16-mb2-s512-L2-family-gemma3-window-128", 2, 2, 512, 2, "bf16", False, True,
      ["model.family=gemma3", "model.sliding_window=128", "model.layer_types=[sliding_attention,full_attention]",
       "model.rope_theta=1000000", "model.rope_local_theta=10000", "model.query_pre_attn_scalar=32"]),
+    # Tensor parallelism on one shape: T = 1, 2, 4 at 4 ranks (the tensor rank's
+    # heads, MLP features and vocabulary rows; sequence parallelism splits the
+    # residual stream), without sequence parallelism, and with LoRA in bf16.
+    ("4r-fp32-mb2-s512-L2-T1", 4, 2, 512, 2, "fp32", False, False, []),
+    ("4r-fp32-mb2-s512-L2-T2", 4, 2, 512, 2, "fp32", False, False,
+     ["parallel.tensor_parallel_size=2"]),
+    ("4r-fp32-mb2-s512-L2-T4", 4, 2, 512, 2, "fp32", False, False,
+     ["parallel.tensor_parallel_size=4"]),
+    ("4r-fp32-mb2-s512-L2-T2-no-sequence-parallel", 4, 2, 512, 2, "fp32", False, False,
+     ["parallel.tensor_parallel_size=2", "parallel.sequence_parallel=false"]),
+    ("4r-bf16-mb2-s256-L4-lora-tied-T2", 4, 2, 256, 4, "bf16", True, True,
+     ["parallel.tensor_parallel_size=2"]),
+    ("4r-fp32-mb2-s256-L2-no-recompute-T4", 4, 2, 256, 2, "fp32", False, False,
+     ["parallel.tensor_parallel_size=4", "training.activation_checkpointing=none"]),
 ]
+
+
+def tensor_parallel_size(extra):
+    for e in extra:
+        if e.startswith("parallel.tensor_parallel_size="):
+            return int(e.split("=", 1)[1])
+    return 1
 
 
 def write_examples_dataset(path, tokens, seq_len, vocab_size=1024):
@@ -101,7 +122,8 @@ def write_examples_dataset(path, tokens, seq_len, vocab_size=1024):
 def run_config(args, work, config):
     name, ranks, micro, seq, layers, dtype, lora, tied, extra = config
     run_dir = os.path.join(work, name)
-    global_batch = micro * ranks * 2  # two micro-steps per optimizer step
+    # Two micro-steps per optimizer step on each of world / T data-parallel ranks.
+    global_batch = micro * (ranks // tensor_parallel_size(extra)) * 2
     windows = global_batch * (args.steps + 2)
     packed = any(e.startswith("data.packing=") for e in extra)
     data = (write_examples_dataset if packed else write_token_dataset)(

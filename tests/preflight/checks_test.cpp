@@ -111,6 +111,18 @@ TEST_F(ChecksTest, BatchLayoutPassesAndNamesTheAccumulation) {
             "global_batch_size 8 = micro_batch_size 2 x 2 ranks x 2 accumulation steps");
 }
 
+// The ranks of a tensor group read the same batches: the arithmetic counts
+// world / T data-parallel ranks and says so.
+TEST_F(ChecksTest, BatchLayoutCountsDataParallelRanksUnderTensorParallelism) {
+  config.parallel.tensor_parallel_size = 4;
+  config.training.global_batch_size = 4;
+  const Check check = check_batch_layout(config, 4);
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  EXPECT_EQ(check.message,
+            "global_batch_size 4 = micro_batch_size 2 x 1 data-parallel ranks (4 ranks / "
+            "tensor_parallel_size 4) x 2 accumulation steps");
+}
+
 TEST_F(ChecksTest, BatchLayoutFailsWithTheNearestValidChoices) {
   config.training.global_batch_size = 6;
   const Check check = check_batch_layout(config, 4);

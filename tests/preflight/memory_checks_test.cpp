@@ -477,6 +477,16 @@ TEST_F(TokenDataChecksTest, FirstBatchArrivesThroughTheRealDataloader) {
   EXPECT_TRUE(report.dataloader.first_batch_s);
 }
 
+// Four tensor ranks read one data-parallel rank's batches: a global batch of
+// two micro-batches of 4 is one rank's share, not too small for 4 ranks.
+TEST_F(TokenDataChecksTest, FirstBatchUnderTensorParallelismIsOneDataParallelRanks) {
+  config.model.vocab_size = 300;
+  config.data.path = token_file("first_tensor_parallel.h5", 20000, 258);
+  config.parallel.tensor_parallel_size = 4;
+  config.training.global_batch_size = 2 * config.training.micro_batch_size;
+  EXPECT_GE(fetch_first_batch(config, 4), 0);
+}
+
 TEST_F(TokenDataChecksTest, FirstBatchThatDoesNotArriveFailsInTime) {
   config.preflight.first_batch_timeout_s = 0.5;
   PreflightReport report("cpu");

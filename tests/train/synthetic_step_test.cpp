@@ -281,6 +281,64 @@ TEST(SyntheticStepTest, PrivatePeakIsWhatTheMemoryModelPredicts) {
   }
 }
 
+struct TensorParallelShape {
+  const char* name;
+  int world;
+  std::int64_t tensor, micro;
+  bool sequence_parallel, lora, recompute, tied;
+  const char* dtype;
+  std::int64_t loss_chunk = -1;  // training.loss_chunk_tokens; -1: the default
+};
+
+// With tensor parallelism the model replays rank 0's parts: its heads, MLP
+// features and vocabulary rows, and under sequence parallelism the hidden
+// states outside attention and the MLP split along the sequence.
+TEST(SyntheticStepTest, TensorParallelPeakIsWhatTheMemoryModelPredicts) {
+  const auto meter = memory::make_memory_meter(torch::kCPU);
+  for (const TensorParallelShape& s :
+       {TensorParallelShape{"T 2", 2, 2, 2, true, false, true, false, "fp32"},
+        TensorParallelShape{"T 4", 4, 4, 2, true, false, true, false, "fp32"},
+        TensorParallelShape{"T 2 shard 2", 4, 2, 2, true, false, true, false, "fp32"},
+        TensorParallelShape{"T 2 no sequence parallel", 2, 2, 2, false, false, true, false, "fp32"},
+        TensorParallelShape{"T 4 no sequence parallel", 4, 4, 2, false, false, true, false, "fp32"},
+        TensorParallelShape{"T 2 lora bf16 tied", 2, 2, 2, true, true, true, true, "bf16"},
+        TensorParallelShape{"T 4 lora", 4, 4, 1, true, true, true, false, "fp32"},
+        TensorParallelShape{"T 2 no recompute", 2, 2, 2, true, false, false, false, "fp32"},
+        TensorParallelShape{"T 4 no recompute bf16", 4, 4, 1, true, false, false, false, "bf16"},
+        TensorParallelShape{"T 2 chunked head 32", 2, 2, 2, true, false, true, false, "fp32", 32},
+        TensorParallelShape{"T 2 unchunked head", 2, 2, 2, true, false, true, true, "fp32", 0}}) {
+    config::Config config = tiny_config();
+    config.model.hidden_size = 64;
+    config.model.intermediate_size = 128;
+    config.model.head_dim = 16;
+    config.data.seq_len = 64;
+    config.parallel.tensor_parallel_size = s.tensor;
+    config.parallel.sequence_parallel = s.sequence_parallel;
+    config.training.global_batch_size = s.micro * (s.world / s.tensor) * 2;
+    config.training.micro_batch_size = s.micro;
+    config.model.tie_word_embeddings = s.tied;
+    config.training.lora.enabled = s.lora;
+    config.training.activation_checkpointing = recompute_of(s.recompute, false);
+    if (s.loss_chunk >= 0) config.training.loss_chunk_tokens = s.loss_chunk;
+    config.training.dtype = config::choice_of<config::ComputeDtype>(s.dtype).value();
+    SyntheticStepRequest request;
+    request.micro_batch_size = s.micro;
+    request.micro_steps = 2;
+    const auto measured = run_synthetic_step(config, s.world, request, *meter).peak_bytes;
+    const auto predicted =
+        preflight::predict_step_memory(config, s.world, preflight::DeviceKind::kCpu, s.micro)
+            .peak_bytes;
+    std::printf(
+        "[tensor parallel synthetic step] %-26s measured %8lld, predicted %8llu bytes "
+        "(%+.2f%%)\n",
+        s.name, static_cast<long long>(measured), static_cast<unsigned long long>(predicted),
+        100.0 * (double(predicted) / double(measured) - 1));
+    EXPECT_LT(std::abs(double(predicted) - double(measured)),
+              0.05 * double(measured) + double(std::int64_t{320} << 10))
+        << s.name << ": predicted " << predicted << ", measured " << measured;
+  }
+}
+
 TEST(SyntheticStepTest, RunningOutOfTheLimitIsAResourceError) {
   const config::Config config = tiny_config();
   const auto meter = memory::make_memory_meter(torch::kCPU);
