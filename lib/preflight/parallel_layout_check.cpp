@@ -9,7 +9,10 @@
 #include <set>
 
 #include "config/derived.h"
+#include "config/load.h"
+#include "core/error.h"
 #include "core/units.h"
+#include "model/unit_layouts.h"
 #include "preflight/memory_checks.h"
 #include "preflight/parallel_layout_advice.h"
 
@@ -86,29 +89,56 @@ std::optional<double> measured_compute_s(const PreflightContext& context,
   return std::nullopt;
 }
 
-// Candidates with a smaller group than the chosen one hold more model state:
-// they must fit the memory budget by the analytic model (a larger group
-// holds less than the chosen one, which memory.budget judges).
-std::function<bool(int)> fits_memory(const PreflightContext& context, int chosen) {
+// Candidates must fit the memory budget by the analytic model: one with a
+// smaller group or another T than the chosen layout holds more model state
+// or other activations (a larger group at the same T holds less than the
+// chosen one, which memory.budget judges).
+std::function<bool(Layout)> fits_memory(const PreflightContext& context, Layout chosen) {
   const std::optional<std::uint64_t> budget = memory_budget(context);
   if (!budget) return nullptr;
-  return [&context, chosen, budget](int g) {
-    if (g >= chosen) return true;
+  return [&context, chosen, budget](Layout layout) {
+    if (layout.tensor == chosen.tensor && layout.shard_group >= chosen.shard_group) return true;
     config::Config other = context.config;
-    other.parallel.shard_group_size = g;
-    const PreflightContext at_g = with_config(context, other);
-    return predicted_total_bytes(at_g, other.training.micro_batch_size) <= *budget;
+    other.parallel.shard_group_size = layout.shard_group;
+    other.parallel.tensor_parallel_size = layout.tensor;
+    const PreflightContext at = with_config(context, other);
+    return predicted_total_bytes(at, other.training.micro_batch_size) <= *budget;
   };
 }
 
-std::string shard_group_setting(int n, int g) {
-  return "parallel.shard_group_size=" +
-         (g == n ? std::string("0 (full sharding)") : std::to_string(g));
+// Whether the job runs at tensor_parallel_size t with these ranks: the
+// configuration's checks, the layout's arithmetic and the model's split.
+std::function<bool(int)> runs_at_tensor(const config::Config& config, int n) {
+  return [&config, n](int t) {
+    config::Config other = config;
+    other.parallel.tensor_parallel_size = t;
+    other.parallel.shard_group_size = 0;
+    try {
+      config::validate(other);
+      config::validate_layout(other, n);
+      if (t > 1) model::tensor_parallel_plan(other);
+    } catch (const Error&) {
+      return false;
+    }
+    return true;
+  };
 }
 
-// What the advice on several nodes says of the layout before predicting it.
+// The keys that choose layout (g, t) at n ranks when the job runs at T = `configured`.
+std::string layout_setting(int n, Layout layout, int configured) {
+  const int g = layout.shard_group, t = layout.tensor;
+  return "parallel.shard_group_size=" +
+         (g * t == n ? std::string("0 (full sharding)") : std::to_string(g)) +
+         (t == configured ? std::string()
+                          : " and parallel.tensor_parallel_size=" + std::to_string(t));
+}
+
+// What the advice says of the layout before predicting it: shard groups of
+// g ranks of one tensor rank, T = t; a replica's g·t consecutive ranks are
+// the nodes its shard groups span.
 struct NodeLayout {
-  int n = 0, g = 0, m = 0, in_node = 0;
+  int n = 0, g = 0, t = 1, m = 0;
+  int in_node = 0;  // the shard group of one node's ranks (in ranks of one tensor rank)
   bool spans = false, straddles = false;
   std::string where, links, straddle_finding, straddle_fix;
 };
@@ -118,25 +148,33 @@ NodeLayout describe_node_layout(const PreflightContext& context, const ParallelS
   NodeLayout l;
   l.n = context.world_size;
   l.g = summary.shard_group_size;
+  l.t = summary.tensor_parallel_size;
   l.m = summary.ranks_per_node;
-  l.in_node = std::gcd(l.n, l.m);
-  l.spans = l.g != l.n && placement.most_nodes > 1;
+  l.in_node = std::max(1, std::gcd(l.n, l.m) / l.t);
+  const int replica = l.g * l.t;
+  l.spans = replica != l.n && placement.most_nodes > 1;
   l.straddles = l.spans && !placement.whole_nodes;
   l.links = "links " + fixed(summary.intra_node_bandwidth_gbs, 0) + " GB/s within a node, " +
             fixed(summary.inter_node_bandwidth_gbps, 0) + " Gb/s per rank between nodes";
-  l.where = layout_name(l.n, l.g) + " on " + std::to_string(summary.nodes) + " nodes of " +
-            std::to_string(l.m) + " ranks" +
+  l.where = layout_name(l.n, l.g, l.t) + " on " + std::to_string(summary.nodes) +
+            (summary.nodes == 1 ? " node of " : " nodes of ") + std::to_string(l.m) + " ranks" +
             (summary.replica_groups > 1
                  ? " (" + std::to_string(summary.replica_groups) + " replica groups)"
                  : std::string());
   l.straddle_finding = "shard groups straddle nodes (" + placement.example +
                        "): their all-gathers and reduce-scatters leave the node";
-  l.straddle_fix = l.g % l.m == 0 || l.m % l.g == 0
+  l.straddle_fix = replica % l.m == 0 || l.m % replica == 0
                        ? "start consecutive ranks on the same node (block placement: srun "
                          "--distribution=block, mpirun --map-by slot)"
                        : "set parallel.shard_group_size=" + std::to_string(l.in_node) +
-                             " (the ranks per node) or a divisor or multiple of it";
+                             " (the ranks per node" + (l.t > 1 ? " / tensor_parallel_size" : "") +
+                             ") or a divisor or multiple of it";
   return l;
+}
+
+// A layout's name; with T = 1 said when the job runs at another T.
+std::string name_of(const NodeLayout& l, int g, int t) {
+  return layout_name(l.n, g, t) + (t == 1 && l.t > 1 ? ", T=1" : "");
 }
 
 void record_prediction(ParallelSummary& summary, const LayoutAdvice& advice) {
@@ -144,14 +182,16 @@ void record_prediction(ParallelSummary& summary, const LayoutAdvice& advice) {
   summary.efficiency = advice.mine.efficiency;
   summary.exposed_comm_s = advice.mine.exposed_comm_s;
   summary.best_shard_group_size = advice.best.shard_group;
+  summary.best_tensor_parallel_size = advice.best.tensor;
   summary.best_step_s = advice.best.step_s;
   summary.best_efficiency = advice.best.efficiency;
   summary.slower = advice.slower;
   for (const auto& p : advice.candidates)
-    summary.layouts.push_back({p.shard_group, p.step_s, p.efficiency, p.exposed_comm_s,
-                               p.state_bytes_per_rank,
-                               std::find(advice.left_out.begin(), advice.left_out.end(),
-                                         p.shard_group) == advice.left_out.end()});
+    summary.layouts.push_back(
+        {p.shard_group, p.tensor, p.step_s, p.efficiency, p.exposed_comm_s, p.tensor_s,
+         p.state_bytes_per_rank,
+         std::find(advice.left_out.begin(), advice.left_out.end(),
+                   Layout{p.shard_group, p.tensor}) == advice.left_out.end()});
 }
 
 // The chosen layout against the best candidate; `fixes` gains the better group.
@@ -163,7 +203,7 @@ std::string compare_with_best(const NodeLayout& l, const LayoutAdvice& advice,
                         fixed(mine.efficiency, 2) + " against one node";
   if (advice.far) {
     finding += ", " + fixed(100 * advice.slower, 0) + "% slower than " +
-               layout_name(l.n, best.shard_group) + " (" + fixed(best.step_s, 3) +
+               name_of(l, best.shard_group, best.tensor) + " (" + fixed(best.step_s, 3) +
                " s, efficiency " + fixed(best.efficiency, 2) + ")";
     if (mine.exposed_comm_s > best.exposed_comm_s)
       finding += ": " + fixed(mine.exposed_comm_s, 3) +
@@ -174,13 +214,17 @@ std::string compare_with_best(const NodeLayout& l, const LayoutAdvice& advice,
                  std::string("its all-gathers and reduce-scatters span ") +
                  std::to_string(mine.shard_span.nodes) + " nodes (" + std::to_string(l.g - 1) +
                  " ring steps each)";
-    fixes.push_back("set " + shard_group_setting(l.n, best.shard_group) + ": predicted " +
-                    fixed(best.step_s, 3) + " s per step, model state " +
+    if (mine.tensor_s > best.tensor_s)
+      finding += "; " + fixed(mine.tensor_s, 3) +
+                 " s of tensor-parallel collectives on the compute stream against " +
+                 fixed(best.tensor_s, 3) + " s";
+    fixes.push_back("set " + layout_setting(l.n, {best.shard_group, best.tensor}, l.t) +
+                    ": predicted " + fixed(best.step_s, 3) + " s per step, model state " +
                     format_bytes(best.state_bytes_per_rank) + " per rank against " +
                     format_bytes(mine.state_bytes_per_rank));
-  } else if (best.shard_group != l.g && advice.slower > 0) {
+  } else if ((best.shard_group != l.g || best.tensor != l.t) && advice.slower > 0) {
     finding += ", within " + fixed(100 * advice.slower, advice.slower < 0.1 ? 1 : 0) +
-               "% of the best, " + layout_name(l.n, best.shard_group) + " at " +
+               "% of the best, " + name_of(l, best.shard_group, best.tensor) + " at " +
                fixed(best.step_s, 3) + " s";
   } else {
     finding += ", the best predicted layout";
@@ -201,28 +245,30 @@ std::string placement_finding(const NodeLayout& l, const ShardGroupPlacement& pl
   }
   if (needless_span) {
     if (!advice.far)
-      fixes.push_back("set parallel.shard_group_size=" + std::to_string(l.in_node) +
-                      " (the ranks per node)" +
-                      (best.shard_group != l.in_node && best.step_s < within.step_s
-                           ? ", or " + shard_group_setting(l.n, best.shard_group) +
-                                 ", the best predicted layout at " + fixed(best.step_s, 3) + " s"
-                           : std::string()));
+      fixes.push_back(
+          "set parallel.shard_group_size=" + std::to_string(l.in_node) +
+          (l.t > 1 ? " (the ranks per node / tensor_parallel_size)" : " (the ranks per node)") +
+          (best.shard_group != l.in_node && best.step_s < within.step_s
+               ? ", or " + layout_setting(l.n, {best.shard_group, best.tensor}, l.t) +
+                     ", the best predicted layout at " + fixed(best.step_s, 3) + " s"
+               : std::string()));
     return "; each shard group spans " + std::to_string(placement.most_nodes) +
-           " nodes, so its all-gathers leave the node, and " + layout_name(l.n, l.in_node) +
+           " nodes, so its all-gathers leave the node, and " + layout_name(l.n, l.in_node, l.t) +
            " within a node is predicted no slower (" + fixed(within.step_s, 3) + " s)";
   }
   if (!l.spans) return "";
   return "; each shard group spans " + std::to_string(placement.most_nodes) + " nodes (" +
-         (within_fits ? "predicted faster than " + layout_name(l.n, l.in_node) + "'s " +
+         (within_fits ? "predicted faster than " + layout_name(l.n, l.in_node, l.t) + "'s " +
                             fixed(within.step_s, 3) + " s"
-                      : layout_name(l.n, l.in_node) + " would not fit the memory budget") +
+                      : layout_name(l.n, l.in_node, l.t) + " would not fit the memory budget") +
          ")";
 }
 
-// The advice on several nodes: the chosen group's predicted step against the
-// best candidate's and, when its groups span nodes, against a group within one node.
-Check advise_multi_node(const PreflightContext& context, PreflightReport& report,
-                        ParallelSummary& summary, const ShardGroupPlacement& placement) {
+// The advice: the chosen layout's predicted step against the best
+// candidate's (every shard group and T that runs) and, when its groups span
+// nodes, against a group within one node.
+Check advise_layouts(const PreflightContext& context, PreflightReport& report,
+                     ParallelSummary& summary, const ShardGroupPlacement& placement) {
   const auto& config = context.config;
   const NodeLayout l = describe_node_layout(context, summary, placement);
   const StepTimeModel model(config, context.device, configured_workload(config, l.n),
@@ -242,10 +288,12 @@ Check advise_multi_node(const PreflightContext& context, PreflightReport& report
   summary.compute_s = compute_s;
   summary.compute_source = measured ? "synthetic_step" : "torchtitan_rate";
 
-  const auto fits = fits_memory(context, l.g);
-  const LayoutAdvice advice = advise_layout(model, l.n, l.g, compute_s, advice_groups(l.m), fits);
+  const auto fits = fits_memory(context, {l.g, l.t});
+  const std::vector<Layout> candidates = candidate_layouts(
+      model, l.n, advice_groups(l.m), advice_tensors(l.m), runs_at_tensor(config, l.n));
+  const LayoutAdvice advice = advise_layout(model, l.n, l.g, compute_s, candidates, fits);
   const LayoutPrediction within = model.predict(l.n, l.in_node, compute_s);
-  const bool within_fits = !fits || fits(l.in_node);
+  const bool within_fits = !fits || fits({l.in_node, l.t});
   const bool needless_span =
       l.spans && !l.straddles && within_fits && within.step_s <= advice.mine.step_s;
   record_prediction(summary, advice);
@@ -274,8 +322,8 @@ Check advise_multi_node(const PreflightContext& context, PreflightReport& report
 }
 
 // Tensor parallelism's groups run collectives in every layer: each must
-// stay on one host. The scaling model's advice is for T = 1.
-Check check_tensor_groups(const PreflightContext& context, int t) {
+// stay on one host.
+std::optional<Check> tensor_group_across_hosts(const PreflightContext& context, int t) {
   const std::vector<RankFacts>& ranks = context.ranks;
   const std::string size = "parallel.tensor_parallel_size " + std::to_string(t);
   for (std::size_t first = 0; first + 1 < ranks.size(); first += static_cast<std::size_t>(t)) {
@@ -292,13 +340,7 @@ Check check_tensor_groups(const PreflightContext& context, int t) {
                 " here), with consecutive ranks on each node (mpirun --map-by slot, srun's "
                 "block distribution)");
   }
-  return Check::pass(
-      kParallel, ExitCode::kUsage,
-      size + ": every tensor group within one node (" +
-          (ranks.empty() ? std::string("") : "host " + ranks.front().host + ", ") +
-          "shard groups of " +
-          std::to_string(config::shard_group_ranks(context.config.parallel, context.world_size)) +
-          " ranks); the layout advice covers tensor_parallel_size 1 only");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -307,18 +349,22 @@ Check check_parallel_layout(const PreflightContext& context, PreflightReport& re
   const auto& config = context.config;
   const int n = context.world_size;
   const int t = static_cast<int>(config.parallel.tensor_parallel_size);
-  if (t > 1) return check_tensor_groups(context, t);
+  if (t > 1)
+    if (std::optional<Check> spanning = tensor_group_across_hosts(context, t)) return *spanning;
   const int g = config::shard_group_ranks(config.parallel, n);
-  if (g < 1 || n % g != 0)
+  if (g < 1 || t < 1 || n % (g * t) != 0)
     return Check::skipped(kParallel, ExitCode::kUsage,
-                          "parallel.shard_group_size " + std::to_string(g) +
+                          "parallel.shard_group_size " + std::to_string(g) + " x " +
+                              "tensor_parallel_size " + std::to_string(t) +
                               " does not divide the " + std::to_string(n) +
                               " ranks (see layout.batch)");
   const std::vector<NodeRanks> nodes = group_by_node(context.ranks);
-  const ShardGroupPlacement placement = place_shard_groups(context.ranks, g);
+  // A replica's g·t consecutive ranks hold its shard groups.
+  const ShardGroupPlacement placement = place_shard_groups(context.ranks, g * t);
   ParallelSummary summary;
   summary.shard_group_size = g;
-  summary.replica_groups = n / g;
+  summary.tensor_parallel_size = t;
+  summary.replica_groups = n / (g * t);
   summary.nodes = std::max<int>(1, static_cast<int>(nodes.size()));
   for (const auto& node : nodes)
     summary.ranks_per_node = std::max(summary.ranks_per_node, static_cast<int>(node.ranks.size()));
@@ -327,16 +373,18 @@ Check check_parallel_layout(const PreflightContext& context, PreflightReport& re
   summary.intra_node_bandwidth_gbs = config.preflight.intra_node_bandwidth_gbs;
   summary.inter_node_bandwidth_gbps = config.preflight.inter_node_bandwidth_gbps;
   summary.threshold = kFarFromBest;
-  if (summary.nodes == 1) {
+  // On one node at T = 1 every collective stays within it and nothing is
+  // on the compute stream: no layout is predicted faster.
+  if (summary.nodes == 1 && t == 1) {
     report.parallel = summary;
     return Check::pass(kParallel, ExitCode::kUsage,
                        layout_name(n, g) + " on one node (" +
                            (nodes.empty() ? std::string("") : "host " + nodes[0].host + ", ") +
                            std::to_string(n) +
                            " ranks): every collective stays within it; the layout advice is for "
-                           "jobs on several nodes");
+                           "jobs on several nodes or with tensor parallelism");
   }
-  Check check = advise_multi_node(context, report, summary, placement);
+  Check check = advise_layouts(context, report, summary, placement);
   report.parallel = summary;
   return check;
 }

@@ -75,10 +75,12 @@ struct PrivacySummary {
 
 /// One layout layout.parallel predicted at this world size.
 struct LayoutOption {
-  int shard_group_size = 0;  // G; the world size is full sharding
+  int shard_group_size = 0;  // G (ranks of one tensor rank); world / T is full sharding
+  int tensor_parallel_size = 1;
   double step_s = 0;
-  double efficiency = 0;  // one node's step (full sharding) / this step, same work per rank
+  double efficiency = 0;  // one node's step (full sharding, same T) / this step, same work per rank
   double exposed_comm_s = 0;
+  double tensor_s = 0;              // the tensor group's collectives on the compute stream
   double state_bytes_per_rank = 0;  // 16 per trainable parameter of the shard
   bool fits_memory = true;          // predicted within the memory budget (or no worse than G's)
 };
@@ -87,22 +89,23 @@ struct LayoutOption {
 /// shard groups over the nodes, and the predicted step of this layout and of
 /// the best one (lib/preflight/parallel_layout_advice.h, scale_model.py's model).
 struct ParallelSummary {
-  int shard_group_size = 1;   // G resolved: the world size under full sharding
-  int replica_groups = 1;     // N / G
-  int nodes = 1;              // distinct hosts
-  int ranks_per_node = 1;     // the most ranks on any node
-  int shard_group_nodes = 1;  // the most nodes one shard group spans (by host name)
-  bool whole_nodes = true;    // every node's ranks are in one shard group, or groups within nodes
+  int shard_group_size = 1;      // G resolved: world / T under full sharding
+  int tensor_parallel_size = 1;  // T
+  int replica_groups = 1;        // N / (G T)
+  int nodes = 1;                 // distinct hosts
+  int ranks_per_node = 1;        // the most ranks on any node
+  int shard_group_nodes = 1;     // the most nodes one shard group spans (by host name)
+  bool whole_nodes = true;  // every node's ranks are in one shard group, or groups within nodes
   std::optional<double> compute_s;  // forward + backward per optimizer step the model was given
   std::string compute_source;       // "synthetic_step" or "torchtitan_rate"; empty: none
   double intra_node_bandwidth_gbs = 0;
   double inter_node_bandwidth_gbps = 0;
   std::optional<double> step_s, efficiency, exposed_comm_s;  // this layout
-  std::optional<int> best_shard_group_size;
+  std::optional<int> best_shard_group_size, best_tensor_parallel_size;
   std::optional<double> best_step_s, best_efficiency;
   std::optional<double> slower;       // step_s / best_step_s - 1
   double threshold = 0;               // "far from the best" above this
-  std::vector<LayoutOption> layouts;  // every layout compared, ascending G
+  std::vector<LayoutOption> layouts;  // every layout compared, ascending T, then G
 };
 
 /// The probability with which a step's batch exceeds PrivacySummary::batch_bound.

@@ -78,12 +78,15 @@ nlohmann::ordered_json parallel_json(const std::optional<ParallelSummary>& summa
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (const auto& l : p.layouts)
     layouts.push_back({{"shard_group_size", l.shard_group_size},
+                       {"tensor_parallel_size", l.tensor_parallel_size},
                        {"step_s", l.step_s},
                        {"efficiency", l.efficiency},
                        {"exposed_comm_s", l.exposed_comm_s},
+                       {"tensor_s", l.tensor_s},
                        {"state_bytes_per_rank", l.state_bytes_per_rank},
                        {"fits_memory", l.fits_memory}});
   return {{"shard_group_size", p.shard_group_size},
+          {"tensor_parallel_size", p.tensor_parallel_size},
           {"replica_groups", p.replica_groups},
           {"nodes", p.nodes},
           {"ranks_per_node", p.ranks_per_node},
@@ -98,6 +101,7 @@ nlohmann::ordered_json parallel_json(const std::optional<ParallelSummary>& summa
           {"efficiency", optional_json(p.efficiency)},
           {"exposed_comm_s", optional_json(p.exposed_comm_s)},
           {"best_shard_group_size", optional_json(p.best_shard_group_size)},
+          {"best_tensor_parallel_size", optional_json(p.best_tensor_parallel_size)},
           {"best_step_s", optional_json(p.best_step_s)},
           {"best_efficiency", optional_json(p.best_efficiency)},
           {"slower", optional_json(p.slower)},

@@ -17,7 +17,12 @@ micro-step"):
 
 then the optimizer on this rank's shard (P/G parameters) and four small
 all-reduces (target tokens, loss, gradient norm, stop agreement) over all
-ranks. Collectives cost latency + bytes / bus bandwidth with nccl-tests'
+ranks. With tensor parallelism (--tensor T: ranks laid out as replica x shard
+x tensor, G counting the ranks of one tensor rank) each rank holds its part
+of every unit (a 1/T share of the split tensors) and computes a 1/T share of
+each token, and every layer's all-gathers and reduce-scatters of the hidden
+states (all-reduces without sequence parallelism) run on the compute stream
+within the node (docs/architecture.md, "Communication per micro-step"). Collectives cost latency + bytes / bus bandwidth with nccl-tests'
 factors (doc/PERFORMANCE.md: all-gather and reduce-scatter (n-1)/n of the
 whole buffer, all-reduce 2(n-1)/n). Compute is calibrated: a measured
 tokens/s/GPU or step time at a reference layout (default: torchtitan's
@@ -93,18 +98,39 @@ class Unit:
     owned: int = None  # elements whose optimizer state it holds (None: reduced; a tied head: its norm)
 
 
-def units(shape, seq_len):
+def tensor_parallel_error(shape, t, seq_len=None, sequence_parallel=True):
+    """Why the shape cannot be split over t tensor ranks (arch::tensor_parallel_plan), or None."""
+    if t < 1:
+        return "tensor parallel size %d is not positive" % t
+    if shape.heads % t or shape.intermediate % t:
+        return "%d does not divide the heads (%d) and the intermediate size (%d)" % (
+            t, shape.heads, shape.intermediate)
+    if shape.kv_heads % t and t % shape.kv_heads:
+        return "%d neither divides nor is a multiple of the key/value heads (%d)" % (
+            t, shape.kv_heads)
+    if sequence_parallel and seq_len is not None and seq_len % t:
+        return "%d does not divide the sequence length (%d)" % (t, seq_len)
+    return None
+
+
+def units(shape, seq_len, t=1):
     """nss_hpc's FSDP units with their sizes and forward FLOPs per token
     (2 per weight, attention 4·s·heads·head_dim as in docs/performance.md's
-    MFU formula; the embedding lookup costs nothing)."""
-    h, v = shape.hidden, shape.vocab
-    out = [Unit("embedding", v * h, v * h, 0.0)]
-    attention = 4.0 * seq_len * shape.heads * shape.head_dim
-    block = shape.block_params()
-    out += [Unit("block %d" % i, block, block, 2.0 * (block - 2 * h) + attention)
+    MFU formula; the embedding lookup costs nothing): at t tensor ranks one
+    rank's parts (heads, key/value heads — one replicated when t exceeds
+    them — MLP features and rows of the vocabulary padded to a multiple of
+    t; norms whole)."""
+    h, d = shape.hidden, shape.head_dim
+    rows = -(-shape.vocab // t)  # the padded vocabulary's rows per rank
+    heads, kv = shape.heads // t, max(1, shape.kv_heads // t)
+    out = [Unit("embedding", rows * h, rows * h, 0.0)]
+    attention = 4.0 * seq_len * heads * d
+    matrices = 2 * h * heads * d + 2 * h * kv * d + 3 * h * (shape.intermediate // t)
+    block = matrices + 2 * h
+    out += [Unit("block %d" % i, block, block, 2.0 * matrices + attention)
             for i in range(shape.layers)]
-    head = h + v * h  # the norm, and either the untied head or the tied embedding again
-    out.append(Unit("head", head, head, 2.0 * v * h, h if shape.tied else None))
+    head = h + rows * h  # the norm, and either the untied head or the tied embedding again
+    out.append(Unit("head", head, head, 2.0 * rows * h, h if shape.tied else None))
     return out
 
 
@@ -216,9 +242,51 @@ class Scenario:
     compute_s: float = None         # forward + backward compute per optimizer step (no collectives)
     optimizer_s_per_param: float = 2e-11  # AdamW on the shard (docs/performance.md "GPU": ≈ 20 ms per 1.24 B)
     overlap: float = 1.0            # 1: the prefetch schedule; 0: no overlap at all
+    tensor: int = 1                 # parallel.tensor_parallel_size T (micro_steps are at this T)
+    sequence_parallel: bool = True  # parallel.sequence_parallel
+    loss_chunk: int = 512           # training.loss_chunk_tokens (the head's loss all-reduces per chunk)
 
     def tokens_per_rank(self):
+        """Tokens of one data-parallel rank (its T tensor ranks together) per step."""
         return self.seq_len * self.micro_batch * self.micro_steps
+
+
+def at_tensor(sc, t):
+    """The same job at T = t: the same global batch and micro-batch over
+    world / t data-parallel ranks, so t / T times the micro-steps; a rank's
+    compute per step is unchanged (each token costs it 1/t of its FLOPs).
+    ValueError when the micro-steps are not a whole number."""
+    steps = sc.micro_steps * t
+    if steps % sc.tensor:
+        raise ValueError("at tensor parallel size %d the global batch is %s micro-steps per rank"
+                         % (t, "%g" % (steps / sc.tensor)))
+    return replace(sc, tensor=t, micro_steps=steps // sc.tensor)
+
+
+def tensor_times(sc, net, t, tk, tm):
+    """Seconds of tensor-parallel collectives per micro-step, on the compute
+    stream, for each unit's forward and backward (embedding, blocks, head):
+    docs/architecture.md's bytes_tensor. With sequence parallelism a region is
+    an all-gather and a reduce-scatter of the micro-batch's hidden states,
+    without it an all-reduce; every norm's gradient is summed over the group
+    under sequence parallelism; the head all-reduces three fp32 values per
+    token of each loss chunk."""
+    if t <= 1:
+        return [(0.0, 0.0)] * (sc.shape.layers + 2)
+    tokens = sc.micro_batch * sc.seq_len
+    hidden = tokens * sc.shape.hidden * sc.gather_bytes
+    ag = all_gather_time(net, hidden, t, tk, tm)
+    rs = reduce_scatter_time(net, hidden, t, tk, tm)
+    ar = all_reduce_time(net, hidden, t, tk, tm)
+    sp = sc.sequence_parallel
+    norm = all_reduce_time(net, sc.shape.hidden * sc.gather_bytes, t, tk, tm) if sp else 0.0
+    region = ag + rs if sp else ar
+    chunk = min(sc.loss_chunk, tokens) if sc.loss_chunk > 0 else tokens
+    loss = 3 * -(-tokens // chunk) * all_reduce_time(net, 4 * chunk, t, tk, tm)
+    embedding = (rs if sp else ar, ag if sp else 0.0)
+    block = (2 * region, 2 * region + 2 * norm)
+    head = ((ag if sp else 0.0) + loss, (rs if sp else ar) + norm)
+    return [embedding] + [block] * sc.shape.layers + [head]
 
 
 def layouts(n, net, groups=(8, 16, 32, 64)):
@@ -227,27 +295,34 @@ def layouts(n, net, groups=(8, 16, 32, 64)):
 
 
 def step_time(sc, n, g, compute_s=None):
-    """Predicted optimizer step of one rank at world n, shard group g. Returns
-    a dict: step_s (with sc.overlap), overlapped_s (overlap 1), serial_s
-    (overlap 0), comm_s (all collectives' time), exposed_s, and the parts."""
-    if g < 1 or n % g:
-        raise ValueError("shard group size %d must divide the world size %d" % (g, n))
+    """Predicted optimizer step of one rank at world n, shard group g (ranks
+    of one tensor rank) and sc.tensor tensor ranks. Returns a dict: step_s
+    (with sc.overlap), overlapped_s (overlap 1), serial_s (overlap 0), comm_s
+    (all collectives' time), exposed_s, and the parts."""
+    t = sc.tensor
+    if g < 1 or t < 1 or n % (g * t):
+        raise ValueError("shard group size %d x tensor parallel size %d must divide the world "
+                         "size %d" % (g, t, n))
     compute = sc.compute_s if compute_s is None else compute_s
     if compute is None:
         raise ValueError("no compute time: calibrate first (calibrate())")
     net = sc.net
     recompute, gathers = CHECKPOINTING[sc.checkpointing]
-    r = n // g                                  # replica groups
-    gk, gm = span(g, 1, net)                    # the shard group: consecutive ranks
-    rk, rm = span(r, g, net)                    # a replica group: every g-th rank
-    us = units(sc.shape, sc.seq_len)
+    r = n // (g * t)                            # replica groups
+    gk, gm = span(g, t, net)                    # the shard group: every t-th rank
+    rk, rm = span(r, g * t, net)                # a replica group: every (g t)-th rank
+    tk, tm = span(t, 1, net)                    # the tensor group: consecutive ranks
+    us = units(sc.shape, sc.seq_len, t)
+    tensor = tensor_times(sc, net, t, tk, tm)
     total_w = sum(u.flops_weight for u in us) or 1.0
     per_micro = compute / sc.micro_steps
     fwd, bwd, gat, rs, ar = [], [], [], [], []
-    for u in us:
+    for u, (tensor_fwd, tensor_bwd) in zip(us, tensor):
         share = per_micro * u.flops_weight / total_w
-        fwd.append(share / (3.0 + recompute))
-        bwd.append(share * (2.0 + recompute) / (3.0 + recompute))
+        # The backward reruns the forward's collectives when it recomputes.
+        fwd.append((share / (3.0 + recompute), tensor_fwd))
+        bwd.append((share * (2.0 + recompute) / (3.0 + recompute),
+                    tensor_bwd + (tensor_fwd if recompute > 0 else 0.0)))
         padded_g = math.ceil(u.gathered / g) * g
         padded_r = math.ceil(u.reduced / g) * g
         gat.append(all_gather_time(net, padded_g * sc.gather_bytes, g, gk, gm))
@@ -256,14 +331,16 @@ def step_time(sc, n, g, compute_s=None):
     nu = len(us)
     # The compute stream's ops over the step, each needing its unit's gather
     # (forward, then backward with a second gather when checkpointing), and
-    # after a backward its reduce-scatter and, under HSDP, all-reduce.
-    ops = []
+    # after a backward its reduce-scatter and, under HSDP, all-reduce; the
+    # tensor group's collectives run on the compute stream itself.
+    ops, tensor_total = [], 0.0
     for micro in range(sc.micro_steps):
         last = micro == sc.micro_steps - 1
         with_ar = r > 1 and (sc.hsdp_allreduce == "micro" or last)
-        ops += [(fwd[i], gat[i], 0.0, 0.0) for i in range(nu)]
-        ops += [(bwd[i], gat[i] if gathers == 2 else 0.0, rs[i], ar[i] if with_ar else 0.0)
+        ops += [(sum(fwd[i]), gat[i], 0.0, 0.0) for i in range(nu)]
+        ops += [(sum(bwd[i]), gat[i] if gathers == 2 else 0.0, rs[i], ar[i] if with_ar else 0.0)
                 for i in reversed(range(nu))]
+        tensor_total += sum(f[1] + b[1] for f, b in zip(fwd, bwd))
     # Streams: compute, one FIFO stream for the shard group's collectives, and
     # the replica all-reduces (sc.replica_stream: "separate" — their own
     # stream, each after its reduce-scatter; "shared" — queued on the shard
@@ -292,14 +369,14 @@ def step_time(sc, n, g, compute_s=None):
                 rep_free = max(rep_free, comm_free) + ar_t
                 compute_free = rep_free
     overlapped_body = max(compute_free, comm_free, rep_free)
-    comm_total = sum(o[1] + o[2] + o[3] for o in ops)
+    comm_total = sum(o[1] + o[2] + o[3] for o in ops) + tensor_total
     wk, wm = span(n, 1, net)
     small = 4 * all_reduce_time(net, 8, n, wk, wm)
     # This rank's trainable shard (a tied embedding once: the head reduces its
     # gradient, the embedding unit holds its optimizer state).
     params = sum(math.ceil((u.reduced if u.owned is None else u.owned) / g) for u in us)
     optimizer = params * sc.optimizer_s_per_param
-    compute_total = sum(o[0] for o in ops)
+    compute_total = sum(o[0] for o in ops) - tensor_total
     overlapped = overlapped_body + small + optimizer
     serial = compute_total + comm_total + small + optimizer
     step = sc.overlap * overlapped + (1.0 - sc.overlap) * serial
@@ -314,7 +391,9 @@ def step_time(sc, n, g, compute_s=None):
         "gather_s": sum(o[1] for o in ops),
         "reduce_scatter_s": sum(o[2] for o in ops),
         "all_reduce_s": sum(o[3] for o in ops),
+        "tensor_s": tensor_total,
         "state_bytes_per_rank": 16 * params,
+        "tensor_group": {"size": t, "nodes": tk, "per_node": tm},
         "shard_group": {"size": g, "nodes": gk, "per_node": gm,
                         "busbw": bus_bandwidth(net, gk, gm) if g > 1 else None},
         "replica_group": {"size": r, "nodes": rk, "per_node": rm,
@@ -324,14 +403,15 @@ def step_time(sc, n, g, compute_s=None):
 
 def predict(sc, n, g):
     """step_time() plus tokens/s/GPU and the efficiency against one node
-    (gpus_per_node ranks, full sharding) at the same local batch."""
+    (gpus_per_node ranks, full sharding, the same T) at the same local batch."""
     out = step_time(sc, n, g)
     ref_n = sc.net.gpus_per_node
-    ref = step_time(sc, ref_n, ref_n)
-    out.update(n=n, g=g, layout="full" if g == n else "hsdp",
-               tokens_per_s_per_gpu=sc.tokens_per_rank() / out["step_s"],
-               tokens_per_s_per_gpu_serial=sc.tokens_per_rank() / out["serial_s"],
-               tokens_per_s_per_gpu_overlapped=sc.tokens_per_rank() / out["overlapped_s"],
+    ref = step_time(sc, ref_n, ref_n // sc.tensor)
+    gpu_tokens = sc.tokens_per_rank() / sc.tensor
+    out.update(n=n, g=g, t=sc.tensor, layout="full" if g * sc.tensor == n else "hsdp",
+               tokens_per_s_per_gpu=gpu_tokens / out["step_s"],
+               tokens_per_s_per_gpu_serial=gpu_tokens / out["serial_s"],
+               tokens_per_s_per_gpu_overlapped=gpu_tokens / out["overlapped_s"],
                efficiency=ref["step_s"] / out["step_s"])
     return out
 
@@ -354,31 +434,58 @@ def calibrate(sc, ref_n, ref_g, ref_step_s):
     return replace(sc, compute_s=0.5 * (lo + hi))
 
 
-def advise(n, g, sc, threshold=0.2, groups=(8, 16, 32, 64), max_state_bytes=None):
+def layout_name(n, g, t=1):
+    """scale_model.py's and the preflight's name of a layout (g in ranks of one tensor rank)."""
+    name = "full sharding (G=%d)" % g if g * t == n else "HSDP G=%d" % g
+    return name if t == 1 else "%s, T=%d" % (name, t)
+
+
+def candidates(n, sc, groups, tensors):
+    """The layouts advise() predicts: (g, t) for every T in `tensors` (and
+    sc.tensor) that splits the shape, divides the GPUs per node and keeps the
+    global batch whole, with full sharding and the HSDP groups of `groups`
+    GPUs (whole tensor groups) that divide n; g counts ranks of one tensor rank."""
+    out = []
+    for t in sorted(set(tensors) | {sc.tensor}):
+        if (n % t or sc.net.gpus_per_node % t
+                or tensor_parallel_error(sc.shape, t, sc.seq_len, sc.sequence_parallel)):
+            continue
+        try:
+            at_tensor(sc, t)
+        except ValueError:
+            continue
+        out += [(ranks // t, t) for ranks in layouts(n, sc.net, groups) if ranks % t == 0]
+    return out
+
+
+def advise(n, g, sc, threshold=0.2, groups=(8, 16, 32, 64), max_state_bytes=None,
+           tensors=(1,)):
     """What the preflight check layout.parallel mirrors: the predicted
-    efficiency of shard group g at world n and of the best layout, and whether
-    g is far from the best (its step more than `threshold` longer), with the
-    reason. g = 0 means full sharding (g = n). Candidates are full sharding
-    and the `groups` that divide n; with max_state_bytes, those whose model
-    state per rank (16 bytes per parameter of the shard) exceeds it are left
-    out (g itself is always predicted)."""
-    g = n if g in (0, None) else g
-    candidates = sorted(set(layouts(n, sc.net, groups)) | {g})
-    preds = {c: predict(sc, n, c) for c in candidates}
+    efficiency of shard group g at world n (and sc.tensor) and of the best
+    layout, and whether g is far from the best (its step more than
+    `threshold` longer), with the reason. g = 0 means full sharding (g = n /
+    sc.tensor). Candidates: candidates(); with max_state_bytes, those whose
+    model state per rank (16 bytes per parameter of the shard) exceeds it are
+    left out (g itself is always predicted)."""
+    g = n // sc.tensor if g in (0, None) else g
+    mine_key = (g, sc.tensor)
+    keys = sorted(set(candidates(n, sc, groups, tensors)) | {mine_key})
+    preds = {k: predict(at_tensor(sc, k[1]), n, k[0]) for k in keys}
     if max_state_bytes is not None:
-        candidates = [c for c in candidates
-                      if c == g or preds[c]["state_bytes_per_rank"] <= max_state_bytes]
-    best = min(candidates, key=lambda c: (preds[c]["step_s"], -c))
-    mine, top = preds[g], preds[best]
+        keys = [k for k in keys
+                if k == mine_key or preds[k]["state_bytes_per_rank"] <= max_state_bytes]
+    # Ties: the larger group (less model state per rank), then the smaller T.
+    best = min(keys, key=lambda k: (preds[k]["step_s"], -k[0] * k[1], k[1]))
+    mine, top = preds[mine_key], preds[best]
     slower = mine["step_s"] / top["step_s"] - 1.0
     far = slower > threshold
 
-    def name(c):
-        return "full sharding (G=%d)" % n if c == n else "HSDP G=%d" % c
+    def name(k):
+        return layout_name(n, k[0], k[1])
 
-    if g == best or slower <= 0:
+    if mine_key == best or slower <= 0:
         reason = "%s is the best predicted layout at %d GPUs (efficiency %.2f)" % (
-            name(g), n, mine["efficiency"])
+            name(mine_key), n, mine["efficiency"])
     else:
         why = []
         if mine["exposed_comm_s"] > top["exposed_comm_s"]:
@@ -388,11 +495,15 @@ def advise(n, g, sc, threshold=0.2, groups=(8, 16, 32, 64), max_state_bytes=None
         if sg["nodes"] > 1:
             why.append("its all-gathers and reduce-scatters span %d nodes (%.0f GB/s bus "
                        "bandwidth, %d ring steps each)" % (sg["nodes"], sg["busbw"] / GB, g - 1))
+        if mine["tensor_s"] > top["tensor_s"]:
+            why.append("%.3f s of tensor-parallel collectives on the compute stream against "
+                       "%.3f s" % (mine["tensor_s"], top["tensor_s"]))
         reason = "%s is predicted %.0f%% slower than %s at %d GPUs (efficiency %.2f against %.2f)%s" % (
-            name(g), 100 * slower, name(best), n, mine["efficiency"], top["efficiency"],
+            name(mine_key), 100 * slower, name(best), n, mine["efficiency"], top["efficiency"],
             ": " + "; ".join(why) if why else "")
-    return {"n": n, "g": g, "efficiency": mine["efficiency"], "step_s": mine["step_s"],
-            "best_g": best, "best_efficiency": top["efficiency"], "best_step_s": top["step_s"],
+    return {"n": n, "g": g, "t": sc.tensor, "efficiency": mine["efficiency"],
+            "step_s": mine["step_s"], "best_g": best[0], "best_t": best[1],
+            "best_efficiency": top["efficiency"], "best_step_s": top["step_s"],
             "slower": slower, "far": far, "threshold": threshold, "reason": reason}
 
 
@@ -408,6 +519,19 @@ TORCHTITAN = {
 
 # The documented tolerance of the model against torchtitan's 128-GPU figure.
 TORCHTITAN_TOLERANCE = 0.05
+
+
+def torchtitan_compute(sc):
+    """The compute per step at torchtitan's 8-GPU rate, a figure without
+    tensor parallelism: calibrated at T = 1 when the global batch allows it
+    (a rank's compute per step is the same at any T), else at sc.tensor
+    (the preflight's default calibration, StepTimeModel::calibrate_on_torchtitan)."""
+    try:
+        ref = at_tensor(sc, 1)
+    except ValueError:
+        ref = sc
+    rate = TORCHTITAN["tokens_per_s_per_gpu"][8]
+    return calibrate(ref, 8, 8 // ref.tensor, ref.tokens_per_rank() / ref.tensor / rate).compute_s
 
 
 def torchtitan_scenario(**overrides):
@@ -441,9 +565,13 @@ def torchtitan_check(**overrides):
 
 
 def table(sc, worlds, groups):
+    """Every layout of `groups` GPUs (whole tensor groups) at each world size, at sc.tensor."""
     rows = []
+    t = sc.tensor
     for n in worlds:
-        preds = [predict(sc, n, g) for g in layouts(n, sc.net, groups)]
+        if n % t:
+            continue
+        preds = [predict(sc, n, x // t) for x in layouts(n, sc.net, groups) if x % t == 0]
         best = min(preds, key=lambda p: (p["step_s"], -p["g"]))
         for p in preds:
             p["best"] = p is best
@@ -456,7 +584,7 @@ def markdown(sc, rows):
              "| comm s | exposed s | state GiB/rank | best |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for p in rows:
-        lay = "full (G=%d)" % p["n"] if p["g"] == p["n"] else "HSDP G=%d" % p["g"]
+        lay = layout_name(p["n"], p["g"], p["t"]).replace("full sharding", "full")
         lines.append("| %d | %s | %.3f | %.0f | %.3f | %.0f | %.3f | %.3f | %.1f | %s |" % (
             p["n"], lay, p["step_s"], p["tokens_per_s_per_gpu"], p["efficiency"],
             p["tokens_per_s_per_gpu_serial"], p["comm_s"], p["exposed_comm_s"],
@@ -472,25 +600,27 @@ def pivot(rows, groups):
     by_n = {}
     for p in rows:
         by_n.setdefault(p["n"], []).append(p)
-    for n, preds in by_n.items():
+    for n, preds in by_n.items():  # columns by GPUs per shard group (g x T)
         cells = {"full": "%.3f" % preds[0]["efficiency"]}
         for p in preds[1:]:
-            cells["G=%d" % p["g"]] = "%.3f" % p["efficiency"]
+            cells["G=%d" % (p["g"] * p["t"])] = "%.3f" % p["efficiency"]
         best = [p for p in preds if p["best"]][0]
         lines.append("| %d | %s | %s | %.0f |" % (
             n, " | ".join(cells.get(c, "") for c in cols),
-            "full" if best["g"] == n else "G=%d" % best["g"], best["tokens_per_s_per_gpu"]))
+            "full" if best["g"] * best["t"] == n else "G=%d" % (best["g"] * best["t"]),
+            best["tokens_per_s_per_gpu"]))
     return "\n".join(lines)
 
 
 def describe(sc):
     net = sc.net
-    return ("%s parameters, seq %d × micro-batch %d × %d micro-step(s) = %d tokens/GPU/step; "
+    return ("%s parameters, seq %d × micro-batch %d × %d micro-step(s) / T %d = %g tokens/GPU/step; "
             "compute %.4f s/step; gathers %d B, reduction %d B per element; checkpointing %s; "
             "HSDP all-reduce %s, %s stream; overlap %.2f; %d GPUs/node, intra %.0f GB/s, "
             "NIC %.0f GB/s/GPU (%s), alpha %.1f/%.1f/%.1f us (intra/inter/base)" % (
                 "{:,}".format(sc.shape.parameters()), sc.seq_len, sc.micro_batch, sc.micro_steps,
-                sc.tokens_per_rank(), sc.compute_s, sc.gather_bytes, sc.reduce_bytes,
+                sc.tensor, sc.tokens_per_rank() / sc.tensor, sc.compute_s, sc.gather_bytes,
+                sc.reduce_bytes,
                 sc.checkpointing, sc.hsdp_allreduce, sc.replica_stream, sc.overlap,
                 net.gpus_per_node, net.intra_busbw / GB, net.nic_bw / GB, net.inter_model,
                 net.alpha_intra * 1e6, net.alpha_inter * 1e6, net.alpha_base * 1e6))
@@ -513,11 +643,21 @@ def metrics_step_time(path, skip=2):
 
 def model_comm_bytes(sc, n, g):
     """The step's bytes in the nccl-tests convention, as metrics.jsonl's comm_bytes
-    counts them (docs/architecture.md), without the small all-reduces."""
-    _, gathers = CHECKPOINTING[sc.checkpointing]
+    counts them (docs/architecture.md), without the small all-reduces and the
+    gradients summed over the tensor group."""
+    recompute, gathers = CHECKPOINTING[sc.checkpointing]
+    t = sc.tensor
     total = 0.0
-    r = n // g
-    for u in units(sc.shape, sc.seq_len):
+    r = n // (g * t)
+    if t > 1:  # bytes_tensor's activation terms
+        forwards = 2 if recompute > 0 else 1
+        sp = sc.sequence_parallel
+        tokens = sc.micro_batch * sc.seq_len
+        halves = (4 * sc.shape.layers * (forwards + 1) + forwards * (1 if sp else 2)
+                  + (1 if sp else 0) + (forwards + 1 if sp else 2))
+        total += sc.micro_steps * (t - 1) / t * (
+            tokens * sc.shape.hidden * sc.gather_bytes * halves + 24 * tokens * forwards)
+    for u in units(sc.shape, sc.seq_len, t):
         pg, pr = math.ceil(u.gathered / g) * g, math.ceil(u.reduced / g) * g
         total += sc.micro_steps * (g - 1) / g * (gathers * pg * sc.gather_bytes + pr * sc.reduce_bytes)
         if r > 1:
@@ -549,6 +689,13 @@ def parse_args(argv):
                    default="separate",
                    help="HSDP all-reduces on their own stream, queued behind the gathers, or "
                         "waited for by the host (default separate)")
+    w.add_argument("--tensor", type=int, default=1,
+                   help="parallel.tensor_parallel_size T (--micro-steps are at this T; the "
+                        "shard group --advise takes counts ranks of one tensor rank)")
+    w.add_argument("--no-sequence-parallel", action="store_true",
+                   help="parallel.sequence_parallel false: all-reduces instead of all-gathers "
+                        "and reduce-scatters")
+    w.add_argument("--loss-chunk", type=int, default=512, help="training.loss_chunk_tokens")
     w.add_argument("--overlap", type=float, default=1.0,
                    help="1: the simulated prefetch schedule; 0: no overlap; between: a mix")
     w.add_argument("--optimizer-s-per-param", type=float, default=2e-11,
@@ -561,6 +708,9 @@ def parse_args(argv):
     c.add_argument("--ref-metrics", help="nss_hpc metrics.jsonl of the reference run (median step_time_s)")
     c.add_argument("--ref-gpus", type=int, default=8)
     c.add_argument("--ref-group", type=int, default=0, help="reference shard group (0: full sharding)")
+    c.add_argument("--ref-tensor", type=int, default=1,
+                   help="the reference run's tensor parallel size (default 1, as torchtitan's "
+                        "figure; a rank's compute per step is the same at any T)")
     n = p.add_argument_group("network")
     n.add_argument("--gpus-per-node", type=int, default=8)
     n.add_argument("--intra-gbps", type=float, default=450.0,
@@ -575,7 +725,9 @@ def parse_args(argv):
     n.add_argument("--inter-model", choices=("rails", "single-nic"), default="rails")
     o = p.add_argument_group("output")
     o.add_argument("--worlds", default="8,16,32,64,128,256,512,1024")
-    o.add_argument("--groups", default="8,16,32,64", help="HSDP group sizes to try")
+    o.add_argument("--groups", default="8,16,32,64", help="HSDP group sizes to try, in GPUs")
+    o.add_argument("--tensors", default="1",
+                   help="tensor parallel sizes --advise tries (e.g. 1,2,4,8)")
     o.add_argument("--json", action="store_true")
     o.add_argument("--pivot", action="store_true",
                    help="one line per world size: each layout's efficiency and the best")
@@ -607,14 +759,20 @@ def scenario_from_args(a):
                   micro_steps=a.micro_steps, gather_bytes=2 if a.gather_dtype == "bf16" else 4,
                   reduce_bytes=4 if a.reduce_dtype == "fp32" else 2, checkpointing=a.checkpointing,
                   hsdp_allreduce=a.hsdp_allreduce, replica_stream=a.replica_stream, net=net,
-                  optimizer_s_per_param=a.optimizer_s_per_param, overlap=a.overlap)
+                  optimizer_s_per_param=a.optimizer_s_per_param, overlap=a.overlap,
+                  tensor=a.tensor, sequence_parallel=not a.no_sequence_parallel,
+                  loss_chunk=a.loss_chunk)
+    error = tensor_parallel_error(shape, a.tensor, a.seq_len, sc.sequence_parallel)
+    if error:
+        raise ValueError("--tensor %d: %s" % (a.tensor, error))
     notes = []
     if a.compute_s is not None:
         return replace(sc, compute_s=a.compute_s), notes
-    ref_g = a.ref_group or a.ref_gpus
+    ref = at_tensor(sc, a.ref_tensor)
+    ref_g = a.ref_group or a.ref_gpus // a.ref_tensor
     if a.ref_metrics:
         ref_step, comm = metrics_step_time(a.ref_metrics)
-        expect = model_comm_bytes(sc, a.ref_gpus, ref_g)
+        expect = model_comm_bytes(ref, a.ref_gpus, ref_g)
         if comm and abs(comm / expect - 1.0) > 0.02:
             notes.append("metrics comm_bytes %.4g differ from the model's %.4g by %.1f%%: "
                          "check the shape and workload options" % (comm, expect, 100 * (comm / expect - 1)))
@@ -626,8 +784,8 @@ def scenario_from_args(a):
             notes.append("compute calibrated on torchtitan's 5,762 tokens/s/GPU (Llama-3.1-8B, 8 "
                          "H100s); give --compute-s, --ref-step-s, --ref-metrics or "
                          "--ref-tokens-per-s-per-gpu for your own")
-        ref_step = sc.tokens_per_rank() / a.ref_tokens_per_s_per_gpu
-    return calibrate(sc, a.ref_gpus, ref_g, ref_step), notes
+        ref_step = ref.tokens_per_rank() / ref.tensor / a.ref_tokens_per_s_per_gpu
+    return replace(sc, compute_s=calibrate(ref, a.ref_gpus, ref_g, ref_step).compute_s), notes
 
 
 def main(argv=None):
@@ -666,7 +824,8 @@ def main(argv=None):
 def report(a, sc, notes, groups):
     if a.advise:
         res = advise(a.advise[0], a.advise[1], sc, a.threshold, groups,
-                     None if a.max_state_gib is None else a.max_state_gib * 2 ** 30)
+                     None if a.max_state_gib is None else a.max_state_gib * 2 ** 30,
+                     tuple(int(x) for x in a.tensors.split(",") if x))
         if a.json:
             print(json.dumps(res, indent=1))
         else:

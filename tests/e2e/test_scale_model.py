@@ -3,7 +3,8 @@
 formulas against hand computations, the unit sizes and bytes against
 docs/model.md and docs/architecture.md, the degenerate HSDP layout, monotonic
 behaviour, the torchtitan comparison within its documented tolerance, the
-advice, and the command line's JSON. Pure Python, no binaries, a few seconds."""
+advice, tensor parallelism (parts, collectives on the compute stream, the
+same global batch at another T, the advice over T), and the command line's JSON. Pure Python, no binaries, a few seconds."""
 import dataclasses
 import importlib.util
 import json
@@ -279,6 +280,90 @@ class CommandLine(unittest.TestCase):
             self.assertAlmostEqual(ref["step_s"], 0.41, places=6)  # median of steps 3..5
             out = json.loads(run(*(args + ["--layers", "16"])).stdout)
             self.assertIn("comm_bytes", out["notes"][0])
+
+
+class TensorParallelism(unittest.TestCase):
+    TINY = sm.Shape(hidden=64, intermediate=176, layers=2, heads=4, kv_heads=2, head_dim=16,
+                    vocab=258, tied=False)
+    NET = sm.Network(gpus_per_node=8, intra_busbw=100 * GB, nic_bw=10 * GB, alpha_intra=1e-6,
+                     alpha_inter=10e-6, alpha_base=2e-6)
+
+    def test_a_ranks_parts(self):
+        # T = 4: one head, the 2 key/value heads replicated (one per rank),
+        # 44 MLP features, ceil(258 / 4) = 65 vocabulary rows; norms whole.
+        units = sm.units(self.TINY, 32, 4)
+        self.assertEqual(units[0].gathered, 65 * 64)
+        matrices = 2 * 64 * 16 + 2 * 64 * 16 + 3 * 64 * 44
+        self.assertEqual(units[1].gathered, matrices + 2 * 64)
+        self.assertEqual(units[1].flops_weight, 2.0 * matrices + 4.0 * 32 * 1 * 16)
+        self.assertEqual(units[-1].gathered, 64 + 65 * 64)
+        self.assertEqual(sm.units(self.TINY, 32, 1), sm.units(self.TINY, 32))
+        self.assertIn("heads (4)", sm.tensor_parallel_error(self.TINY, 3, 32) or "")
+        six = dataclasses.replace(self.TINY, heads=12, kv_heads=6)
+        self.assertIn("key/value heads (6)", sm.tensor_parallel_error(six, 4, 32) or "")
+        self.assertIsNotNone(sm.tensor_parallel_error(self.TINY, 4, 30))  # sequence parallel
+        self.assertIsNone(sm.tensor_parallel_error(self.TINY, 4, 30, sequence_parallel=False))
+
+    def test_collectives_on_the_compute_stream(self):
+        # One micro-step of 2 x 32 tokens at T = 2 with recompute, sequence
+        # parallel: every block moves two regions (an all-gather and a
+        # reduce-scatter of the hidden states each) in each of its two
+        # forwards and its backward, and sums its two norms' gradients.
+        sc = sm.Scenario(shape=self.TINY, seq_len=32, micro_batch=2, micro_steps=1, tensor=2,
+                         net=self.NET, compute_s=0.0, loss_chunk=16)
+        hidden = 2 * 32 * 64 * 2
+        ag = sm.all_gather_time(self.NET, hidden, 2, 1, 2)
+        norm = sm.all_reduce_time(self.NET, 64 * 2, 2, 1, 2)
+        loss = 3 * 4 * sm.all_reduce_time(self.NET, 4 * 16, 2, 1, 2)
+        block = 3 * 2 * 2 * ag + 2 * norm  # forward, recompute, backward (with the norms)
+        embedding = ag + ag + ag  # reduce-scatter forward (twice: recompute), gather backward
+        head = 2 * (ag + loss) + ag + norm
+        step = sm.step_time(sc, 2, 1)
+        self.assertAlmostEqual(step["tensor_s"], 2 * block + embedding + head, places=15)
+        self.assertEqual(step["tensor_group"], {"size": 2, "nodes": 1, "per_node": 2})
+        # Without compute or shard group collectives the step is the tensor
+        # collectives, the small all-reduces and AdamW in sequence.
+        self.assertAlmostEqual(step["compute_s"], 0.0, places=15)
+        self.assertAlmostEqual(step["exposed_comm_s"], step["comm_s"], places=12)
+        # Without sequence parallelism a region is an all-reduce of the same buffer.
+        no_sp = sm.step_time(dataclasses.replace(sc, sequence_parallel=False), 2, 1)
+        ar = sm.all_reduce_time(self.NET, hidden, 2, 1, 2)
+        self.assertAlmostEqual(no_sp["tensor_s"],
+                               2 * (2 * 2 * ar + 2 * ar) + 2 * ar + 2 * loss + ar, places=15)
+
+    def test_the_same_global_batch_at_another_t(self):
+        sc = short_step(2048, micro_steps=2)
+        self.assertEqual(sm.at_tensor(sc, 4).micro_steps, 8)
+        self.assertEqual(sm.at_tensor(sm.at_tensor(sc, 4), 2).micro_steps, 4)
+        with self.assertRaises(ValueError):  # 3 micro-steps at T = 2 are 1.5 at T = 1
+            sm.at_tensor(dataclasses.replace(sc, micro_steps=3, tensor=2), 1)
+        with self.assertRaises(ValueError):  # 2 micro-steps at T = 4 are half of one at T = 1
+            sm.at_tensor(dataclasses.replace(sc, tensor=4), 1)
+        # A rank's tokens per GPU and compute are the same; T adds collectives.
+        t1, t4 = sm.predict(sc, 8, 8), sm.predict(sm.at_tensor(sc, 4), 8, 2)
+        self.assertGreater(t4["tensor_s"], 0.0)
+        self.assertAlmostEqual(t4["compute_s"], t1["compute_s"], places=9)
+        self.assertLess(t4["tokens_per_s_per_gpu"], t1["tokens_per_s_per_gpu"])
+        # The same share of the split tensors; the norms whole on every tensor rank.
+        self.assertGreater(t4["state_bytes_per_rank"], t1["state_bytes_per_rank"])
+        self.assertLess(t4["state_bytes_per_rank"], 1.001 * t1["state_bytes_per_rank"])
+
+    def test_advice_over_t(self):
+        sc = short_step(2048)
+        keys = sm.candidates(64, sc, (8, 16, 32, 64), (1, 2, 4, 8))
+        self.assertIn((32, 2), keys)  # full sharding at T = 2
+        self.assertIn((1, 8), keys)   # HSDP of one node's tensor group
+        self.assertNotIn((64, 2), keys)
+        advice = sm.advise(64, 0, sm.at_tensor(sc, 8), tensors=(1, 2, 4, 8))
+        self.assertEqual((advice["t"], advice["best_t"]), (8, 1))
+        self.assertIn("tensor-parallel collectives on the compute stream", advice["reason"])
+        proc = run("--advise", "64", "0", "--tensor", "8", "--micro-steps", "8", "--tensors",
+                   "1,2,4,8", "--seq-len", "2048", "--micro-batch", "1", "--json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["best_t"], 1)
+        proc = run("--tensor", "3")
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--tensor 3", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -187,7 +187,8 @@ TEST(Advice, FullShardingOverSixtyFourNodesAtShortStepsIsFar) {
   const StepTimeModel model(config, DeviceKind::kCuda, configured_workload(config, 512),
                             configured_links(config.preflight, 8));
   const double compute = model.calibrate_on_torchtitan();
-  const LayoutAdvice advice = advise_layout(model, 512, 0, compute, advice_groups(8));
+  const std::vector<Layout> groups = candidate_layouts(model, 512, advice_groups(8), {1}, nullptr);
+  const LayoutAdvice advice = advise_layout(model, 512, 0, compute, groups);
   EXPECT_EQ(advice.mine.shard_group, 512);
   EXPECT_EQ(advice.best.shard_group, 16);
   EXPECT_TRUE(advice.far);
@@ -195,11 +196,13 @@ TEST(Advice, FullShardingOverSixtyFourNodesAtShortStepsIsFar) {
   EXPECT_EQ(advice.candidates.size(), 5u);
   // Left out for memory, G=16 cannot be the best.
   const LayoutAdvice fitting =
-      advise_layout(model, 512, 0, compute, advice_groups(8), [](int g) { return g >= 32; });
+      advise_layout(model, 512, 0, compute, groups, [](Layout l) { return l.shard_group >= 32; });
   EXPECT_EQ(fitting.best.shard_group, 32);
-  EXPECT_EQ(fitting.left_out, (std::vector<int>{8, 16}));
+  EXPECT_EQ(fitting.left_out, (std::vector<Layout>{{8, 1}, {16, 1}}));
   EXPECT_EQ(layout_name(512, 512), "full sharding (G=512)");
   EXPECT_EQ(layout_name(512, 16), "HSDP G=16");
+  EXPECT_EQ(layout_name(512, 256, 2), "full sharding (G=256), T=2");
+  EXPECT_EQ(layout_name(512, 4, 2), "HSDP G=4, T=2");
 }
 
 // --- the check -------------------------------------------------------------
@@ -240,7 +243,7 @@ TEST_F(ParallelLayoutCheck, OneNodePassesWithANote) {
   EXPECT_EQ(check.status, CheckStatus::kPass);
   EXPECT_EQ(check.message,
             "full sharding (G=4) on one node (host node0, 4 ranks): every collective stays within "
-            "it; the layout advice is for jobs on several nodes");
+            "it; the layout advice is for jobs on several nodes or with tensor parallelism");
   ASSERT_TRUE(report.parallel);
   EXPECT_EQ(report.parallel->nodes, 1);
   EXPECT_EQ(report.parallel->shard_group_size, 4);
@@ -273,10 +276,19 @@ TEST_F(ParallelLayoutCheck, FullShardingOverSixtyFourNodesWarnsWithTheBestGroup)
   EXPECT_EQ(s.shard_group_nodes, 64);
   EXPECT_EQ(s.compute_source, "torchtitan_rate");
   EXPECT_EQ(*s.best_shard_group_size, 16);
+  EXPECT_EQ(*s.best_tensor_parallel_size, 1);
   EXPECT_NEAR(*s.slower, 1.285, 0.001);
-  ASSERT_EQ(s.layouts.size(), 5u);
+  // Full sharding and G = 8 .. 64 ranks at T = 1, 2, 4, 8 (ranks of one
+  // tensor rank: G = 512 / T .. 8 / T).
+  ASSERT_EQ(s.layouts.size(), 20u);
   EXPECT_EQ(s.layouts.front().shard_group_size, 8);
-  EXPECT_EQ(s.layouts.back().shard_group_size, 512);
+  EXPECT_EQ(s.layouts[4].shard_group_size, 512);
+  EXPECT_EQ(s.layouts[4].tensor_s, 0.0);
+  EXPECT_EQ(s.layouts[5].shard_group_size, 4);
+  EXPECT_EQ(s.layouts[5].tensor_parallel_size, 2);
+  EXPECT_GT(s.layouts[5].tensor_s, 0.0);
+  EXPECT_EQ(s.layouts.back().shard_group_size, 64);
+  EXPECT_EQ(s.layouts.back().tensor_parallel_size, 8);
 }
 
 TEST_F(ParallelLayoutCheck, TheBestGroupPasses) {
@@ -321,7 +333,12 @@ TEST_F(ParallelLayoutCheck, TensorGroupsMustStayInsideANode) {
       "parallel: {tensor_parallel_size: 4}\n");
   Check check = run(cluster(2, 4));
   EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
-  EXPECT_NE(check.message.find("every tensor group within one node"), std::string::npos);
+  EXPECT_EQ(check.message.rfind("full sharding (G=2), T=4 on 2 nodes of 4 ranks: predicted step "
+                                "0.025 s, efficiency 0.99 against one node, within 15% of the "
+                                "best, HSDP G=4, T=1 at 0.022 s",
+                                0),
+            0u)
+      << check.message;
   std::vector<RankFacts> dealt;  // round-robin over 2 nodes
   for (int r = 0; r < 8; ++r) dealt.push_back(rank_on(r, "node" + std::to_string(r % 2), r / 2, 4));
   check = run(dealt);
@@ -337,6 +354,34 @@ TEST_F(ParallelLayoutCheck, TensorGroupsMustStayInsideANode) {
   EXPECT_NE(check.message.find("tensor group 1 (ranks 4-7) spans hosts node0 and node1"),
             std::string::npos)
       << check.message;
+}
+
+// On one node the advice runs for a job with tensor parallelism: T = 8
+// puts every layer's all-gathers and reduce-scatters on the compute stream,
+// while full sharding at T = 1 hides its collectives behind compute.
+TEST_F(ParallelLayoutCheck, TensorParallelismWithoutNeedOnOneNodeWarns) {
+  use("model: {preset: llama-3.1-8b}\ndata: {seq_len: 8192}\n"
+      "training: {dtype: bf16, micro_batch_size: 1, global_batch_size: 8}\n"
+      "parallel: {tensor_parallel_size: 8}\n");
+  const Check check = run(cluster(1, 8));
+  EXPECT_EQ(check.status, CheckStatus::kWarn) << check.message;
+  EXPECT_EQ(check.message.rfind("full sharding (G=1), T=8 on 1 node of 8 ranks: predicted step "
+                                "1.958 s, efficiency 1.00 against one node, 38% slower than full "
+                                "sharding (G=8), T=1 (1.422 s, efficiency 1.00)",
+                                0),
+            0u)
+      << check.message;
+  EXPECT_NE(check.message.find("0.545 s of tensor-parallel collectives on the compute stream "
+                               "against 0.000 s"),
+            std::string::npos)
+      << check.message;
+  EXPECT_EQ(check.remediation.rfind("set parallel.shard_group_size=0 (full sharding) and "
+                                    "parallel.tensor_parallel_size=1: predicted 1.422 s per step",
+                                    0),
+            0u)
+      << check.remediation;
+  EXPECT_EQ(report.parallel->tensor_parallel_size, 8);
+  EXPECT_EQ(*report.parallel->best_tensor_parallel_size, 1);
 }
 
 TEST_F(ParallelLayoutCheck, GroupsSpanningNodesForNothingWarn) {
@@ -389,10 +434,22 @@ TEST_F(ParallelLayoutCheck, ALayoutThatDoesNotFitIsNotSuggested) {
   for (auto& r : ranks) r.memory.usable_bytes = std::uint64_t{64} << 30;
   const Check check = run(ranks, DeviceKind::kCpu);
   const ParallelSummary& s = *report.parallel;
-  ASSERT_EQ(s.layouts.size(), 5u) << check.message;
+  ASSERT_EQ(s.layouts.size(), 20u) << check.message;
   EXPECT_FALSE(s.layouts[0].fits_memory);  // G = 8
   EXPECT_FALSE(s.layouts[1].fits_memory);  // G = 16
-  EXPECT_GE(*s.best_shard_group_size, 32) << check.message;
+  // G = 32 and 64 at T = 1 do not fit either (the head's [V, H] products);
+  // at T = 2 a rank holds half the vocabulary: G = 16 fits and beats full
+  // sharding, whose all-gathers span 64 nodes.
+  EXPECT_FALSE(s.layouts[3].fits_memory);  // G = 64
+  EXPECT_TRUE(s.layouts[4].fits_memory);   // full sharding
+  EXPECT_EQ(*s.best_shard_group_size, 16) << check.message;
+  EXPECT_EQ(*s.best_tensor_parallel_size, 2) << check.message;
+  EXPECT_EQ(check.status, CheckStatus::kWarn) << check.message;
+  EXPECT_EQ(check.remediation.rfind("set parallel.shard_group_size=16 and "
+                                    "parallel.tensor_parallel_size=2: predicted 0.334 s per step",
+                                    0),
+            0u)
+      << check.remediation;
 }
 
 }  // namespace

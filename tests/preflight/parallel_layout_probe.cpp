@@ -3,10 +3,12 @@
 // scripts/bench/scale_model.py on the same inputs: the units at the
 // configured shard group, the compute time (given, or calibrated on
 // torchtitan's rate), a prediction per group size, and the advice for
-// parallel.shard_group_size.
+// parallel.shard_group_size and parallel.tensor_parallel_size.
 // usage: parallel_layout_probe CONFIG_YAML WORLD RANKS_PER_NODE COMPUTE_S|calibrate GROUPS
 //          [--single-nic] [--replica-stream separate|shared|blocking] [--overlap F]
-//   GROUPS: comma-separated group sizes to predict (and the advice's candidates)
+//          [--tensors T,...]
+//   GROUPS: comma-separated group sizes in ranks to predict at the configured
+//   T (and the advice's candidates); --tensors: the T the advice tries (1)
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -23,7 +25,7 @@ namespace {
 
 using nss::preflight::LayoutPrediction;
 
-std::vector<int> parse_groups(const std::string& text) {
+std::vector<int> parse_list(const std::string& text) {
   std::vector<int> groups;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');)
@@ -33,6 +35,8 @@ std::vector<int> parse_groups(const std::string& text) {
 
 nlohmann::ordered_json prediction_json(const LayoutPrediction& p) {
   return {{"g", p.shard_group},
+          {"t", p.tensor},
+          {"tensor_s", p.tensor_s},
           {"step_s", p.step_s},
           {"overlapped_s", p.overlapped_s},
           {"serial_s", p.serial_s},
@@ -57,7 +61,8 @@ int main(int argc, char** argv) {
   if (argc < 6) {
     std::fprintf(stderr,
                  "usage: parallel_layout_probe CONFIG_YAML WORLD RANKS_PER_NODE "
-                 "COMPUTE_S|calibrate GROUPS [--single-nic] [--replica-stream S] [--overlap F]\n");
+                 "COMPUTE_S|calibrate GROUPS [--single-nic] [--replica-stream S] [--overlap F] "
+                 "[--tensors T,...]\n");
     return 2;
   }
   try {
@@ -65,6 +70,7 @@ int main(int argc, char** argv) {
     const int n = std::atoi(argv[2]);
     LinkModel links = configured_links(config.preflight, std::atoi(argv[3]));
     StepWorkload workload = configured_workload(config, n);
+    std::vector<int> tensors{1};
     for (int i = 6; i < argc; ++i) {
       const std::string option = argv[i];
       if (option == "--single-nic") {
@@ -76,6 +82,8 @@ int main(int argc, char** argv) {
                                                          : ReplicaStream::kSeparate;
       } else if (option == "--overlap" && i + 1 < argc) {
         workload.overlap = std::atof(argv[++i]);
+      } else if (option == "--tensors" && i + 1 < argc) {
+        tensors = parse_list(argv[++i]);
       } else {
         std::fprintf(stderr, "parallel_layout_probe: unknown option %s\n", option.c_str());
         return 2;
@@ -85,11 +93,12 @@ int main(int argc, char** argv) {
     const std::string compute_arg = argv[4];
     const double compute_s =
         compute_arg == "calibrate" ? model.calibrate_on_torchtitan() : std::atof(argv[4]);
-    const std::vector<int> groups = parse_groups(argv[5]);
+    const std::vector<int> groups = parse_list(argv[5]);
     const int g = nss::config::shard_group_ranks(config.parallel, n);
+    const int t = workload.tensor;
 
     nlohmann::ordered_json units = nlohmann::ordered_json::array();
-    for (const auto& u : unit_costs(config, nss::DeviceKind::kCuda, g))
+    for (const auto& u : unit_costs(config, nss::DeviceKind::kCuda, g, t))
       units.push_back({{"gathered_bytes", u.gathered_bytes},
                        {"reduced_bytes", u.reduced_bytes},
                        {"replica_reduced_bytes", u.replica_reduced_bytes},
@@ -98,9 +107,10 @@ int main(int argc, char** argv) {
                        {"backward", u.backward}});
     nlohmann::ordered_json predictions = nlohmann::ordered_json::array();
     for (const int group : groups)
-      if (group >= 1 && n % group == 0)
-        predictions.push_back(prediction_json(model.predict(n, group, compute_s)));
-    const LayoutAdvice advice = advise_layout(model, n, g, compute_s, groups);
+      if (group >= t && group % t == 0 && n % group == 0)
+        predictions.push_back(prediction_json(model.predict(n, group / t, compute_s)));
+    const LayoutAdvice advice = advise_layout(
+        model, n, g, compute_s, candidate_layouts(model, n, groups, tensors, nullptr));
     const nlohmann::ordered_json out = {{"tokens_per_rank", workload.tokens_per_rank},
                                         {"micro_steps", workload.micro_steps},
                                         {"compute_s", compute_s},
@@ -108,7 +118,9 @@ int main(int argc, char** argv) {
                                         {"predictions", predictions},
                                         {"advice",
                                          {{"g", advice.mine.shard_group},
+                                          {"t", advice.mine.tensor},
                                           {"best_g", advice.best.shard_group},
+                                          {"best_t", advice.best.tensor},
                                           {"step_s", advice.mine.step_s},
                                           {"best_step_s", advice.best.step_s},
                                           {"efficiency", advice.mine.efficiency},

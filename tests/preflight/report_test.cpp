@@ -194,7 +194,9 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   parallel.step_s = 2.5;
   parallel.best_shard_group_size = 16;
   parallel.compute_source = "synthetic_step";
-  parallel.layouts = {{8, 2.5, 0.98, 0.01, 1e9, true}, {16, 2.4, 1.0, 0.005, 5e8, true}};
+  parallel.best_tensor_parallel_size = 2;
+  parallel.layouts = {{8, 1, 2.5, 0.98, 0.01, 0.0, 1e9, true},
+                      {8, 2, 2.4, 1.0, 0.005, 0.3, 5e8, true}};
   report.parallel = parallel;
   json = report_to_json(report, verdict, 2, 1.5, {});
   EXPECT_EQ(json["parallel"]["shard_group_size"], 8);
@@ -203,7 +205,11 @@ TEST(PreflightJson, SchemaWithFieldsTheLaterChecksFill) {
   EXPECT_EQ(json["parallel"]["compute_source"], "synthetic_step");
   EXPECT_TRUE(json["parallel"]["efficiency"].is_null());
   ASSERT_EQ(json["parallel"]["layouts"].size(), 2u);
-  EXPECT_EQ(json["parallel"]["layouts"][1]["shard_group_size"], 16);
+  EXPECT_EQ(json["parallel"]["tensor_parallel_size"], 1);
+  EXPECT_EQ(json["parallel"]["best_tensor_parallel_size"], 2);
+  EXPECT_EQ(json["parallel"]["layouts"][1]["shard_group_size"], 8);
+  EXPECT_EQ(json["parallel"]["layouts"][1]["tensor_parallel_size"], 2);
+  EXPECT_EQ(json["parallel"]["layouts"][1]["tensor_s"], 0.3);
   EXPECT_EQ(json["parallel"]["layouts"][1]["fits_memory"], true);
   EXPECT_EQ(json["model"]["parameters"], 1000);
   EXPECT_EQ(json["memory"]["components"]["dataloader_queue"], 20);

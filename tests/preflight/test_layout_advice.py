@@ -3,8 +3,9 @@ against scripts/bench/scale_model.py on the same inputs, through
 build/bin/parallel_layout_probe: the units' bytes, the calibrated compute, every
 prediction (step, bounds, parts, state, efficiency, group spans) and the
 advice, for untied and tied shapes, with and without checkpointing, every
-replica stream, both inter-node models, given and calibrated compute. No MPI,
-a few seconds."""
+replica stream, both inter-node models, given and calibrated compute, and
+tensor parallelism (T = 2, 4 with and without sequence parallelism, and the
+advice over T = 1 .. 8 from a job at T = 1). No MPI, a few seconds."""
 import dataclasses
 import importlib.util
 import json
@@ -35,16 +36,22 @@ CASES = [
     ("tinyllama-1.1b", 2048, 2, 3, 64, 4, 16, False, "calibrate",
      {"stream": "blocking", "overlap": 0.5}),
     ("llama-3.2-1b", 2048, 4, 2, 32, 8, 8, True, "0.9", {"stream": "shared"}),
-    ("smollm2-1.7b", 1024, 2, 1, 48, 6, 12, True, "calibrate", {}),
+    ("smollm2-1.7b", 1024, 2, 1, 48, 6, 12, True, "calibrate", {"tensors": [1, 2]}),
+    # Tensor parallelism: G counts the ranks of one tensor rank.
+    ("llama-3.1-8b", 8192, 1, 8, 16, 8, 0, True, "calibrate", {"tensor": 2, "tensors": [1, 2, 4, 8]}),
+    ("llama-3.2-1b", 2048, 4, 4, 64, 8, 8, True, "0.9", {"tensor": 4, "sp": False, "tensors": [1, 4]}),
+    ("tinyllama-1.1b", 2048, 2, 2, 32, 4, 0, False, "calibrate", {"tensors": [1, 2, 4]}),
+    ("llama-3.1-8b", 1024, 1, 1, 512, 8, 0, True, "calibrate", {"tensors": [1, 2, 4, 8]}),
 ]
 
 
-def config_yaml(preset, seq, micro, micro_steps, n, g, checkpointing):
+def config_yaml(preset, seq, micro, micro_steps, n, g, checkpointing, t=1, sp=True):
     return ("model: {preset: %s}\ndata: {seq_len: %d}\n"
             "training: {dtype: bf16, micro_batch_size: %d, global_batch_size: %d, "
-            "activation_checkpointing: %s}\nparallel: {shard_group_size: %d}\n"
-            % (preset, seq, micro, micro * micro_steps * n, "true" if checkpointing else "false",
-               g))
+            "activation_checkpointing: %s}\nparallel: {shard_group_size: %d, "
+            "tensor_parallel_size: %d, sequence_parallel: %s}\n"
+            % (preset, seq, micro, micro * micro_steps * n // t,
+               "true" if checkpointing else "false", g, t, "true" if sp else "false"))
 
 
 def groups_for(n, m):
@@ -54,9 +61,12 @@ def groups_for(n, m):
 class CrossCheck(unittest.TestCase):
     def run_case(self, case):
         preset, seq, micro, steps, n, m, g, checkpointing, compute, opts = case
+        t, sp = opts.get("tensor", 1), opts.get("sp", True)
+        tensors = opts.get("tensors", [1])
         groups = groups_for(n, m)
-        args = [PROBE, config_yaml(preset, seq, micro, steps, n, g, checkpointing), str(n), str(m),
-                compute, ",".join(str(x) for x in groups)]
+        args = [PROBE, config_yaml(preset, seq, micro, steps, n, g, checkpointing, t, sp), str(n),
+                str(m), compute, ",".join(str(x) for x in groups),
+                "--tensors", ",".join(str(x) for x in tensors)]
         if opts.get("single_nic"):
             args.append("--single-nic")
         if "stream" in opts:
@@ -74,34 +84,37 @@ class CrossCheck(unittest.TestCase):
                          gather_bytes=2, reduce_bytes=4,
                          checkpointing="unit" if checkpointing else "none",
                          replica_stream=opts.get("stream", "separate"), net=net,
-                         overlap=opts.get("overlap", 1.0))
+                         overlap=opts.get("overlap", 1.0), tensor=t, sequence_parallel=sp)
         if compute == "calibrate":
-            sc = sm.calibrate(sc, 8, 8, sc.tokens_per_rank() / 5762.0)
+            sc = dataclasses.replace(sc, compute_s=sm.torchtitan_compute(sc))
         else:
             sc = dataclasses.replace(sc, compute_s=float(compute))
         # A tied head pads the norm and the embedding apart in nss_hpc (and so
         # in C++), together in scale_model.py: at most G elements per unit.
         rtol = 1e-6 if shape.tied else 1e-9
-        label = "%s N=%d G=%d" % (preset, n, g)
+        label = "%s N=%d G=%d T=%d" % (preset, n, g, t)
         self.assertEqual(out["tokens_per_rank"], sc.tokens_per_rank(), label)
         self.assertEqual(out["micro_steps"], steps, label)
         self.close(out["compute_s"], sc.compute_s, rtol, label + " compute")
 
-        mine = n if g == 0 else g
+        mine = n // t if g == 0 else g
         if not shape.tied:
-            for c, p in zip(out["units"], sm.units(shape, seq)):
+            for c, p in zip(out["units"], sm.units(shape, seq, t)):
                 padded = math.ceil(p.gathered / mine) * mine
                 self.assertEqual(c["gathered_bytes"], padded * 2, label)
                 self.assertEqual(c["reduced_bytes"], padded * 4, label)
                 self.assertEqual(c["replica_reduced_bytes"], padded // mine * 4, label)
                 self.assertEqual(c["flops_weight"], p.flops_weight, label)
 
-        self.assertEqual([p["g"] for p in out["predictions"]], groups, label)
+        self.assertEqual([p["g"] for p in out["predictions"]],
+                         [x // t for x in groups if x % t == 0], label)
         for c in out["predictions"]:
             py = sm.predict(sc, n, c["g"])
+            self.assertEqual(c["t"], t, label)
+            self.assertEqual(c["tensor_s"] > 0, t > 1, label)
             for key in ("step_s", "overlapped_s", "serial_s", "compute_s", "comm_s",
                         "exposed_comm_s", "optimizer_s", "gather_s", "reduce_scatter_s",
-                        "all_reduce_s", "state_bytes_per_rank", "tokens_per_s_per_gpu",
+                        "all_reduce_s", "tensor_s", "state_bytes_per_rank", "tokens_per_s_per_gpu",
                         "efficiency"):
                 self.close(c[key], py[key], rtol, "%s, G=%d: %s" % (label, c["g"], key))
             self.assertEqual(c["shard_group"], [py["shard_group"]["nodes"],
@@ -109,9 +122,11 @@ class CrossCheck(unittest.TestCase):
             self.assertEqual(c["replica_group"], [py["replica_group"]["nodes"],
                                                   py["replica_group"]["per_node"]], label)
 
-        advice = sm.advise(n, g, sc, groups=tuple(groups))
+        advice = sm.advise(n, g, sc, groups=tuple(groups), tensors=tuple(tensors))
         self.assertEqual(out["advice"]["g"], advice["g"], label)
+        self.assertEqual(out["advice"]["t"], advice["t"], label)
         self.assertEqual(out["advice"]["best_g"], advice["best_g"], label)
+        self.assertEqual(out["advice"]["best_t"], advice["best_t"], label)
         self.assertEqual(out["advice"]["far"], advice["far"], label)
         for key in ("step_s", "best_step_s", "efficiency", "best_efficiency", "slower"):
             self.close(out["advice"][key], advice[key], rtol, label + " advice " + key)
@@ -124,8 +139,17 @@ class CrossCheck(unittest.TestCase):
 
     def test_every_case_agrees(self):
         for case in CASES:
-            with self.subTest(preset=case[0], n=case[4], g=case[6]):
+            with self.subTest(preset=case[0], n=case[4], g=case[6], t=case[9].get("tensor", 1)):
                 self.run_case(case)
+
+    def test_tensor_parallelism_without_need_loses_to_t1(self):
+        # Llama-3.2-1B at T = 4 without sequence parallelism, whose shard
+        # groups of 8 span 4 nodes: its all-reduces on the compute stream
+        # lose 8% to full sharding at T = 1.
+        out, advice = self.run_case(CASES[7])
+        self.assertEqual((out["advice"]["g"], out["advice"]["t"]), (8, 4))
+        self.assertEqual((out["advice"]["best_g"], out["advice"]["best_t"]), (64, 1))
+        self.assertAlmostEqual(advice["slower"], 0.08, places=2)
 
     def test_the_documented_advice(self):
         # docs/performance.md: full sharding over 64 nodes at 1,024 tokens per
