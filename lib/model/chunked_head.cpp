@@ -28,14 +28,18 @@ void reduce_over(const VocabShard* shard, torch::Tensor& values, comm::ReduceOp 
 }
 
 // Where each target sits in this rank's rows (clamped to one of them) and
-// whether it is there at all: [n, 1] int64 and float32.
+// whether it is there at all: [n, 1] int64 and float32 (undefined without a
+// shard: every target is here).
 struct LocalTargets {
   torch::Tensor index;
   torch::Tensor here;
+  torch::Tensor only_here(const torch::Tensor& values) const {
+    return here.defined() ? values * here : values;
+  }
 };
 LocalTargets local_targets(const torch::Tensor& target, const VocabShard* shard,
                            std::int64_t rows) {
-  if (!shard) return {target, torch::ones_like(target, torch::kFloat32)};
+  if (!shard) return {target, torch::Tensor()};
   const torch::Tensor local = target - shard->first;
   const torch::Tensor here = local.ge(0).logical_and(local.lt(shard->valid));
   return {local.clamp(0, rows - 1), here.to(torch::kFloat32)};
@@ -71,7 +75,7 @@ ChunkedHeadResult chunked_head(const torch::Tensor& normed, const torch::Tensor&
     reduce_over(shard, row_max, comm::ReduceOp::kMax);
     logits.sub_(row_max);
     const LocalTargets local = local_targets(target, shard, weight.size(0));
-    torch::Tensor target_logit = logits.gather(1, local.index) * local.here;
+    torch::Tensor target_logit = local.only_here(logits.gather(1, local.index));
     reduce_over(shard, target_logit, comm::ReduceOp::kSum);
     torch::Tensor sum_exp = logits.exp_().sum(1, /*keepdim=*/true);
     reduce_over(shard, sum_exp, comm::ReduceOp::kSum);
@@ -80,7 +84,7 @@ ChunkedHeadResult chunked_head(const torch::Tensor& normed, const torch::Tensor&
     // d loss / d logits = w * (softmax - onehot(target)), in place.
     torch::Tensor& grad = logits;
     grad.mul_(w / sum_exp);
-    grad.scatter_add_(1, local.index, -w * local.here);
+    grad.scatter_add_(1, local.index, local.only_here(-w));
     const torch::Tensor grad_c = fp32 ? grad : grad.to(weight.scalar_type());
     if (need_normed) r.grad_normed.narrow(0, first, n).copy_(torch::mm(grad_c, weight));
     if (need_weight) {

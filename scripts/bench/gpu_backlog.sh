@@ -15,7 +15,8 @@
 #
 # PART: smoke tests async throughput adapters generate (default: all, in this
 # order; smoke always runs first, named or not, because every other part
-# needs its answer). --dry-run checks the arguments, prints each part's
+# needs its answer), and tensor_parallel, which runs only when named (it
+# needs a second build: the package's --base-bin or NSS_BACKLOG_BASE_BIN). --dry-run checks the arguments, prints each part's
 # cap and commands to OUT/plan.md and writes the summary's lines without
 # running anything: it needs no GPU, no build and no package. --rehearse runs
 # the parts here on the CPU, at the tiny shape with the GPU checks left out,
@@ -27,7 +28,10 @@
 # NSS_BACKLOG_1B_STEPS (8), NSS_GPU_PEAK_TFLOPS (989, H100 SXM dense bf16),
 # NSS_BACKLOG_RECOMPUTE ("selective": the throughput part's rows, each with
 # the fused kernels off and on; none and full were measured on 2026-11-27),
-# NSS_BACKLOG_TORCH ("full": its PyTorch eager rows; none was measured). A 1B
+# NSS_BACKLOG_TORCH ("full": its PyTorch eager rows; none was measured),
+# NSS_BACKLOG_BASE_BIN (a directory with the nss_hpc built before tensor
+# parallelism, for tensor_parallel; default the package's nss_hpc_base),
+# NSS_BACKLOG_PAIRS (3: tensor_parallel's interleaved pairs). A 1B
 # run or eager row gets an equal share of its part's cap, one share kept
 # spare (a 1B run needs about 45 s on an H100: 9 s of preflight, 25 s of
 # initialisation, the pinned mirrors, the steps).
@@ -36,9 +40,14 @@ set -euo pipefail
 NSS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 REPORT="$NSS_ROOT/scripts/bench/gpu_backlog_report.py"
 ALL_PARTS=(smoke tests async throughput adapters generate)
-# Seconds per part; together the 570 s of the default budget (on an H100 on
-# 2026-11-27 smoke took 22-26 s, tests 44 s, async 13 s, a 1B run about 45 s).
-declare -A CAP=([smoke]=40 [tests]=60 [async]=30 [throughput]=230 [adapters]=150 [generate]=60)
+# Parts that run only when named (after smoke): they need what a default
+# package lacks, and the default parts fill the budget.
+NAMED_PARTS=(tensor_parallel)
+# Seconds per part; the default ones together the 570 s of the default budget
+# (on an H100 on 2026-11-27 smoke took 22-26 s, tests 44 s, async 13 s, a 1B
+# run about 45 s).
+declare -A CAP=([smoke]=40 [tests]=60 [async]=30 [throughput]=230 [adapters]=150 [generate]=60
+  [tensor_parallel]=180)
 declare -A DECIDES=(
   [smoke]="whether anything else can run: the binaries start, CUDA and NCCL answer, one tiny step trains on the GPU"
   [tests]="which switches may go on: the NF4 CUDA dequantiser (nf4_cuda_test), the fused kernels (fused_kernels_test), variable-length attention (packed tests with NSS_VARLEN_ATTENTION=1), the private step and optimizer offload on CUDA, greedy decoding equal to the CPU's"
@@ -46,6 +55,7 @@ declare -A DECIDES=(
   [throughput]="the default recompute and NSS_FUSED_KERNELS by tokens/s and MFU against the goals (>= 45% without recompute, >= 35% with full), and the memory model's error per row"
   [adapters]="QLoRA and DP-SGD against LoRA at the 1B shape: step time (DP-SGD goal <= 2x LoRA) and peak against the preflight"
   [generate]="nss_generate's bf16 tokens/s on the GPU at batch 1, 16 and 64, against transformers' generate"
+  [tensor_parallel]="whether the tensor-parallel code path costs anything at T = 1: this build's tokens/s against the build before tensor parallelism (bebecc3), in interleaved pairs at a 4-layer Llama-3.2-1B shape (vocabulary 32000), within the pairs' spread"
 )
 # What the parts run, and so what the package carries: one list.
 TOOLS=(nss_hpc nss_ckpt nss_generate)
@@ -68,7 +78,7 @@ while [ $# -gt 0 ]; do
     --bin) bin=${2:?--bin needs a directory}; shift ;;
     --work) work=${2:?--work needs a directory}; shift ;;
     --list-binaries) printf '%s\n' "${TOOLS[@]}" "${UNIT_TESTS[@]}" "${MPI_TESTS[@]}"; exit 0 ;;
-    --list-parts) printf '%s\n' "${ALL_PARTS[@]}"; exit 0 ;;
+    --list-parts) printf '%s\n' "${ALL_PARTS[@]}" "${NAMED_PARTS[@]}"; exit 0 ;;
     -h | --help) usage ;;
     -*) echo "gpu_backlog: unknown option $1 (use --dry-run, --rehearse, --package DIR, --bin DIR, --work DIR)" >&2; exit 2 ;;
     *) break ;;
@@ -86,7 +96,7 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=("${ALL_PARTS[@]}")
 for part in "${parts[@]}"; do
   [ -n "${CAP[$part]:-}" ] ||
-    { echo "gpu_backlog: unknown part '$part' (use one of: ${ALL_PARTS[*]})" >&2; exit 2; }
+    { echo "gpu_backlog: unknown part '$part' (use one of: ${ALL_PARTS[*]} ${NAMED_PARTS[*]})" >&2; exit 2; }
 done
 declare -A named=([smoke]=1)  # smoke first, always; a part named twice runs once
 unique=(smoke)
@@ -96,15 +106,16 @@ caps=${NSS_BACKLOG_CAPS:-}
 for setting in ${caps//,/ }; do  # part=seconds,...: a retry's own caps
   name=${setting%%=*} seconds=${setting#*=}
   [ -n "${CAP[$name]:-}" ] && [[ $seconds =~ ^[1-9][0-9]*$ ]] ||
-    { echo "gpu_backlog: NSS_BACKLOG_CAPS takes part=seconds,... with parts ${ALL_PARTS[*]}, not '$setting'" >&2; exit 2; }
+    { echo "gpu_backlog: NSS_BACKLOG_CAPS takes part=seconds,... with parts ${ALL_PARTS[*]} ${NAMED_PARTS[*]}, not '$setting'" >&2; exit 2; }
   CAP[$name]=$seconds
 done
 budget=${NSS_BACKLOG_BUDGET_S:-570}
 steps_1b=${NSS_BACKLOG_1B_STEPS:-8}
+pairs=${NSS_BACKLOG_PAIRS:-3}
 peak_tflops=${NSS_GPU_PEAK_TFLOPS:-989}
-for value in "$budget" "$steps_1b"; do
+for value in "$budget" "$steps_1b" "$pairs"; do
   [[ $value =~ ^[1-9][0-9]*$ ]] ||
-    { echo "gpu_backlog: NSS_BACKLOG_BUDGET_S and NSS_BACKLOG_1B_STEPS take a positive whole number, not '$value'" >&2; exit 2; }
+    { echo "gpu_backlog: NSS_BACKLOG_BUDGET_S, NSS_BACKLOG_1B_STEPS and NSS_BACKLOG_PAIRS take a positive whole number, not '$value'" >&2; exit 2; }
 done
 if [ -e "$out" ] && [ ! -d "$out" ]; then
   echo "gpu_backlog: OUT $out is not a directory: give a new or an existing directory" >&2
@@ -424,6 +435,50 @@ part_generate() {
   [ "$dry_run" = 1 ] || rm -rf "$work/random_1b"
   if [ "$rc" = 0 ]; then verdict generate PASS "nss_generate in bf16 on the GPU at batch 1, 16 and 64, beside transformers"
   else verdict generate FAIL "exit $rc: $(tail -2 "$work/logs/generate_1b.log" 2>/dev/null | tr '\n' ' ')"; fi
+}
+
+# One run of tensor_parallel: WHICH (base|new) PAIR CAP BASE_HPC. The 1B
+# shape cut to 4 layers and a 32000-token vocabulary (its final save of 5 GB
+# of fp32 state to memory), no preflight: the steps are what is compared.
+tp_run() {
+  local which=$1 pair=$2 cap=$3 hpc=$bin/nss_hpc
+  [ "$which" = new ] || hpc=$4
+  local scratch=/dev/shm run=$work/tp_${which}_$pair
+  [ -d "$scratch" ] && [ -w "$scratch" ] || scratch=$work
+  rm -rf "$run" "$scratch/nss_backlog_tp"
+  local shape=(--set model.preset=llama-3.2-1b --set model.num_hidden_layers=4 --set model.vocab_size=32000
+    --set data.seq_len=2048 --set training.dtype=bf16)
+  [ "$rehearse" = 0 ] || shape=(--set model.preset=tiny --set data.seq_len=128)
+  local rc=0
+  step "tp_${which}_$pair.log" "$cap" mpirun_1 "$hpc" "$NSS_ROOT/configs/run.yaml" "${shape[@]}" \
+    --set data.path="$DATA_DIR/train.h5" --set eval.interval_steps=0 --set preflight.enabled=false \
+    --set training.micro_batch_size=4 --set training.global_batch_size=8 --set training.max_steps=8 \
+    --set training.warmup_steps=2 --set logging.interval_steps=1 --set checkpoint.interval_steps=0 \
+    --set checkpoint.dir="$scratch/nss_backlog_tp" --set run.output_dir="$run" || rc=$?
+  rm -rf "$scratch/nss_backlog_tp"
+  return "$rc"
+}
+
+part_tensor_parallel() {
+  local base_hpc=${NSS_BACKLOG_BASE_BIN:+$NSS_BACKLOG_BASE_BIN/nss_hpc}
+  base_hpc=${base_hpc:-$bin/nss_hpc_base}
+  if [ "$dry_run" = 0 ] && [ ! -x "$base_hpc" ]; then
+    verdict tensor_parallel SKIPPED "no build before tensor parallelism at $base_hpc: package one (gpu_package.sh --base-bin DIR, docs/gpu.md) or set NSS_BACKLOG_BASE_BIN" || true
+    return 1
+  fi
+  # The base build first in odd pairs, second in even ones: drift falls on both.
+  local run_cap=$((part_cap / (2 * pairs + 1))) pair which runs=() order
+  for pair in $(seq "$pairs"); do
+    order=(base new)
+    [ $((pair % 2)) = 1 ] || order=(new base)
+    for which in "${order[@]}"; do tp_run "$which" "$pair" "$run_cap" "$base_hpc" || true; done
+    runs+=("$work/tp_base_$pair" "$work/tp_new_$pair")
+  done
+  local rc=0
+  report pairs "${runs[@]}" --label "T = 1, bebecc3 (base) and this build (new)" || rc=$?
+  [ "$dry_run" = 1 ] || rm -rf "$work"/tp_base_* "$work"/tp_new_*
+  if [ "$rc" = 0 ]; then verdict tensor_parallel PASS "this build's tokens/s at T = 1 equal the build before tensor parallelism's within the spread of $pairs interleaved pairs"
+  else verdict tensor_parallel FAIL "a run without figures, or this build outside the pairs' spread at T = 1: see the table and logs/tp_*.log"; fi
 }
 
 # --- the run ------------------------------------------------------------------

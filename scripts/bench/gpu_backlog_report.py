@@ -10,6 +10,8 @@ Standard library only: it runs on the GPU image's python3 and on Debian's.
   gpu_backlog_report.py losses RUN_A RUN_B --after STEP   resumed losses side by side
   gpu_backlog_report.py greedy OUTPUT.jsonl EXPECTED.json STEP_NAME
   gpu_backlog_report.py generate-rate LOG                 nss_generate's new tokens/s
+  gpu_backlog_report.py pairs BASE_RUN NEW_RUN [BASE_RUN NEW_RUN ...] [--label L]
+                                                          two builds' tokens/s, pair by pair
 """
 import argparse
 import json
@@ -169,6 +171,43 @@ def generate_rate(args):
     return 0
 
 
+def pairs(args):
+    """Two builds' interleaved runs: each pair's median tokens/s from step 3
+    and their ratio (new / base), then the medians and the median ratio with
+    the ratios' range. PASS (exit 0) when every run has figures and 1 lies
+    within that range, i.e. the new build is as fast as the base one within
+    the spread of the pairs."""
+    if len(args.runs) % 2:
+        print("- pairs: FAIL — %d run directories, not pairs of a base and a new run" % len(args.runs))
+        return 1
+    rates = []
+    for run in args.runs:
+        try:
+            steps = [r for r in rows_of(run + "/metrics.jsonl") if "tokens_per_s" in r]
+        except (OSError, ValueError) as e:
+            print("- %s: no figures (%s)" % (run, e))
+            return 1
+        timed = [r["tokens_per_s"] for r in steps if r["step"] >= 3]
+        if not timed:
+            print("- %s: no step after the second finished" % run)
+            return 1
+        rates.append(statistics.median(timed))
+    base, new = rates[0::2], rates[1::2]
+    ratios = [n / b for b, n in zip(base, new)]
+    print("| %s: pair | base tokens/s | new tokens/s | new / base |" % (args.label or "builds"))
+    print("|---|---|---|---|")
+    for i, (b, n, r) in enumerate(zip(base, new, ratios), start=1):
+        print("| %d | %.0f | %.0f | %.4f |" % (i, b, n, r))
+    low, high, middle = min(ratios), max(ratios), statistics.median(ratios)
+    print("| median | %.0f | %.0f | %.4f (range %.4f-%.4f) |" % (
+        statistics.median(base), statistics.median(new), middle, low, high))
+    within = low <= 1.0 <= high
+    print("")
+    print("- new / base %.4f: %s the spread of the pairs (%.4f-%.4f)" % (
+        middle, "1 lies within" if within else "outside", low, high))
+    return 0 if within else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
@@ -203,6 +242,10 @@ def main():
     r = sub.add_parser("generate-rate")
     r.add_argument("log")
     r.set_defaults(run=generate_rate)
+    a = sub.add_parser("pairs")
+    a.add_argument("runs", nargs="+", help="base and new run directories, pair by pair")
+    a.add_argument("--label", default="")
+    a.set_defaults(run=pairs)
     args = p.parse_args()
     sys.exit(args.run(args))
 

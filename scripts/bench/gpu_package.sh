@@ -9,25 +9,28 @@
 # so the whole (tree + OUT) must stay under the device tool's 64 MiB: the
 # script fails, naming the largest parts, before anything is carried.
 #
-#   scripts/bench/gpu_package.sh [--build] [--bin DIR] [--out DIR]
+#   scripts/bench/gpu_package.sh [--build] [--bin DIR] [--base-bin DIR] [--out DIR]
 #
 # --build first makes the CUDA build in build-gpu/ (Release, sm_90, against
 # PyTorch 2.11.0+cu130's libtorch: scripts/build_torch2.sh, with only the
 # backlog's targets); never run by setup or the test suite. --bin (default
-# build-gpu/bin) takes an existing CUDA build. --out: default gpu-package/
+# build-gpu/bin) takes an existing CUDA build. --base-bin: a CUDA build of
+# the commit before tensor parallelism (bebecc3; docs/gpu.md), whose nss_hpc
+# travels as nss_hpc_base for the backlog's tensor_parallel part. --out: default gpu-package/
 # (git-ignored). On the GPU machine: `scripts/bench/gpu_backlog.sh OUT`
 # unpacks it itself (device tool: carry gpu-package).
 set -euo pipefail
 
 NSS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LIMIT_BYTES=$((64 * 1024 * 1024))
-build=0 bin=$NSS_ROOT/build-gpu/bin out=$NSS_ROOT/gpu-package
+build=0 bin=$NSS_ROOT/build-gpu/bin base_bin="" out=$NSS_ROOT/gpu-package
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=1 ;;
     --bin) bin=${2:?--bin needs a directory}; shift ;;
+    --base-bin) base_bin=${2:?--base-bin needs a directory}; shift ;;
     --out) out=${2:?--out needs a directory}; shift ;;
-    *) echo "gpu_package: unknown argument $1 (use --build, --bin DIR, --out DIR)" >&2; exit 2 ;;
+    *) echo "gpu_package: unknown argument $1 (use --build, --bin DIR, --base-bin DIR, --out DIR)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -59,6 +62,11 @@ for name in "${binaries[@]}"; do [ -x "$bin/$name" ] || missing+=("$name"); done
 [ ${#missing[@]} = 0 ] || fail "$bin lacks ${missing[*]}: build them (--build)"
 readelf -d "$bin/nss_hpc" | grep -q 'libtorch_cuda.so\|libc10_cuda.so' ||
   fail "$bin/nss_hpc is not linked against a CUDA libtorch: a CPU build cannot validate anything on a GPU (--build)"
+if [ -n "$base_bin" ]; then
+  [ -x "$base_bin/nss_hpc" ] || fail "--base-bin $base_bin has no nss_hpc: build the base commit there (docs/gpu.md)"
+  readelf -d "$base_bin/nss_hpc" | grep -q 'libtorch_cuda.so\|libc10_cuda.so' ||
+    fail "$base_bin/nss_hpc is not linked against a CUDA libtorch: build the base commit with the CUDA options"
+fi
 
 stage=$(mktemp -d "${TMPDIR:-/tmp}/nss_gpu_package.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
@@ -67,6 +75,10 @@ mkdir -p "$root/bin" "$root/libexec" "$root/data" "$root/models"
 
 log "stripping ${#binaries[@]} binaries"
 for name in "${binaries[@]}"; do strip -o "$root/libexec/$name" "$bin/$name"; done
+if [ -n "$base_bin" ]; then
+  binaries+=(nss_hpc_base)
+  strip -o "$root/libexec/nss_hpc_base" "$base_bin/nss_hpc"
+fi
 
 log "collecting the Debian libraries they need"
 "$NSS_ROOT/scripts/bench/debian_runtime.sh" "$root/deb" "$root/libexec/"* | tail -1

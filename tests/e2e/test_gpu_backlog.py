@@ -3,7 +3,8 @@ its arguments, part selection, time caps, skips with reasons and summary
 format (--dry-run, no GPU, no build, no package), and its commands and
 reports for real on this machine's CPU build at the tiny shape (--rehearse):
 the figures come from the runs' own files, a step past its cap is killed
-with every rank, and the parts after it are cut to what is left."""
+with every rank, the parts after it are cut to what is left, and the part
+that runs only when named compares two builds in interleaved pairs."""
 import os
 import re
 import subprocess
@@ -34,6 +35,16 @@ class GpuBacklogTest(ScratchDirTest):
     def read(self, *parts):
         with open(os.path.join(self.dir, *parts)) as f:
             return f.read()
+
+    def gpl_data(self):
+        """A data directory whose train.h5 is the GPL's text."""
+        data = self.path("data")
+        os.mkdir(data)
+        proc = subprocess.run([binary("nss_prepare_data"), "--format", "text", "--input",
+                               "/usr/share/common-licenses/GPL-3", "--output", os.path.join(data, "train.h5")],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return data
 
     def test_the_dry_run_plans_every_part_within_the_budget(self):
         proc = backlog("--dry-run", self.path("out"))
@@ -95,6 +106,36 @@ class GpuBacklogTest(ScratchDirTest):
         self.assertRegex(summary, r"only 1[0-5] s of the 15 s budget left")
         self.assertIn("the smoke part did not pass: nothing else can run", summary)
 
+    def test_the_tensor_parallel_part_runs_when_named_and_compares_two_builds(self):
+        proc = backlog("--dry-run", self.path("named"), "tensor_parallel")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(verdicts(self.read("named", "summary.md")),
+                         {"smoke": "DRY-RUN", "tensor_parallel": "DRY-RUN"})
+        plan = self.read("named", "plan.md")
+        self.assertEqual(len(re.findall(r"bin/nss_hpc_base ", plan)), 3)  # three pairs
+        self.assertEqual(len(re.findall(r"bin/nss_hpc ", plan)), 3)
+        self.assertIn("tensor_parallel", backlog("--list-parts").stdout.split())
+        data = self.gpl_data()
+        os.mkdir(self.path("nothing"))
+        proc = backlog("--rehearse", "--bin", BIN, self.path("no_base"), "tensor_parallel",
+                       env={"NSS_BACKLOG_DATA": data, "NSS_BACKLOG_BASE_BIN": self.path("nothing")})
+        self.assertEqual(proc.returncode, 1)
+        summary = self.read("no_base", "summary.md")
+        self.assertEqual(verdicts(summary), {"smoke": "PASS", "tensor_parallel": "SKIPPED"})
+        self.assertIn("no build before tensor parallelism at %s/nss_hpc" % self.path("nothing"), summary)
+        # This build against itself: the pairs' figures come from the runs, and
+        # the verdict is whether 1 lies within their ratios' range.
+        proc = backlog("--rehearse", "--bin", BIN, self.path("pairs"), "tensor_parallel",
+                       env={"NSS_BACKLOG_DATA": data, "NSS_BACKLOG_BASE_BIN": BIN, "NSS_BACKLOG_PAIRS": "2"},
+                       timeout=300)
+        summary = self.read("pairs", "summary.md")
+        self.assertIn(verdicts(summary)["tensor_parallel"], ("PASS", "FAIL"), summary)
+        rows = re.findall(r"^\| (\d) \| (\d+) \| (\d+) \| ([0-9.]+) \|$", summary, re.M)
+        self.assertEqual([r[0] for r in rows], ["1", "2"], summary)
+        for _, base, new, ratio in rows:
+            self.assertAlmostEqual(float(ratio), int(new) / int(base), delta=0.01)
+        self.assertRegex(summary, r"new / base [0-9.]+: (1 lies within|outside) the spread of the pairs")
+
     def test_the_package_never_replaces_a_directory_that_is_not_a_package(self):
         package = os.path.join(SOURCE, "scripts", "bench", "gpu_package.sh")
         os.mkdir(self.path("mine"))
@@ -138,12 +179,7 @@ class GpuBacklogTest(ScratchDirTest):
         self.assertFalse(os.path.exists(os.path.join(self.dir, "work", "1b_none_fused0")), "run directories are dropped")
 
     def test_a_step_past_its_cap_is_killed_with_its_ranks_and_the_part_says_so(self):
-        data = self.path("data")
-        os.mkdir(data)
-        proc = subprocess.run([binary("nss_prepare_data"), "--format", "text", "--input",
-                               "/usr/share/common-licenses/GPL-3", "--output", os.path.join(data, "train.h5")],
-                              capture_output=True, text=True, timeout=120)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
+        data = self.gpl_data()
         out = self.path("capped")
         proc = backlog("--rehearse", "--bin", BIN, out, "throughput",
                        env={"NSS_BACKLOG_DATA": data, "NSS_BACKLOG_CAPS": "throughput=24",
