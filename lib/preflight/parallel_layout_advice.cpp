@@ -309,7 +309,11 @@ StepTimeModel StepTimeModel::at_tensor(int t) const {
 
 LayoutPrediction StepTimeModel::step_time(int n, int g, double compute_s) const {
   require_divides(n, g, workload_.tensor);
-  return simulate(unit_costs(config_, device_, g, workload_.tensor), n, g, compute_s);
+  return simulate(units_at(g), n, g, compute_s);
+}
+
+std::vector<UnitCost> StepTimeModel::units_at(int g) const {
+  return unit_costs(config_, device_, g, workload_.tensor);
 }
 
 LayoutPrediction StepTimeModel::simulate(const std::vector<UnitCost>& units, int n, int g,
@@ -387,7 +391,7 @@ LayoutPrediction StepTimeModel::predict(int n, int g, double compute_s) const {
 
 double StepTimeModel::calibrate(int ref_n, int ref_g, double ref_step_s) const {
   require_divides(ref_n, ref_g, workload_.tensor);
-  const std::vector<UnitCost> units = unit_costs(config_, device_, ref_g);
+  const std::vector<UnitCost> units = units_at(ref_g);
   const double comm_only = simulate(units, ref_n, ref_g, 0.0).step_s;
   if (comm_only > ref_step_s) {
     char text[240];

@@ -142,6 +142,8 @@ class StepTimeModel {
   const LinkModel& links() const { return links_; }
 
  private:
+  // The units at shard group g and the workload's T.
+  std::vector<UnitCost> units_at(int g) const;
   LayoutPrediction simulate(const std::vector<UnitCost>& units, int n, int g,
                             double compute_s) const;
 

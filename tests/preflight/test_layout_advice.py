@@ -42,6 +42,8 @@ CASES = [
     ("llama-3.2-1b", 2048, 4, 4, 64, 8, 8, True, "0.9", {"tensor": 4, "sp": False, "tensors": [1, 4]}),
     ("tinyllama-1.1b", 2048, 2, 2, 32, 4, 0, False, "calibrate", {"tensors": [1, 2, 4]}),
     ("llama-3.1-8b", 1024, 1, 1, 512, 8, 0, True, "calibrate", {"tensors": [1, 2, 4, 8]}),
+    # One micro-step at T = 2 is half of one at T = 1: calibrated at T = 2.
+    ("llama-3.1-8b", 8192, 1, 1, 16, 8, 0, True, "calibrate", {"tensor": 2, "tensors": [1, 2, 4]}),
 ]
 
 
