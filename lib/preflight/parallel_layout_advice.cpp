@@ -449,6 +449,9 @@ std::vector<Layout> candidate_layouts(const StepTimeModel& model, int n,
                                       const std::function<bool(int)>& runs) {
   std::set<int> sizes(tensors.begin(), tensors.end());
   sizes.insert(model.workload().tensor);
+  std::set<int> ranks{n};  // full sharding and the groups that divide n
+  for (const int candidate : groups)
+    if (candidate < n && n % candidate == 0) ranks.insert(candidate);
   std::vector<Layout> layouts;
   for (const int t : sizes) {
     if (t < 1 || n % t != 0 || model.links().ranks_per_node % t != 0) continue;
@@ -458,9 +461,6 @@ std::vector<Layout> candidate_layouts(const StepTimeModel& model, int n,
       continue;
     }
     if (runs && !runs(t)) continue;
-    std::set<int> ranks{n};
-    for (const int candidate : groups)
-      if (candidate < n && n % candidate == 0) ranks.insert(candidate);
     for (const int size : ranks)
       if (size % t == 0) layouts.push_back({size / t, t});
   }

@@ -143,6 +143,12 @@ struct NodeLayout {
   std::string where, links, straddle_finding, straddle_fix;
 };
 
+// "parallel.shard_group_size=8 (the ranks per node)": groups within one node.
+std::string in_node_setting(const NodeLayout& l) {
+  return "parallel.shard_group_size=" + std::to_string(l.in_node) +
+         (l.t > 1 ? " (the ranks per node / tensor_parallel_size)" : " (the ranks per node)");
+}
+
 NodeLayout describe_node_layout(const PreflightContext& context, const ParallelSummary& summary,
                                 const ShardGroupPlacement& placement) {
   NodeLayout l;
@@ -166,9 +172,7 @@ NodeLayout describe_node_layout(const PreflightContext& context, const ParallelS
   l.straddle_fix = replica % l.m == 0 || l.m % replica == 0
                        ? "start consecutive ranks on the same node (block placement: srun "
                          "--distribution=block, mpirun --map-by slot)"
-                       : "set parallel.shard_group_size=" + std::to_string(l.in_node) +
-                             " (the ranks per node" + (l.t > 1 ? " / tensor_parallel_size" : "") +
-                             ") or a divisor or multiple of it";
+                       : "set " + in_node_setting(l) + " or a divisor or multiple of it";
   return l;
 }
 
@@ -245,13 +249,11 @@ std::string placement_finding(const NodeLayout& l, const ShardGroupPlacement& pl
   }
   if (needless_span) {
     if (!advice.far)
-      fixes.push_back(
-          "set parallel.shard_group_size=" + std::to_string(l.in_node) +
-          (l.t > 1 ? " (the ranks per node / tensor_parallel_size)" : " (the ranks per node)") +
-          (best.shard_group != l.in_node && best.step_s < within.step_s
-               ? ", or " + layout_setting(l.n, {best.shard_group, best.tensor}, l.t) +
-                     ", the best predicted layout at " + fixed(best.step_s, 3) + " s"
-               : std::string()));
+      fixes.push_back("set " + in_node_setting(l) +
+                      (best.shard_group != l.in_node && best.step_s < within.step_s
+                           ? ", or " + layout_setting(l.n, {best.shard_group, best.tensor}, l.t) +
+                                 ", the best predicted layout at " + fixed(best.step_s, 3) + " s"
+                           : std::string()));
     return "; each shard group spans " + std::to_string(placement.most_nodes) +
            " nodes, so its all-gathers leave the node, and " + layout_name(l.n, l.in_node, l.t) +
            " within a node is predicted no slower (" + fixed(within.step_s, 3) + " s)";

@@ -334,9 +334,9 @@ part_async() {
   [ "$dry_run" = 1 ] || rm -rf "$run" "$run-cpu"
 }
 
-one_b() {  # RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape in bf16, seq 2048
-  local run=$1 log=$2 cap=$3 fused=$4
-  shift 4
+one_b() {  # NSS_HPC RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape in bf16, seq 2048
+  local hpc=$1 run=$2 log=$3 cap=$4 fused=$5
+  shift 5
   local scratch=/dev/shm
   [ -d "$scratch" ] && [ -w "$scratch" ] || scratch=$work
   rm -rf "$run" "$scratch/nss_backlog_ckpt"
@@ -348,7 +348,7 @@ one_b() {  # RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape in bf16,
   # The final save (15 GB of fp32 state) goes to memory and is dropped.
   local shape=(--set model.preset=llama-3.2-1b --set data.seq_len=2048 --set training.dtype=bf16)
   [ "$rehearse" = 0 ] || shape=(--set model.preset=tiny --set data.seq_len=128)
-  step "$log" "$cap" mpirun_1 -x NSS_FUSED_KERNELS="$fused" "$bin/nss_hpc" "$NSS_ROOT/configs/run.yaml" \
+  step "$log" "$cap" mpirun_1 -x NSS_FUSED_KERNELS="$fused" "$hpc" "$NSS_ROOT/configs/run.yaml" \
     "${shape[@]}" --set data.path="$DATA_DIR/train.h5" --set eval.interval_steps=0 \
     --set training.micro_batch_size=4 --set training.global_batch_size=8 \
     --set training.max_steps="$steps_1b" --set training.warmup_steps=2 --set logging.interval_steps=1 \
@@ -374,7 +374,7 @@ part_throughput() {
       local name=1b_${recompute}_fused$fused
       rows=$((rows + 1))
       # A row is its figures: one cut during its final save (to memory) still has them.
-      one_b "$work/$name" "$name.log" "$row_cap" "$fused" --set training.activation_checkpointing=$recompute || true
+      one_b "$bin/nss_hpc" "$work/$name" "$name.log" "$row_cap" "$fused" --set training.activation_checkpointing=$recompute || true
       report train "$work/$name" --smi "$work/$name.smi" --peak-tflops "$peak_tflops" --steps "$steps_1b" \
         --label "recompute $recompute, fused kernels $([ "$fused" = 1 ] && echo on || echo off)" ||
         failed=$((failed + 1))
@@ -384,7 +384,7 @@ part_throughput() {
   # The chunked head against the unchunked one (none and full ran 7-10% below
   # 2026-11-22's figures, before the head was chunked).
   rows=$((rows + 1))
-  one_b "$work/1b_none_chunk0" 1b_none_chunk0.log "$row_cap" 1 --set training.activation_checkpointing=none \
+  one_b "$bin/nss_hpc" "$work/1b_none_chunk0" 1b_none_chunk0.log "$row_cap" 1 --set training.activation_checkpointing=none \
     --set training.loss_chunk_tokens=0 || true
   report train "$work/1b_none_chunk0" --smi "$work/1b_none_chunk0.smi" --peak-tflops "$peak_tflops" \
     --steps "$steps_1b" --label "recompute none, fused kernels on, loss_chunk_tokens 0 (unchunked head)" ||
@@ -416,7 +416,7 @@ part_adapters() {
       qlora) extra=(--set training.lora.quantize_base=nf4) ;;
       dpsgd) extra=(--set privacy.enabled=true --set data.packing=none) ;;
     esac
-    one_b "$work/1b_$name" "1b_$name.log" $((part_cap / 3)) 0 "${lora[@]}" "${extra[@]}" || true
+    one_b "$bin/nss_hpc" "$work/1b_$name" "1b_$name.log" $((part_cap / 3)) 0 "${lora[@]}" "${extra[@]}" || true
     report train "$work/1b_$name" --smi "$work/1b_$name.smi" --peak-tflops 0 --steps "$steps_1b" \
       --label "$name, rank 16, all seven projections" || failed=$((failed + 1))
     [ "$dry_run" = 1 ] || rm -rf "$work/1b_$name"
@@ -438,25 +438,13 @@ part_generate() {
 }
 
 # One run of tensor_parallel: WHICH (base|new) PAIR CAP BASE_HPC. The 1B
-# shape cut to 4 layers and a 32000-token vocabulary (its final save of 5 GB
+# shape cut to 4 layers and a 32000-token vocabulary (a final save of 5 GB
 # of fp32 state to memory), no preflight: the steps are what is compared.
 tp_run() {
-  local which=$1 pair=$2 cap=$3 hpc=$bin/nss_hpc
-  [ "$which" = new ] || hpc=$4
-  local scratch=/dev/shm run=$work/tp_${which}_$pair
-  [ -d "$scratch" ] && [ -w "$scratch" ] || scratch=$work
-  rm -rf "$run" "$scratch/nss_backlog_tp"
-  local shape=(--set model.preset=llama-3.2-1b --set model.num_hidden_layers=4 --set model.vocab_size=32000
-    --set data.seq_len=2048 --set training.dtype=bf16)
-  [ "$rehearse" = 0 ] || shape=(--set model.preset=tiny --set data.seq_len=128)
-  local rc=0
-  step "tp_${which}_$pair.log" "$cap" mpirun_1 "$hpc" "$NSS_ROOT/configs/run.yaml" "${shape[@]}" \
-    --set data.path="$DATA_DIR/train.h5" --set eval.interval_steps=0 --set preflight.enabled=false \
-    --set training.micro_batch_size=4 --set training.global_batch_size=8 --set training.max_steps=8 \
-    --set training.warmup_steps=2 --set logging.interval_steps=1 --set checkpoint.interval_steps=0 \
-    --set checkpoint.dir="$scratch/nss_backlog_tp" --set run.output_dir="$run" || rc=$?
-  rm -rf "$scratch/nss_backlog_tp"
-  return "$rc"
+  local hpc=$bin/nss_hpc
+  [ "$1" = new ] || hpc=$4
+  one_b "$hpc" "$work/tp_$1_$2" "tp_$1_$2.log" "$3" 0 --set model.num_hidden_layers=4 \
+    --set model.vocab_size=32000 --set preflight.enabled=false
 }
 
 part_tensor_parallel() {
