@@ -426,9 +426,10 @@ double StepTimeModel::calibrate_on_torchtitan() const {
   }
   const StepTimeModel& reference = without_tensor_parallelism ? *without_tensor_parallelism : *this;
   const int t = reference.workload_.tensor;
+  // torchtitan's 8 GPUs, rounded up to whole tensor groups (T = 3, T = 16).
+  const int gpus = (kTorchtitanGpus + t - 1) / t * t;
   return reference.calibrate(
-      kTorchtitanGpus, kTorchtitanGpus / t,
-      reference.workload_.tokens_per_rank / t / kTorchtitanTokensPerSecondPerGpu);
+      gpus, gpus / t, reference.workload_.tokens_per_rank / t / kTorchtitanTokensPerSecondPerGpu);
 }
 
 std::vector<int> advice_groups(int ranks_per_node) {

@@ -531,7 +531,9 @@ def torchtitan_compute(sc):
     except ValueError:
         ref = sc
     rate = TORCHTITAN["tokens_per_s_per_gpu"][8]
-    return calibrate(ref, 8, 8 // ref.tensor, ref.tokens_per_rank() / ref.tensor / rate).compute_s
+    gpus = -(-8 // ref.tensor) * ref.tensor  # whole tensor groups (T = 3, T = 16)
+    return calibrate(ref, gpus, gpus // ref.tensor,
+                     ref.tokens_per_rank() / ref.tensor / rate).compute_s
 
 
 def torchtitan_scenario(**overrides):

@@ -383,6 +383,23 @@ TEST_F(ParallelLayoutCheck, TensorParallelismWithoutNeedOnOneNodeWarns) {
   EXPECT_EQ(*report.parallel->best_tensor_parallel_size, 1);
 }
 
+TEST_F(ParallelLayoutCheck, TensorGroupsThatDoNotDivideEightAreCalibratedOnWholeGroups) {
+  // torchtitan's 8 GPUs hold no whole group of 3: the calibration rounds up
+  // to 9 (and the global batch leaves no T = 1 to calibrate at).
+  use("model: {preset: tiny, num_attention_heads: 6, num_key_value_heads: 3, "
+      "intermediate_size: 384}\n"
+      "data: {seq_len: 96}\ntraining: {micro_batch_size: 2, global_batch_size: 2}\n"
+      "parallel: {tensor_parallel_size: 3}\n");
+  const Check check = run(cluster(1, 3));
+  EXPECT_EQ(check.status, CheckStatus::kPass) << check.message;
+  EXPECT_TRUE(StartsWith(check.message,
+                         "full sharding (G=1), T=3 on 1 node of 3 ranks: "
+                         "predicted step "))
+      << check.message;
+  ASSERT_TRUE(report.parallel->step_s);
+  EXPECT_EQ(report.parallel->compute_source, "torchtitan_rate");
+}
+
 TEST_F(ParallelLayoutCheck, GroupsSpanningNodesForNothingWarn) {
   // torchtitan's long step (16,384 tokens per rank) on a slow network
   // (50 Gb/s per rank): G = 16 over 2 nodes is a little slower than G = 8

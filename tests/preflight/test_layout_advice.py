@@ -44,16 +44,23 @@ CASES = [
     ("llama-3.1-8b", 1024, 1, 1, 512, 8, 0, True, "calibrate", {"tensors": [1, 2, 4, 8]}),
     # One micro-step at T = 2 is half of one at T = 1: calibrated at T = 2.
     ("llama-3.1-8b", 8192, 1, 1, 16, 8, 0, True, "calibrate", {"tensor": 2, "tensors": [1, 2, 4]}),
+    # A tensor group larger than torchtitan's 8 GPUs, no T = 1 in the global
+    # batch: calibrated on one group of 16 (links fast enough for T = 16).
+    ("llama-3.1-8b", 8192, 2, 1, 16, 16, 0, True, "calibrate",
+     {"tensor": 16, "tensors": [1, 2, 4, 8, 16], "intra_gbs": 4500}),
 ]
 
 
-def config_yaml(preset, seq, micro, micro_steps, n, g, checkpointing, t=1, sp=True):
+def config_yaml(preset, seq, micro, micro_steps, n, g, checkpointing, t=1, sp=True,
+                intra_gbs=450):
     return ("model: {preset: %s}\ndata: {seq_len: %d}\n"
             "training: {dtype: bf16, micro_batch_size: %d, global_batch_size: %d, "
             "activation_checkpointing: %s}\nparallel: {shard_group_size: %d, "
             "tensor_parallel_size: %d, sequence_parallel: %s}\n"
+            "preflight: {intra_node_bandwidth_gbs: %g}\n"
             % (preset, seq, micro, micro * micro_steps * n // t,
-               "true" if checkpointing else "false", g, t, "true" if sp else "false"))
+               "true" if checkpointing else "false", g, t, "true" if sp else "false",
+               intra_gbs))
 
 
 def groups_for(n, m):
@@ -66,7 +73,9 @@ class CrossCheck(unittest.TestCase):
         t, sp = opts.get("tensor", 1), opts.get("sp", True)
         tensors = opts.get("tensors", [1])
         groups = groups_for(n, m)
-        args = [PROBE, config_yaml(preset, seq, micro, steps, n, g, checkpointing, t, sp), str(n),
+        intra_gbs = opts.get("intra_gbs", 450)
+        args = [PROBE, config_yaml(preset, seq, micro, steps, n, g, checkpointing, t, sp,
+                                   intra_gbs), str(n),
                 str(m), compute, ",".join(str(x) for x in groups),
                 "--tensors", ",".join(str(x) for x in tensors)]
         if opts.get("single_nic"):
@@ -80,7 +89,7 @@ class CrossCheck(unittest.TestCase):
         out = json.loads(proc.stdout)
 
         shape = sm.PRESETS[preset]
-        net = sm.Network(gpus_per_node=m,
+        net = sm.Network(gpus_per_node=m, intra_busbw=intra_gbs * GB,
                          inter_model="single-nic" if opts.get("single_nic") else "rails")
         sc = sm.Scenario(shape=shape, seq_len=seq, micro_batch=micro, micro_steps=steps,
                          gather_bytes=2, reduce_bytes=4,
