@@ -34,4 +34,24 @@ ExampleStatistics example_statistics(const TokenDataset& dataset, std::int64_t s
   return stats;
 }
 
+std::vector<std::int64_t> completion_lengths(const TokenDataset& dataset) {
+  if (!dataset.has_document_offsets() || !dataset.has_loss_mask())
+    throw DataError("data",
+                    dataset.path() + " has no " +
+                        (dataset.has_document_offsets() ? "/loss_mask" : "/document_offsets") +
+                        ": its examples' completions are unknown",
+                    "prepare it with nss_prepare_data --format records or sft (or "
+                    "scripts/prepare_data_hf.py), which write both");
+  std::vector<std::int64_t> lengths;
+  lengths.reserve(static_cast<std::size_t>(dataset.num_documents()));
+  std::vector<std::uint8_t> mask;
+  for (std::int64_t d = 0; d < dataset.num_documents(); ++d) {
+    const std::int64_t first = dataset.document_offset(d);
+    mask.resize(static_cast<std::size_t>(dataset.document_offset(d + 1) - first));
+    dataset.read_loss_mask(first, static_cast<std::int64_t>(mask.size()), mask.data());
+    lengths.push_back(std::count(mask.begin(), mask.end(), std::uint8_t{1}));
+  }
+  return lengths;
+}
+
 }  // namespace nss::data

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "data/token_dataset.h"
 
@@ -22,5 +23,11 @@ struct ExampleStatistics {
 /// The statistics of `dataset` at `seq_len` (> 0). DataError when it has no
 /// /document_offsets.
 ExampleStatistics example_statistics(const TokenDataset& dataset, std::int64_t seq_len);
+
+/// The targets (/loss_mask 1) of each document, in order: an example's
+/// completion and its end token, what a model sampling such an example
+/// generates. DataError when `dataset` has no /document_offsets or no
+/// /loss_mask.
+std::vector<std::int64_t> completion_lengths(const TokenDataset& dataset);
 
 }  // namespace nss::data

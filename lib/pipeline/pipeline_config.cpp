@@ -43,10 +43,17 @@ ResolvedPipeline load_pipeline_config(const SynthesizeOptions& options) {
     config::validate(loaded.config);
   }
   arch::describe(loaded.config.model);
-  config::Config training = loaded.config;
-  training.pipeline = config::PipelineConfig{};
-  loaded.training_yaml = config::to_yaml(training, /*with_comments=*/true);
   return loaded;
+}
+
+std::string training_yaml(const config::Config& resolved, bool holdout_tokens) {
+  config::Config training = resolved;
+  training.pipeline = config::PipelineConfig{};
+  if (!holdout_tokens) {
+    training.eval.path.clear();
+    training.eval.interval_steps = 0;
+  }
+  return config::to_yaml(training, /*with_comments=*/true);
 }
 
 }  // namespace nss::pipeline

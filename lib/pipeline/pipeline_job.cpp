@@ -201,7 +201,6 @@ ResolvedPipeline agree_on_configuration(comm::Communicator& world,
   });
   comm::broadcast_text(world, text, 0);
   comm::broadcast_text(world, resolved.run_dir, 0);
-  comm::broadcast_text(world, resolved.training_yaml, 0);
   resolved.config = config::parse_config_text(text, "resolved configuration from rank 0");
   return resolved;
 }
@@ -209,7 +208,6 @@ ResolvedPipeline agree_on_configuration(comm::Communicator& world,
 // Rank 0 locks the run directory (a second job on it is refused) and opens
 // the ledger; every rank logs into <run>/logs.
 void claim_run_directory(comm::Communicator& world, const RunPaths& paths,
-                         const ResolvedPipeline& resolved,
                          const std::vector<std::unique_ptr<Stage>>& stages, RunDirectory& run) {
   comm::run_on_root(world, 0, [&] {
     run.lock.emplace(paths.root, log::kRunDirectory);
@@ -219,9 +217,6 @@ void claim_run_directory(comm::Communicator& world, const RunPaths& paths,
     run.ledger = Ledger::open(paths.ledger(), names);
     std::error_code ec;
     if (!std::filesystem::exists(paths.ledger(), ec)) run.ledger->save();
-    write_output_file(
-        {paths.root + "/training.yaml", "pipeline", "run.output_dir", ExistingOutput::kReplaceFile},
-        resolved.training_yaml);
   });
 }
 
@@ -306,7 +301,7 @@ ExitCode run_pipeline(comm::Communicator& world, MPI_Comm mpi_world,
   const RunPaths paths{resolved.run_dir};
   const auto stages = make_stages();
   RunDirectory run;
-  claim_run_directory(world, paths, resolved, stages, run);
+  claim_run_directory(world, paths, stages, run);
   comm::run_on_all(world, [&] { log::attach_rank_file(paths.logs(), world.rank()); });
   const StageContext context{world,
                              mpi_world,
@@ -320,10 +315,12 @@ ExitCode run_pipeline(comm::Communicator& world, MPI_Comm mpi_world,
   spdlog::info("nss_synthesize: {} -> {} on {} ranks", options.table, paths.root, world.size());
   for (std::size_t i = 0; i < stages.size(); ++i) {
     Stage& stage = *stages[i];
-    if (agree_on_decision(stage, context, run) == Decision::kRun) {
+    const Decision decision = agree_on_decision(stage, context, run);
+    if (decision == Decision::kRun) {
       const ExitCode code = execute(stage, context, run);
       if (code != ExitCode::kOk) return code;
     }
+    if (decision != Decision::kOff) comm::run_on_root(world, 0, [&] { stage.publish(context); });
     if (hooks.after_stage) hooks.after_stage(stage.name());
     const Stage* next = i + 1 < stages.size() ? stages[i + 1].get() : nullptr;
     if (const auto code = stop_between_stages(world, run, stage, next)) return *code;

@@ -9,10 +9,12 @@
 
 #include "checkpoint/step_directory.h"
 #include "core/fs.h"
+#include "core/output_location.h"
 #include "core/sha256.h"
 #include "data/prepare_dataset.h"
 #include "data/records_holdout.h"
 #include "hf/hub_cache.h"
+#include "pipeline/pipeline_config.h"
 #include "pipeline/stages.h"
 
 namespace nss::pipeline {
@@ -123,6 +125,15 @@ class PrepareStage : public Stage {
                     {"tokenizer", tokenizer.name},
                     {"pii", options.pii.mode}};
     return result;
+  }
+
+  // The fine-tune validates on the holdout's token file when this run, or
+  // the earlier one it skipped to, made one.
+  void publish(const StageContext& context) const override {
+    const bool holdout = context.ledger->stage(name()).outputs.count("holdout_tokens") > 0;
+    write_output_file(
+        {context.training_config, "pipeline", "run.output_dir", ExistingOutput::kReplaceFile},
+        training_yaml(context.config, holdout));
   }
 };
 

@@ -9,6 +9,7 @@
 #include "core/fs.h"
 #include "core/sha256.h"
 #include "generate/generation_job.h"
+#include "pipeline/record_length_check.h"
 #include "pipeline/stages.h"
 
 namespace nss::pipeline {
@@ -51,6 +52,10 @@ class SamplingStage : public Stage {
   std::map<std::string, std::string> inputs(const StageContext& context) const override {
     return {{"step", recorded_output(context, "train", "step").sha256},
             {"settings", sha256_hex(settings_text(sampling_job(context, "")))}};
+  }
+
+  void check_can_run(const StageContext& context) const override {
+    check_record_length(context);
   }
 
   StageResult run(const StageContext& context) override {

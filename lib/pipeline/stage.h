@@ -61,10 +61,14 @@ class Stage {
   /// On rank 0: what it reads, each named with its SHA-256 (files) or the
   /// SHA-256 of the settings that shape its result.
   virtual std::map<std::string, std::string> inputs(const StageContext& context) const = 0;
-  /// On rank 0, before the ledger records a new run: throws when running it
-  /// again would harm what later stages hold (the ledger is left as it was).
+  /// On rank 0, before the ledger records a new run: throws when it cannot
+  /// run on its inputs, or running it again would harm what later stages
+  /// hold (the ledger is left as it was).
   virtual void check_can_run(const StageContext&) const {}
   virtual StageResult run(const StageContext& context) = 0;
+  /// On rank 0, once the stage is completed (now or at an earlier start):
+  /// writes what later stages read that follows from its outputs.
+  virtual void publish(const StageContext&) const {}
 };
 
 /// The stages in order.

@@ -1,6 +1,7 @@
 // The preflight and the fine-tune: nss_hpc's job (train::run_job) on every
 // rank, with the configuration the pipeline resolved (<run>/training.yaml).
-// The preflight stage runs the job up to its verdict; the fine-tune then
+// The preflight stage checks that the sampling limit holds the prepared
+// records, then runs the job up to its verdict; the fine-tune then
 // runs it without a second preflight, resuming from the last checkpoint
 // when there is one. A private run's guarantee is written beside the
 // pipeline's other outputs (privacy.json).
@@ -15,6 +16,7 @@
 #include "comm/agreement.h"
 #include "core/output_location.h"
 #include "core/sha256.h"
+#include "pipeline/record_length_check.h"
 #include "pipeline/stages.h"
 #include "privacy/privacy_report.h"
 #include "train/job.h"
@@ -39,6 +41,10 @@ class PreflightStage : public Stage {
     return {{"tokens", recorded_output(context, "prepare", "tokens").sha256},
             {"training_config", sha256_file_hex(context.training_config)},
             {"ranks", sha256_hex(context.hosts)}};
+  }
+
+  void check_can_run(const StageContext& context) const override {
+    check_record_length(context);
   }
 
   StageResult run(const StageContext& context) override {

@@ -73,5 +73,43 @@ TEST(ExampleStatistics, NeedsTheDocuments) {
   }
 }
 
+// Documents of `prompts[d]` prompt tokens then `completions[d]` targets.
+std::shared_ptr<const TokenDataset> examples_of(const std::vector<std::int64_t>& prompts,
+                                                const std::vector<std::int64_t>& completions) {
+  std::int64_t total = 0;
+  for (std::size_t d = 0; d < prompts.size(); ++d) total += prompts[d] + completions[d];
+  const std::string path = nss::testing::scratch_dir("completion_lengths") + "/examples.h5";
+  TokenFileWriter writer(path, DType::kUInt16, total, /*with_loss_mask=*/true);
+  for (std::size_t d = 0; d < prompts.size(); ++d) {
+    const std::int64_t length = prompts[d] + completions[d];
+    std::vector<std::int64_t> tokens(static_cast<std::size_t>(length), 7);
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(length), 0);
+    std::fill(mask.begin() + prompts[d], mask.end(), std::uint8_t{1});
+    writer.append(tokens.data(), length, mask.data());
+    writer.end_document();
+  }
+  writer.commit({});
+  return TokenDataset::open(path);
+}
+
+TEST(CompletionLengths, CountEachDocumentsTargets) {
+  const auto dataset = examples_of({4, 9, 1, 30}, {12, 3, 40, 0});
+  EXPECT_EQ(completion_lengths(*dataset), (std::vector<std::int64_t>{12, 3, 40, 0}));
+}
+
+TEST(CompletionLengths, NeedTheDocumentsAndTheirMask) {
+  for (const bool with_offsets : {false, true}) {
+    const auto dataset = dataset_of({5, 6, 7}, with_offsets);
+    try {
+      completion_lengths(*dataset);
+      FAIL() << "no error";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find(with_offsets ? "no /loss_mask" : "no /document_offsets"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nss::data

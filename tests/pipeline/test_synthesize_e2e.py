@@ -181,7 +181,9 @@ class BadInputTest(unittest.TestCase):
                       + synthesize_args(self.table, self.config, run_dir))
         output = proc.stdout + proc.stderr
         self.assertEqual(proc.returncode, 2, output[-3000:])
-        self.assertIn("nss_synthesize: error: [pipeline] cannot write " + run_dir, output)
+        # The ledger is small enough; the prepared data is the first file over the limit.
+        self.assertRegex(output, r"nss_synthesize: error: \[data\] cannot reserve [^\n]* for "
+                         + re.escape(os.path.join(run_dir, "data", "records.")))
         self.assertNotIn("MPI_ABORT", output)
 
     def test_a_damaged_ledger(self):
@@ -206,6 +208,47 @@ class BadInputTest(unittest.TestCase):
             self.assertEqual(read(os.path.join(run_dir, name), "rb"), content, name)
         output = synthesize(2, self.table, self.config, run_dir)  # the table put back: nothing to do
         self.assertIn("[pipeline] prepare: completed", output)
+
+    def test_a_table_too_small_for_a_holdout_is_fine_tuned_without_validation(self):
+        # pipeline.holdout 0.2 of 100 rows: no holdout (fewer than 200 rows),
+        # so the fine-tune's configuration turns validation off.
+        run_dir = os.path.join(self.tmp, "small")
+        small = write(os.path.join(self.tmp, "small.csv"), "\n".join(read(self.table).splitlines()[:101]) + "\n")
+        output = synthesize(2, small, self.config, run_dir)
+        self.assertIn("no holdout, the table has fewer than 200 rows", output)
+        prepared = stages(run_dir)["prepare"]
+        self.assertEqual(prepared["facts"]["holdout_rows"], 0)
+        self.assertNotIn("holdout_tokens", prepared["outputs"])
+        training = read(os.path.join(run_dir, "training.yaml"))
+        self.assertIn('\n  path: ""  # Held-out token dataset', training)
+        self.assertIn("\n  interval_steps: 0  # Validate every", training)
+        self.assertIn("validation is off", read(os.path.join(run_dir, "train", "preflight.json")))
+        output = synthesize(2, small, self.config, run_dir)  # the same configuration: nothing to do
+        for name in STAGES:
+            self.assertIn("[pipeline] %s: completed" % name, output)
+        # A sampling limit too short for the records, after the fine-tune:
+        # refused before the sampling, nothing changed.
+        before = {name: read(os.path.join(run_dir, name), "rb") for name in ("pipeline.json", "synthetic/synthetic.csv")}
+        output = self.refused(2, small, run_dir, ["pipeline.max_new_tokens=16"])
+        self.assertIn("pipeline.max_new_tokens 16 cannot hold 100 of the 100 training examples", output)
+        for name, content in before.items():
+            self.assertEqual(read(os.path.join(run_dir, name), "rb"), content, name)
+
+    def test_a_sampling_limit_too_short_for_the_records_is_refused_before_the_fine_tune(self):
+        run_dir = os.path.join(self.tmp, "short_limit")
+        output = self.refused(2, self.table, run_dir, ["pipeline.max_new_tokens=16"])
+        found = re.search(r"pipeline.max_new_tokens 16 cannot hold (\d+) of the 240 training examples of \S+ "
+                          r"\(the longest takes (\d+) tokens with its end token\)", output)
+        self.assertTrue(found, output[-3000:])
+        longest = int(found.group(2))
+        self.assertIn("hint: set pipeline.max_new_tokens=%d or more" % longest, output)
+        recorded = stages(run_dir)
+        self.assertEqual([recorded[name]["status"] for name in STAGES],
+                         ["completed", "pending", "pending", "pending", "pending"])
+        # The byte-level records of the table: its longest row, its end token.
+        rows = read(self.table).splitlines()[1:]
+        self.assertGreater(longest, max(len(row) for row in rows))
+        synthesize(2, self.table, self.config, run_dir, ["pipeline.max_new_tokens=%d" % longest])
 
     def test_a_failed_stage_ends_the_job_with_its_code_and_is_run_again(self):
         run_dir = os.path.join(self.tmp, "no_go")
