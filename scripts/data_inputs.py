@@ -11,6 +11,7 @@ import re
 
 EXAMPLE_FORMATS = ("sft", "records", "chat")
 JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
+DIGITS = re.compile(r"[0-9]+")
 RECORDS_TEMPLATE = "Generate one record of the table as a JSON object with the fields {columns}.\n"
 GROUPED_RECORDS_TEMPLATE = ("Generate the records of one {group_by} group as JSON objects, one per line, "
                             "with the fields {columns}.\n")
@@ -163,8 +164,12 @@ def record_examples(path, prompt_template, group_by, order_by, table=None):
         distinct = sorted(set(values), key=lambda v: v.encode("utf-8", "surrogateescape"))
         few = (not number and bounds["max_integer_digits"] == 0 and len(distinct) <= MAX_CATEGORIES
                and 2 * len(distinct) <= len(values))
+        # Text cells all ASCII digits ("06647"): pandas, and so the evaluation, reads them as numbers.
+        texts = [cell for cell in values if not JSON_NUMBER.match(cell)]
+        digit_strings = bool(texts) and all(DIGITS.fullmatch(cell) for cell in texts)
         schema.append(dict({"name": name, "type": "number" if number else "string",
-                            "empty_cells": len(values) < len(cells)}, **bounds, categories=distinct if few else []))
+                            "empty_cells": len(values) < len(cells)}, **bounds, digit_strings=digit_strings,
+                           categories=distinct if few else []))
     template = prompt_template or (GROUPED_RECORDS_TEMPLATE if group_by else RECORDS_TEMPLATE)
     prompt = render_prompt_template(template, header, group_by, order_by)
     preparation = {"format": "records", "prompt_template": template, "group_by": group_by or "",

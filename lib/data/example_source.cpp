@@ -27,6 +27,10 @@ struct Column {
   bool number = true;  // every non-empty cell is a JSON number literal
   bool any_value = false;
   bool empty_cells = false;
+  // Every cell that is not a number literal is ASCII digits ("06647"): text
+  // that pandas, and so the evaluation, reads as a number.
+  bool digit_strings = true;
+  bool any_string = false;
   // The longest values (nss_generate --constrain schema bounds a model's by
   // them): characters of a cell written as a string, and the digits of each
   // part of a cell written as a number.
@@ -46,6 +50,10 @@ std::vector<std::string> categories(const Column& column) {
       column.values.size() * 2 > column.filled)
     return {};
   return {column.values.begin(), column.values.end()};
+}
+
+bool is_ascii_digits(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The digits of a JSON number literal's integer, fraction and exponent.
@@ -88,10 +96,13 @@ std::vector<Column> infer_columns(const RecordsTable& table) {
       }
       const bool number = is_json_number(row[c]);
       column.number = column.number && number;
-      if (number)
+      if (number) {
         note_number(row[c], column);
-      else
-        column.max_chars = std::max(column.max_chars, count_utf8_characters(row[c]));
+        continue;
+      }
+      column.max_chars = std::max(column.max_chars, count_utf8_characters(row[c]));
+      column.any_string = true;
+      column.digit_strings = column.digit_strings && is_ascii_digits(row[c]);
     }
   }
   return columns;
@@ -107,6 +118,7 @@ std::string schema_json(const std::vector<Column>& columns) {
                     {"max_integer_digits", c.max_integer_digits},
                     {"max_fraction_digits", c.max_fraction_digits},
                     {"max_exponent_digits", c.max_exponent_digits},
+                    {"digit_strings", c.any_string && c.digit_strings},
                     {"categories", categories(c)}});
   return nlohmann::ordered_json{{"columns", list}}.dump();
 }

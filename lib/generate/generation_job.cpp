@@ -146,6 +146,7 @@ nlohmann::json value_limits(const RecordSchema& schema) {
                         {"max_integer_digits", column.limits.integer_digits},
                         {"max_fraction_digits", column.limits.fraction_digits},
                         {"max_exponent_digits", column.limits.exponent_digits},
+                        {"digit_strings", column.digit_strings},
                         {"from", column.limits_recorded ? "training table" : "defaults"}};
   return out;
 }

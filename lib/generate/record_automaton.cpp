@@ -39,9 +39,16 @@ std::int32_t RecordAutomaton::join(const std::vector<std::int32_t>& exits,
   return add_literal(first, text.substr(1));
 }
 
-std::int32_t RecordAutomaton::add_string(std::int32_t first, bool empty_allowed,
-                                         std::int32_t chars) {
+std::int32_t RecordAutomaton::add_string(std::int32_t first, bool empty_allowed, std::int32_t chars,
+                                         bool digits) {
   const std::int32_t content = add_node(), end = add_node();
+  if (digits) {
+    for (const std::int32_t at : {first, content}) {
+      if (at == content || empty_allowed) add_edge(at, '"', '"', end);
+      if (chars > 0) add_edge(at, '0', '9', content, Count::kTake);
+    }
+    return end;
+  }
   // Nodes inside a character: how many continuation bytes remain, and the
   // narrower first continuation after E0, ED, F0 and F4 (no overlong form,
   // surrogate or code point past U+10FFFF).
@@ -130,7 +137,7 @@ std::vector<std::int32_t> RecordAutomaton::add_value(std::int32_t from,
   if (chars > 0 || column.empty_cells) {
     const std::int32_t first = add_node();
     add_edge(from, '"', '"', first, Count::kSet, chars);
-    exits.push_back(add_string(first, column.empty_cells, chars));
+    exits.push_back(add_string(first, column.empty_cells, chars, column.digit_strings));
   }
   // A string column keeps the cells that were number literals as numbers.
   if (limits.integer_digits > 0) {

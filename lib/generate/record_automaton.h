@@ -1,11 +1,11 @@
 // The byte language of a records completion as training rendered it, as a
 // deterministic automaton: compact JSON objects with exactly the schema's
 // keys in its order (csv_row_to_json's rendering), a JSON number in a
-// number column, a string or a number in another, "" only where the table
-// had empty cells, strings as append_json_string escapes them (valid UTF-8,
-// only the escapes it writes), one record per line when examples were
-// grouped. Each string's characters and each part of a number's digits is
-// bounded, so every path through the automaton is finite.
+// number column, a string or a number in another (a string of ASCII digits
+// where every text cell was one), "" only where the table had empty cells,
+// strings as append_json_string escapes them (valid UTF-8, only the escapes
+// it writes), one record per line when examples were grouped. Each string's characters and each
+// part of a number's digits is bounded, so every path through the automaton is finite.
 //
 // A state is a node and a counter (what is left of the bound being
 // counted): nodes are few (a chain per key, a handful per value), so the
@@ -71,8 +71,9 @@ class RecordAutomaton {
   // One of the column's categories (or "" where allowed), as JSON strings.
   std::int32_t add_categories(std::int32_t from, const RecordSchema::Column& column);
   std::vector<std::int32_t> add_number(std::int32_t from, const ValueLimits& limits);
-  // String content after the opening quote; returns the node after the closing one.
-  std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars);
+  // String content after the opening quote (ASCII digits alone when
+  // `digits`); returns the node after the closing one.
+  std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars, bool digits);
 
   std::vector<Node> nodes_;
 };

@@ -14,9 +14,13 @@ using nlohmann::ordered_json;
 std::string cell_problem(const RecordSchema::Column& column, const ordered_json& value) {
   const std::string where = "column " + column.name + ": ";
   if (value.is_string()) {
-    if (value.get_ref<const std::string&>().empty())
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text.empty())
       return column.empty_cells ? "" : where + "empty, but the table had no empty cell there";
-    return column.number ? where + value.dump() + " is not a number" : "";
+    if (column.number) return where + value.dump() + " is not a number";
+    if (column.digit_strings && text.find_first_not_of("0123456789") != std::string::npos)
+      return where + value.dump() + " is not a string of digits, as every text cell there was";
+    return "";
   }
   // A string column held number literals too: csv rows keep those as numbers.
   if (value.is_number()) return "";
@@ -69,6 +73,7 @@ RecordSchema RecordSchema::from_json(const std::string& text) {
       RecordSchema::Column column{c.at("name").get<std::string>(), type == "number",
                                   c.at("empty_cells").get<bool>()};
       read_limits(c, column);
+      column.digit_strings = c.value("digit_strings", false);
       if (c.contains("categories"))
         column.categories = c.at("categories").get<std::vector<std::string>>();
       schema.columns.push_back(std::move(column));

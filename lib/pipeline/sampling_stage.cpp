@@ -54,9 +54,7 @@ class SamplingStage : public Stage {
             {"settings", sha256_hex(settings_text(sampling_job(context, "")))}};
   }
 
-  void check_can_run(const StageContext& context) const override {
-    check_record_length(context);
-  }
+  void check_can_run(const StageContext& context) const override { check_record_length(context); }
 
   StageResult run(const StageContext& context) override {
     std::string step_dir;

@@ -43,9 +43,7 @@ class PreflightStage : public Stage {
             {"ranks", sha256_hex(context.hosts)}};
   }
 
-  void check_can_run(const StageContext& context) const override {
-    check_record_length(context);
-  }
+  void check_can_run(const StageContext& context) const override { check_record_length(context); }
 
   StageResult run(const StageContext& context) override {
     train::JobOptions job;

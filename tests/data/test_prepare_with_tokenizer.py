@@ -41,7 +41,9 @@ SFT = ('{"prompt": "Hi", "completion": " there friend, how are you doing today?"
        '{"prompt": "Translate to French: cheese\\n", "completion": "fromage \u00e9"}\n'
        '{"prompt": "Sum 12 + 30 =", "completion": " 42"}\n'
        '{"prompt": "Say <|im_end|> literally: ", "completion": "<|im_end|> </s>"}\n').encode()
-RECORDS = (b"patient,visit,value\np1,10,high\np2,1,low\np1,9,mid \xc3\xa9\np2,2,\"a, b\"\n")
+# zip: text cells of digits alone (leading zeros), a number and an empty cell.
+RECORDS = (b"patient,visit,value,zip\np1,10,high,06647\np2,1,low,10009\np1,9,mid \xc3\xa9,\n"
+           b"p2,2,\"a, b\",00012\n")
 
 
 def attributes(f):
@@ -194,6 +196,12 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             for args in runs:
                 with self.subTest(tokenizer=tokenizer, args=args):
                     self.assert_same_as_python(tokenizer, *args)
+        with self.subTest("records: digit strings"):
+            attrs = self.assert_same_as_python(SMOLLM2, *runs[7])
+            columns = {c["name"]: c for c in json.loads(attrs["records_schema"][1])["columns"]}
+            self.assertEqual({name: c["digit_strings"] for name, c in columns.items()},
+                             {"patient": False, "visit": False, "value": False, "zip": True})
+            self.assertEqual((columns["zip"]["type"], columns["zip"]["max_chars"]), ("string", 5))
         for tokenizer in self.families:
             for args in runs[:2] + runs[5:6]:
                 with self.subTest(tokenizer=tokenizer, args=args):

@@ -48,7 +48,8 @@ def value(column):
     chars = 0 if column["type"] == "number" else column["max_chars"]
     if chars or column["empty_cells"]:
         low = 0 if column["empty_cells"] else 1
-        options.append('"%s{%d,%d}"' % (CHAR, low, chars) if chars else '""')
+        char = "[0-9]" if column.get("digit_strings") else CHAR
+        options.append('"%s{%d,%d}"' % (char, low, chars) if chars else '""')
     if number(column):
         options.append(number(column))
     return "(?:%s)" % "|".join(options)

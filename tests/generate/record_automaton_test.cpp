@@ -151,6 +151,27 @@ TEST(RecordAutomatonTest, ALimitOfZeroAllowsNoValueOfThatKind) {
   EXPECT_FALSE(accepts(automaton, R"({"id":1,"code":""})"));
 }
 
+TEST(RecordAutomatonTest, DigitStringsTakeDigitsAlone) {
+  // A zip code column: "06647" as text, 10009 as a number, some empty.
+  RecordSchema s;
+  s.columns = {{"zip", false, true}};
+  s.columns[0].limits = {5, 5, 0, 0};
+  s.columns[0].digit_strings = true;
+  const RecordAutomaton automaton(s, false);
+  for (const std::string value : {R"("06647")", R"("0")", R"("")", "10009", "0"}) {
+    const std::string record = R"({"zip":)" + value + "}";
+    EXPECT_TRUE(accepts(automaton, record)) << value;
+    EXPECT_TRUE(valid(s, record)) << value;
+  }
+  for (const std::string value :
+       {R"("B89")", R"("066 47")", R"("-0664")", R"("0.5")", R"("066470")", R"("٠٦")"}) {
+    const std::string record = R"({"zip":)" + value + "}";
+    EXPECT_FALSE(accepts(automaton, record)) << value;
+  }
+  for (const std::string value : {R"("B89")", R"("066 47")", R"("-0664")", R"("0.5")", R"("٠٦")"})
+    EXPECT_FALSE(valid(s, R"({"zip":)" + value + "}")) << value;
+}
+
 TEST(RecordAutomatonTest, KnowsItsShortestCompletion) {
   const RecordSchema s = schema();
   // A number is shorter than any string, even "" (the columns may hold numbers).

@@ -87,6 +87,24 @@ TEST(RecordValidator, ReadsTheValueBoundsOrKeepsTheDefaultsOfOlderData) {
                DataError);
 }
 
+TEST(RecordValidator, DigitStringColumnsTakeDigitsOrNumbers) {
+  const RecordSchema schema = RecordSchema::from_json(
+      R"({"columns":[{"name":"zip","type":"string","empty_cells":false,"max_chars":5,)"
+      R"("max_integer_digits":5,"max_fraction_digits":0,"max_exponent_digits":0,)"
+      R"("digit_strings":true}]})");
+  ASSERT_TRUE(schema.columns[0].digit_strings);
+  auto reason = [&](const std::string& record) {
+    const auto checked = check_completion(schema, record);
+    return checked.at(0).valid ? std::string("valid") : checked[0].reason;
+  };
+  EXPECT_EQ(reason(R"({"zip":"06647"})"), "valid");
+  EXPECT_EQ(reason(R"({"zip":10009})"), "valid");
+  EXPECT_EQ(reason(R"({"zip":"B89"})"),
+            "column zip: \"B89\" is not a string of digits, as every text cell there was");
+  // Older data (no digit_strings key) takes any string.
+  EXPECT_FALSE(RecordSchema::from_json(kSchema).columns[0].digit_strings);
+}
+
 TEST(RecordValidator, RefusesASchemaItCannotRead) {
   EXPECT_THROW(RecordSchema::from_json("{}"), DataError);
   EXPECT_THROW(RecordSchema::from_json(R"({"columns":[]})"), DataError);

@@ -29,10 +29,12 @@ SCHEMA = {"columns": [
     {"name": "rain \"mm\"", "type": "string", "empty_cells": True, "max_chars": 3, "max_integer_digits": 0,
      "max_fraction_digits": 0, "max_exponent_digits": 0},
     {"name": "note", "type": "string", "empty_cells": False, "max_chars": 5, "max_integer_digits": 3,
-     "max_fraction_digits": 2, "max_exponent_digits": 2}]}
-RECORDS = ['{"city":"Oslo","temp":12.5,"rain \\"mm\\"":"","note":"a\\"b"}',
-           '{"city":"Lima","temp":-3,"rain \\"mm\\"":"yes","note":1.25e-7}',
-           '{"city":"Zürich","temp":0,"rain \\"mm\\"":"no","note":"ok\\n"}']
+     "max_fraction_digits": 2, "max_exponent_digits": 2},
+    {"name": "zip", "type": "string", "empty_cells": True, "max_chars": 5, "max_integer_digits": 5,
+     "max_fraction_digits": 0, "max_exponent_digits": 0, "digit_strings": True}]}
+RECORDS = ['{"city":"Oslo","temp":12.5,"rain \\"mm\\"":"","note":"a\\"b","zip":"06647"}',
+           '{"city":"Lima","temp":-3,"rain \\"mm\\"":"yes","note":1.25e-7,"zip":10009}',
+           '{"city":"Zürich","temp":0,"rain \\"mm\\"":"no","note":"ok\\n","zip":""}']
 
 
 class ConstraintParityTest(nss_e2e.VenvScratchDirTest):

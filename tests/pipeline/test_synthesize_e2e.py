@@ -250,6 +250,23 @@ class BadInputTest(unittest.TestCase):
         self.assertGreater(longest, max(len(row) for row in rows))
         synthesize(2, self.table, self.config, run_dir, ["pipeline.max_new_tokens=%d" % longest])
 
+    def test_a_column_of_digit_strings_is_sampled_as_digits_and_evaluated(self):
+        # Codes with leading zeros are text in the records schema but numbers
+        # to the evaluation, as to pandas: the sampled codes stay digits.
+        rows = read(self.table).splitlines()
+        coded = [rows[0] + ",code"] + ["%s,%05d" % (row, (i * 7919) % 20000) for i, row in enumerate(rows[1:])]
+        table = write(os.path.join(self.tmp, "coded.csv"), "\n".join(coded) + "\n")
+        run_dir = os.path.join(self.tmp, "coded")
+        output = synthesize(2, table, self.config, run_dir, ["pipeline.pii=off"])
+        self.assertIn("SQS", output)
+        with open(os.path.join(run_dir, "synthetic", "synthetic.csv")) as f:
+            codes = [row[-1] for row in csv.reader(f)][1:]
+        self.assertEqual(len(codes), 8)
+        self.assertTrue(all(code.isdigit() for code in codes), codes)
+        limits = json.loads(read(os.path.join(run_dir, "synthetic", "generation.json")))["value_limits"]
+        self.assertEqual((limits["code"]["digit_strings"], limits["code"]["max_chars"]), (True, 5))
+        self.assertFalse(limits["product"]["digit_strings"])
+
     def test_a_failed_stage_ends_the_job_with_its_code_and_is_run_again(self):
         run_dir = os.path.join(self.tmp, "no_go")
         output = self.refused(3, self.table, run_dir, ["preflight.max_memory_fraction=1e-6"])
