@@ -12,6 +12,9 @@ import re
 EXAMPLE_FORMATS = ("sft", "records", "chat")
 JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")
 DIGITS = re.compile(r"[0-9]+")
+# pandas' default missing-value spellings, as lib/core/missing_cell.cpp lists them.
+MISSING_SPELLINGS = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
 RECORDS_TEMPLATE = "Generate one record of the table as a JSON object with the fields {columns}.\n"
 GROUPED_RECORDS_TEMPLATE = ("Generate the records of one {group_by} group as JSON objects, one per line, "
                             "with the fields {columns}.\n")
@@ -164,12 +167,14 @@ def record_examples(path, prompt_template, group_by, order_by, table=None):
         distinct = sorted(set(values), key=lambda v: v.encode("utf-8", "surrogateescape"))
         few = (not number and bounds["max_integer_digits"] == 0 and len(distinct) <= MAX_CATEGORIES
                and 2 * len(distinct) <= len(values))
-        # Text cells all ASCII digits ("06647"): pandas, and so the evaluation, reads them as numbers.
+        # Text cells all ASCII digits ("06647") or missing-value spellings ("NA"):
+        # pandas, and so the evaluation, reads them as numbers or as missing.
         texts = [cell for cell in values if not JSON_NUMBER.match(cell)]
-        digit_strings = bool(texts) and all(DIGITS.fullmatch(cell) for cell in texts)
+        missing = sorted({cell for cell in texts if cell in MISSING_SPELLINGS})
+        digit_strings = bool(texts) and all(DIGITS.fullmatch(cell) or cell in MISSING_SPELLINGS for cell in texts)
         schema.append(dict({"name": name, "type": "number" if number else "string",
                             "empty_cells": len(values) < len(cells)}, **bounds, digit_strings=digit_strings,
-                           categories=distinct if few else []))
+                           missing_values=missing if digit_strings else [], categories=distinct if few else []))
     template = prompt_template or (GROUPED_RECORDS_TEMPLATE if group_by else RECORDS_TEMPLATE)
     prompt = render_prompt_template(template, header, group_by, order_by)
     preparation = {"format": "records", "prompt_template": template, "group_by": group_by or "",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/missing_cell.h"
 #include "core/utf8.h"
 #include "data/csv_records.h"
 #include "data/input_file.h"
@@ -27,10 +28,12 @@ struct Column {
   bool number = true;  // every non-empty cell is a JSON number literal
   bool any_value = false;
   bool empty_cells = false;
-  // Every cell that is not a number literal is ASCII digits ("06647"): text
-  // that pandas, and so the evaluation, reads as a number.
+  // Every cell that is not a number literal is ASCII digits ("06647") or a
+  // missing-value spelling ("NA"): text that pandas, and so the evaluation,
+  // reads as a number or as missing.
   bool digit_strings = true;
   bool any_string = false;
+  std::set<std::string> missing_values;  // the spellings among those cells
   // The longest values (nss_generate --constrain schema bounds a model's by
   // them): characters of a cell written as a string, and the digits of each
   // part of a cell written as a number.
@@ -102,7 +105,10 @@ std::vector<Column> infer_columns(const RecordsTable& table) {
       }
       column.max_chars = std::max(column.max_chars, count_utf8_characters(row[c]));
       column.any_string = true;
-      column.digit_strings = column.digit_strings && is_ascii_digits(row[c]);
+      if (is_missing_cell(row[c]))
+        column.missing_values.insert(row[c]);
+      else
+        column.digit_strings = column.digit_strings && is_ascii_digits(row[c]);
     }
   }
   return columns;
@@ -110,7 +116,11 @@ std::vector<Column> infer_columns(const RecordsTable& table) {
 
 std::string schema_json(const std::vector<Column>& columns) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const Column& c : columns)
+  for (const Column& c : columns) {
+    const bool digit_strings = c.any_string && c.digit_strings;
+    const std::vector<std::string> missing_values =
+        digit_strings ? std::vector<std::string>(c.missing_values.begin(), c.missing_values.end())
+                      : std::vector<std::string>{};
     list.push_back({{"name", c.name},
                     {"type", c.number && c.any_value ? "number" : "string"},
                     {"empty_cells", c.empty_cells},
@@ -118,8 +128,10 @@ std::string schema_json(const std::vector<Column>& columns) {
                     {"max_integer_digits", c.max_integer_digits},
                     {"max_fraction_digits", c.max_fraction_digits},
                     {"max_exponent_digits", c.max_exponent_digits},
-                    {"digit_strings", c.any_string && c.digit_strings},
+                    {"digit_strings", digit_strings},
+                    {"missing_values", missing_values},
                     {"categories", categories(c)}});
+  }
   return nlohmann::ordered_json{{"columns", list}}.dump();
 }
 

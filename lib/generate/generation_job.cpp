@@ -147,6 +147,7 @@ nlohmann::json value_limits(const RecordSchema& schema) {
                         {"max_fraction_digits", column.limits.fraction_digits},
                         {"max_exponent_digits", column.limits.exponent_digits},
                         {"digit_strings", column.digit_strings},
+                        {"missing_values", column.missing_values},
                         {"from", column.limits_recorded ? "training table" : "defaults"}};
   return out;
 }

@@ -39,16 +39,9 @@ std::int32_t RecordAutomaton::join(const std::vector<std::int32_t>& exits,
   return add_literal(first, text.substr(1));
 }
 
-std::int32_t RecordAutomaton::add_string(std::int32_t first, bool empty_allowed, std::int32_t chars,
-                                         bool digits) {
+std::int32_t RecordAutomaton::add_string(std::int32_t first, bool empty_allowed,
+                                         std::int32_t chars) {
   const std::int32_t content = add_node(), end = add_node();
-  if (digits) {
-    for (const std::int32_t at : {first, content}) {
-      if (at == content || empty_allowed) add_edge(at, '"', '"', end);
-      if (chars > 0) add_edge(at, '0', '9', content, Count::kTake);
-    }
-    return end;
-  }
   // Nodes inside a character: how many continuation bytes remain, and the
   // narrower first continuation after E0, ED, F0 and F4 (no overlong form,
   // surrogate or code point past U+10FFFF).
@@ -137,7 +130,8 @@ std::vector<std::int32_t> RecordAutomaton::add_value(std::int32_t from,
   if (chars > 0 || column.empty_cells) {
     const std::int32_t first = add_node();
     add_edge(from, '"', '"', first, Count::kSet, chars);
-    exits.push_back(add_string(first, column.empty_cells, chars, column.digit_strings));
+    exits.push_back(column.digit_strings ? add_digit_string(first, column)
+                                         : add_string(first, column.empty_cells, chars));
   }
   // A string column keeps the cells that were number literals as numbers.
   if (limits.integer_digits > 0) {
@@ -148,16 +142,8 @@ std::vector<std::int32_t> RecordAutomaton::add_value(std::int32_t from,
   return exits;
 }
 
-std::int32_t RecordAutomaton::add_categories(std::int32_t from,
-                                             const RecordSchema::Column& column) {
-  // A trie of the literals: values sharing a prefix share its nodes.
-  const std::int32_t end = add_node();
-  std::vector<std::string> literals;
-  for (const std::string& value : column.categories) {
-    literals.emplace_back();
-    data::append_json_string(value, literals.back());
-  }
-  if (column.empty_cells) literals.push_back("\"\"");
+void RecordAutomaton::add_trie(std::int32_t from, const std::vector<std::string>& literals,
+                               std::int32_t end) {
   std::map<std::string, std::int32_t> prefixes{{"", from}};
   for (const std::string& literal : literals)
     for (std::size_t n = 1; n <= literal.size(); ++n) {
@@ -168,6 +154,38 @@ std::int32_t RecordAutomaton::add_categories(std::int32_t from,
       if (n < literal.size()) prefixes[prefix] = next;
       add_edge(prefixes.at(literal.substr(0, n - 1)), byte, byte, next);
     }
+}
+
+std::int32_t RecordAutomaton::add_categories(std::int32_t from,
+                                             const RecordSchema::Column& column) {
+  const std::int32_t end = add_node();
+  std::vector<std::string> literals;
+  for (const std::string& value : column.categories) {
+    literals.emplace_back();
+    data::append_json_string(value, literals.back());
+  }
+  if (column.empty_cells) literals.push_back("\"\"");
+  add_trie(from, literals, end);
+  return end;
+}
+
+std::int32_t RecordAutomaton::add_digit_string(std::int32_t first,
+                                               const RecordSchema::Column& column) {
+  const std::int32_t content = add_node(), end = add_node();
+  if (column.empty_cells) add_edge(first, '"', '"', end);
+  add_edge(first, '0', '9', content, Count::kTake);
+  add_edge(content, '0', '9', content, Count::kTake);
+  add_edge(content, '"', '"', end);
+  // The missing-value spellings after the opening quote; those beginning
+  // with a digit ("1.#IND") would share the digits' edges and are not offered.
+  std::vector<std::string> literals;
+  for (const std::string& value : column.missing_values) {
+    if (value.empty() || (value[0] >= '0' && value[0] <= '9')) continue;
+    std::string quoted;
+    data::append_json_string(value, quoted);
+    literals.push_back(quoted.substr(1));
+  }
+  add_trie(first, literals, end);
   return end;
 }
 

@@ -2,7 +2,8 @@
 // deterministic automaton: compact JSON objects with exactly the schema's
 // keys in its order (csv_row_to_json's rendering), a JSON number in a
 // number column, a string or a number in another (a string of ASCII digits
-// where every text cell was one), "" only where the table had empty cells,
+// or a missing-value spelling of the column where every text cell was one
+// of those), "" only where the table had empty cells,
 // strings as append_json_string escapes them (valid UTF-8, only the escapes
 // it writes), one record per line when examples were grouped. Each string's characters and each
 // part of a number's digits is bounded, so every path through the automaton is finite.
@@ -71,9 +72,13 @@ class RecordAutomaton {
   // One of the column's categories (or "" where allowed), as JSON strings.
   std::int32_t add_categories(std::int32_t from, const RecordSchema::Column& column);
   std::vector<std::int32_t> add_number(std::int32_t from, const ValueLimits& limits);
-  // String content after the opening quote (ASCII digits alone when
-  // `digits`); returns the node after the closing one.
-  std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars, bool digits);
+  // String content after the opening quote; returns the node after the closing one.
+  std::int32_t add_string(std::int32_t first, bool empty_allowed, std::int32_t chars);
+  // A digit-string column's string after the opening quote: ASCII digits,
+  // or one of its missing-value spellings.
+  std::int32_t add_digit_string(std::int32_t first, const RecordSchema::Column& column);
+  // `literals` from `from`, sharing their prefixes' nodes, each ending at `end`.
+  void add_trie(std::int32_t from, const std::vector<std::string>& literals, std::int32_t end);
 
   std::vector<Node> nodes_;
 };

@@ -1,5 +1,6 @@
 #include "generate/record_validator.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/error.h"
@@ -18,8 +19,11 @@ std::string cell_problem(const RecordSchema::Column& column, const ordered_json&
     if (text.empty())
       return column.empty_cells ? "" : where + "empty, but the table had no empty cell there";
     if (column.number) return where + value.dump() + " is not a number";
-    if (column.digit_strings && text.find_first_not_of("0123456789") != std::string::npos)
-      return where + value.dump() + " is not a string of digits, as every text cell there was";
+    if (column.digit_strings && text.find_first_not_of("0123456789") != std::string::npos &&
+        std::find(column.missing_values.begin(), column.missing_values.end(), text) ==
+            column.missing_values.end())
+      return where + value.dump() +
+             " is neither a string of digits nor a missing value the table held there";
     return "";
   }
   // A string column held number literals too: csv rows keep those as numbers.
@@ -74,6 +78,8 @@ RecordSchema RecordSchema::from_json(const std::string& text) {
                                   c.at("empty_cells").get<bool>()};
       read_limits(c, column);
       column.digit_strings = c.value("digit_strings", false);
+      if (c.contains("missing_values"))
+        column.missing_values = c.at("missing_values").get<std::vector<std::string>>();
       if (c.contains("categories"))
         column.categories = c.at("categories").get<std::vector<std::string>>();
       schema.columns.push_back(std::move(column));

@@ -4,9 +4,10 @@
 // which held numbers, and which had empty cells. A completion holds one JSON
 // object per line (several for a grouped example); each is valid when it has
 // exactly the schema's columns, a JSON number in every number column, a
-// string or number in every other column (a string of ASCII digits where
-// every text cell of the table was one), and an empty cell ("") only where
-// the table had one.
+// string or number in every other column (a string of ASCII digits, or a
+// missing-value spelling the column held, where every text cell of the
+// table was one of those), and an empty cell ("") only where the table had
+// one.
 #pragma once
 
 #include <cstdint>
@@ -39,9 +40,11 @@ struct RecordSchema {
     std::string name;
     bool number = false;       // every non-empty cell was a JSON number literal
     bool empty_cells = false;  // some cell was empty
-    // Every text cell was ASCII digits ("06647"; records_schema's
-    // "digit_strings", absent in data prepared before it: false).
+    // Every text cell was ASCII digits ("06647") or one of missing_values
+    // ("NA"; records_schema's "digit_strings" and "missing_values", absent
+    // in data prepared before them: false, none).
     bool digit_strings = false;
+    std::vector<std::string> missing_values;
     ValueLimits limits;
     bool limits_recorded = false;  // from the schema, not the defaults
     // A text column's few distinct values when the data was prepared

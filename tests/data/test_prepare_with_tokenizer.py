@@ -41,8 +41,8 @@ SFT = ('{"prompt": "Hi", "completion": " there friend, how are you doing today?"
        '{"prompt": "Translate to French: cheese\\n", "completion": "fromage \u00e9"}\n'
        '{"prompt": "Sum 12 + 30 =", "completion": " 42"}\n'
        '{"prompt": "Say <|im_end|> literally: ", "completion": "<|im_end|> </s>"}\n').encode()
-# zip: text cells of digits alone (leading zeros), a number and an empty cell.
-RECORDS = (b"patient,visit,value,zip\np1,10,high,06647\np2,1,low,10009\np1,9,mid \xc3\xa9,\n"
+# zip: text cells of digits alone (leading zeros) or a missing-value spelling, and a number.
+RECORDS = (b"patient,visit,value,zip\np1,10,high,06647\np2,1,low,10009\np1,9,mid \xc3\xa9,NA\n"
            b"p2,2,\"a, b\",00012\n")
 
 
@@ -202,6 +202,8 @@ class PrepareWithTokenizerTest(nss_e2e.VenvScratchDirTest):
             self.assertEqual({name: c["digit_strings"] for name, c in columns.items()},
                              {"patient": False, "visit": False, "value": False, "zip": True})
             self.assertEqual((columns["zip"]["type"], columns["zip"]["max_chars"]), ("string", 5))
+            self.assertEqual({name: c["missing_values"] for name, c in columns.items()},
+                             {"patient": [], "visit": [], "value": [], "zip": ["NA"]})
         for tokenizer in self.families:
             for args in runs[:2] + runs[5:6]:
                 with self.subTest(tokenizer=tokenizer, args=args):

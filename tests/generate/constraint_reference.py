@@ -48,8 +48,14 @@ def value(column):
     chars = 0 if column["type"] == "number" else column["max_chars"]
     if chars or column["empty_cells"]:
         low = 0 if column["empty_cells"] else 1
-        char = "[0-9]" if column.get("digit_strings") else CHAR
-        options.append('"%s{%d,%d}"' % (char, low, chars) if chars else '""')
+        if column.get("digit_strings"):
+            spellings = [stdlib_re.escape(json_string(v)[1:-1]) for v in column.get("missing_values", [])
+                         if not v[:1].isdigit()]
+            options.append('"(?:[0-9]{1,%d}%s)"' % (chars, "".join("|" + s for s in spellings)))
+            if column["empty_cells"]:
+                options.append('""')
+        else:
+            options.append('"%s{%d,%d}"' % (CHAR, low, chars) if chars else '""')
     if number(column):
         options.append(number(column))
     return "(?:%s)" % "|".join(options)

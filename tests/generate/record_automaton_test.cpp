@@ -157,19 +157,25 @@ TEST(RecordAutomatonTest, DigitStringsTakeDigitsAlone) {
   s.columns = {{"zip", false, true}};
   s.columns[0].limits = {5, 5, 0, 0};
   s.columns[0].digit_strings = true;
+  s.columns[0].missing_values = {"NA", "N/A", "NaN", "#N/A", "#N/A N/A", "1.#IND"};
   const RecordAutomaton automaton(s, false);
-  for (const std::string value : {R"("06647")", R"("0")", R"("")", "10009", "0"}) {
+  for (const std::string value : {R"("06647")", R"("0")", R"("")", "10009", "0", R"("NA")",
+                                  R"("N/A")", R"("NaN")", R"("#N/A")", R"("#N/A N/A")"}) {
     const std::string record = R"({"zip":)" + value + "}";
     EXPECT_TRUE(accepts(automaton, record)) << value;
     EXPECT_TRUE(valid(s, record)) << value;
   }
+  // A spelling beginning with a digit would share the digits' edges: valid, not offered.
   for (const std::string value :
-       {R"("B89")", R"("066 47")", R"("-0664")", R"("0.5")", R"("066470")", R"("٠٦")"}) {
+       {R"("B89")", R"("066 47")", R"("-0664")", R"("0.5")", R"("066470")", R"("٠٦")", R"("N")",
+        R"("NAN")", R"("#N/A N")", R"("null")", R"("1.#IND")", R"("NA0")"}) {
     const std::string record = R"({"zip":)" + value + "}";
     EXPECT_FALSE(accepts(automaton, record)) << value;
   }
-  for (const std::string value : {R"("B89")", R"("066 47")", R"("-0664")", R"("0.5")", R"("٠٦")"})
+  for (const std::string value : {R"("B89")", R"("066 47")", R"("-0664")", R"("0.5")", R"("٠٦")",
+                                  R"("N")", R"("null")", R"("NA0")"})
     EXPECT_FALSE(valid(s, R"({"zip":)" + value + "}")) << value;
+  EXPECT_TRUE(valid(s, R"({"zip":"1.#IND"})"));
 }
 
 TEST(RecordAutomatonTest, KnowsItsShortestCompletion) {

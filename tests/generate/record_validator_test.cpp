@@ -91,7 +91,7 @@ TEST(RecordValidator, DigitStringColumnsTakeDigitsOrNumbers) {
   const RecordSchema schema = RecordSchema::from_json(
       R"({"columns":[{"name":"zip","type":"string","empty_cells":false,"max_chars":5,)"
       R"("max_integer_digits":5,"max_fraction_digits":0,"max_exponent_digits":0,)"
-      R"("digit_strings":true}]})");
+      R"("digit_strings":true,"missing_values":["NA","n/a"]}]})");
   ASSERT_TRUE(schema.columns[0].digit_strings);
   auto reason = [&](const std::string& record) {
     const auto checked = check_completion(schema, record);
@@ -99,8 +99,12 @@ TEST(RecordValidator, DigitStringColumnsTakeDigitsOrNumbers) {
   };
   EXPECT_EQ(reason(R"({"zip":"06647"})"), "valid");
   EXPECT_EQ(reason(R"({"zip":10009})"), "valid");
+  EXPECT_EQ(reason(R"({"zip":"NA"})"), "valid");
+  EXPECT_EQ(reason(R"({"zip":"n/a"})"), "valid");
   EXPECT_EQ(reason(R"({"zip":"B89"})"),
-            "column zip: \"B89\" is not a string of digits, as every text cell there was");
+            "column zip: \"B89\" is neither a string of digits nor a missing value the table "
+            "held there");
+  EXPECT_NE(reason(R"({"zip":"null"})"), "valid");  // a spelling the table did not hold
   // Older data (no digit_strings key) takes any string.
   EXPECT_FALSE(RecordSchema::from_json(kSchema).columns[0].digit_strings);
 }

@@ -31,9 +31,10 @@ SCHEMA = {"columns": [
     {"name": "note", "type": "string", "empty_cells": False, "max_chars": 5, "max_integer_digits": 3,
      "max_fraction_digits": 2, "max_exponent_digits": 2},
     {"name": "zip", "type": "string", "empty_cells": True, "max_chars": 5, "max_integer_digits": 5,
-     "max_fraction_digits": 0, "max_exponent_digits": 0, "digit_strings": True}]}
+     "max_fraction_digits": 0, "max_exponent_digits": 0, "digit_strings": True,
+     "missing_values": ["N/A", "NA", "NaN"]}]}
 RECORDS = ['{"city":"Oslo","temp":12.5,"rain \\"mm\\"":"","note":"a\\"b","zip":"06647"}',
-           '{"city":"Lima","temp":-3,"rain \\"mm\\"":"yes","note":1.25e-7,"zip":10009}',
+           '{"city":"Lima","temp":-3,"rain \\"mm\\"":"yes","note":1.25e-7,"zip":"NaN"}',
            '{"city":"Zürich","temp":0,"rain \\"mm\\"":"no","note":"ok\\n","zip":""}']
 
 

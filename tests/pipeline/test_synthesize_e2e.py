@@ -251,10 +251,12 @@ class BadInputTest(unittest.TestCase):
         synthesize(2, self.table, self.config, run_dir, ["pipeline.max_new_tokens=%d" % longest])
 
     def test_a_column_of_digit_strings_is_sampled_as_digits_and_evaluated(self):
-        # Codes with leading zeros are text in the records schema but numbers
-        # to the evaluation, as to pandas: the sampled codes stay digits.
+        # Codes with leading zeros, and "NA" for some, are text in the records
+        # schema but numbers and missing values to the evaluation, as to
+        # pandas: the sampled codes stay digits or "NA".
         rows = read(self.table).splitlines()
-        coded = [rows[0] + ",code"] + ["%s,%05d" % (row, (i * 7919) % 20000) for i, row in enumerate(rows[1:])]
+        coded = [rows[0] + ",code"] + ["%s,%s" % (row, "NA" if i % 10 == 3 else "%05d" % ((i * 7919) % 20000))
+                                       for i, row in enumerate(rows[1:])]
         table = write(os.path.join(self.tmp, "coded.csv"), "\n".join(coded) + "\n")
         run_dir = os.path.join(self.tmp, "coded")
         output = synthesize(2, table, self.config, run_dir, ["pipeline.pii=off"])
@@ -262,9 +264,10 @@ class BadInputTest(unittest.TestCase):
         with open(os.path.join(run_dir, "synthetic", "synthetic.csv")) as f:
             codes = [row[-1] for row in csv.reader(f)][1:]
         self.assertEqual(len(codes), 8)
-        self.assertTrue(all(code.isdigit() for code in codes), codes)
+        self.assertTrue(all(code.isdigit() or code == "NA" for code in codes), codes)
         limits = json.loads(read(os.path.join(run_dir, "synthetic", "generation.json")))["value_limits"]
-        self.assertEqual((limits["code"]["digit_strings"], limits["code"]["max_chars"]), (True, 5))
+        self.assertEqual((limits["code"]["digit_strings"], limits["code"]["missing_values"], limits["code"]["max_chars"]),
+                         (True, ["NA"], 5))
         self.assertFalse(limits["product"]["digit_strings"])
 
     def test_a_failed_stage_ends_the_job_with_its_code_and_is_run_again(self):
