@@ -136,7 +136,7 @@ ENV
 
 {
   echo "revision $(git -C "$NSS_ROOT" rev-parse --short HEAD)$(git -C "$NSS_ROOT" diff --quiet || echo ' (with uncommitted changes)')"
-  echo "built against $(sed -n 's/^Torch_DIR:PATH=//p' "$(dirname "$bin")/CMakeCache.txt" 2>/dev/null || echo 'an unknown libtorch')"
+  echo "built against $(sed -n 's/^Torch_DIR:[A-Z]*=//p' "$(dirname "$bin")/CMakeCache.txt" 2>/dev/null || echo 'an unknown libtorch')"
   echo "made $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
   (cd "$root" && find . -type f -printf '%s %p\n' | sort -k2)
 } >"$root/MANIFEST"

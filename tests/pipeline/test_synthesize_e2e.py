@@ -248,6 +248,16 @@ class BadInputTest(unittest.TestCase):
         # The byte-level records of the table: its longest row, its end token.
         rows = read(self.table).splitlines()[1:]
         self.assertGreater(longest, max(len(row) for row in rows))
+        # A limit past the model's positions, and a model whose positions hold no record.
+        output = self.refused(2, self.table, run_dir, ["pipeline.max_new_tokens=16777216"])
+        found = re.search(r"pipeline.max_new_tokens 16777216 after the (\d+)-token prompt exceeds the model's "
+                          r"1024 positions\n  hint: set pipeline.max_new_tokens between %d \(the longest training "
+                          r"example's records\) and (\d+)" % longest, output)
+        self.assertTrue(found, output[-3000:])
+        self.assertEqual(int(found.group(1)) + int(found.group(2)), 1024)
+        output = self.refused(2, self.table, os.path.join(self.tmp, "few_positions"),
+                              ["model.max_position_embeddings=128"])
+        self.assertIn("more than the model's 128 positions: its records cannot be sampled", output)
         synthesize(2, self.table, self.config, run_dir, ["pipeline.max_new_tokens=%d" % longest])
 
     def test_a_column_of_digit_strings_is_sampled_as_digits_and_evaluated(self):
