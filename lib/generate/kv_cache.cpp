@@ -2,11 +2,23 @@
 
 #include <string>
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "core/error.h"
 
 namespace nss::generate {
+
+namespace {
+
+bool out_of_memory(const c10::Error& e) {
+  const std::string what = e.what();
+  return dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
+         what.find("can't allocate memory") != std::string::npos ||
+         what.find("out of memory") != std::string::npos;
+}
+
+}  // namespace
 
 KvCache::KvCache(int layers, std::int64_t rows, std::int64_t kv_heads, std::int64_t capacity,
                  std::int64_t head_dim, torch::TensorOptions options) {
@@ -14,9 +26,26 @@ KvCache::KvCache(int layers, std::int64_t rows, std::int64_t kv_heads, std::int6
              "a KV cache needs layers, rows and slots");
   // Zeros, not empty memory: a row shorter than its neighbours multiplies
   // its unwritten slots by a zero weight, and NaN garbage would survive that.
-  for (int layer = 0; layer < layers; ++layer) {
-    keys_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
-    values_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
+  try {
+    for (int layer = 0; layer < layers; ++layer) {
+      keys_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
+      values_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
+    }
+  } catch (const c10::Error& e) {
+    if (!out_of_memory(e)) throw;
+    keys_.clear();
+    values_.clear();
+    const double bytes = 2.0 * layers * static_cast<double>(rows) * static_cast<double>(kv_heads) *
+                         static_cast<double>(capacity) * static_cast<double>(head_dim) *
+                         static_cast<double>(c10::elementSize(options.dtype().toScalarType()));
+    throw ResourceError(
+        "generate",
+        fmt::format("the KV cache of {} rows x {} positions ({} layers, {} KV heads of {}) takes "
+                    "{:.2f} GiB, more than the {} could allocate",
+                    rows, capacity, layers, kv_heads, head_dim, bytes / (1024.0 * 1024 * 1024),
+                    options.device().str()),
+        "decode fewer rows side by side (nss_generate --batch-size, pipeline.batch_size) or ask "
+        "for fewer new tokens (--max-new-tokens, pipeline.max_new_tokens)");
   }
 }
 

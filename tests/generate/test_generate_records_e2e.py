@@ -290,6 +290,17 @@ class GenerateRecordsTest(unittest.TestCase):
             proc = generate(*args)
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
             self.assertIn(message, proc.stderr, args)
+        # A KV cache no memory holds (an address-space limit stands in for a
+        # small node): exit 3 naming its size and the settings to lower.
+        proc = subprocess.run(["sh", "-c", 'ulimit -v 4000000 && exec "$0" "$@"', binary("nss_generate"),
+                               "--model", self.trained, "--records", "5", "--output", self.out("huge_batch"),
+                               "--batch-size", "65536", "--max-new-tokens", "900"],
+                              capture_output=True, text=True, timeout=600)
+        self.assertEqual(proc.returncode, 3, proc.stderr[-3000:])
+        self.assertRegex(proc.stderr, r"the KV cache of 65536 rows x \d+ positions \(\d+ layers, \d+ KV heads of "
+                                      r"\d+\) takes [\d.]+ GiB, more than the cpu could allocate")
+        self.assertIn("--batch-size, pipeline.batch_size", proc.stderr)
+        self.assertNotIn("frame #", proc.stderr)
         # A second job on a directory a live job writes to.
         busy = self.out("busy")
         first = subprocess.Popen([binary("nss_generate"), "--model", self.trained, "--records", "1000000000",
