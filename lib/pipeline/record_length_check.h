@@ -3,7 +3,7 @@
 // and the end token) from the prepared token file, against the sampling
 // limit, and the prompt with that limit against the model's positions.
 // Checked before the fine-tune, so a limit that cannot work fails in seconds
-// rather than after it, and again before sampling.
+// rather than after it, and again before each sampling.
 #pragma once
 
 #include "pipeline/stage.h"
