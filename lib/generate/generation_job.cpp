@@ -206,11 +206,12 @@ RecordsSetup records_setup(const GenerationJob& job, const eval::InferenceModel&
   request.constraint = setup.constraint.get();
   if (const std::int64_t fewest = setup.constraint->minimum_tokens();
       request.max_new_tokens < fewest)
-    throw UsageError("generate",
-                     fmt::format("--max-new-tokens {} cannot hold a record of this table: the "
-                                 "shortest takes at least {} tokens with {}",
-                                 request.max_new_tokens, fewest, codec.description()),
-                     fmt::format("give --max-new-tokens {} or more", fewest));
+    throw UsageError(
+        "generate",
+        fmt::format("{} {} cannot hold a record of this table: the shortest takes at "
+                    "least {} tokens with {}",
+                    job.names.max_new_tokens, request.max_new_tokens, fewest, codec.description()),
+        fmt::format("give {} {} or more", job.names.max_new_tokens, fewest));
   return setup;
 }
 
@@ -234,10 +235,11 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
   comm::run_on_root(world, 0, [&] {
     write_records(*dir, outcome, job, constraint, task.schema);
     const RecordCounts& t = outcome.records.totals();
-    const std::string rate = fmt::format(
-        "{:.1f}% of the {} records judged were valid, {} cut off at --max-new-tokens ({} samples)",
-        100.0 * outcome.records.valid_fraction(), t.valid + t.invalid, outcome.records.cut_off(),
-        outcome.records.samples());
+    const SettingNames& n = job.names;
+    const std::string rate =
+        fmt::format("{:.1f}% of the {} records judged were valid, {} cut off at {} ({} samples)",
+                    100.0 * outcome.records.valid_fraction(), t.valid + t.invalid,
+                    outcome.records.cut_off(), n.max_new_tokens, outcome.records.samples());
     if (outcome.signal != comm::StopRequest::kNone)
       return spdlog::warn(
           "[records] {} received: wrote the {} valid records so far to {} ({}); "
@@ -248,11 +250,13 @@ ExitCode write_synthetic_records(comm::Communicator& world, const GenerationJob&
           "generate",
           fmt::format("stopped early: only {}; {} of {} records wanted were written to {}", rate,
                       t.valid, job.records.wanted, job.output),
-          fmt::format("the invalid fraction stayed above --invalid-fraction-threshold {} for "
-                      "--patience {} round(s): read {}/invalid.jsonl for the reasons; train "
-                      "longer, raise --max-new-tokens if records are cut off, or lower "
-                      "--temperature",
-                      job.records.invalid_fraction_threshold, job.records.patience, job.output));
+          fmt::format("the invalid fraction stayed above {} {} for {} {} round(s): read "
+                      "{}/invalid.jsonl for the reasons; train longer{}, raise {} if records are "
+                      "cut off, or lower {}",
+                      n.invalid_fraction_threshold, job.records.invalid_fraction_threshold,
+                      n.patience, job.records.patience, job.output,
+                      n.training_steps.empty() ? "" : " (" + n.training_steps + ")",
+                      n.max_new_tokens, n.temperature));
     spdlog::info(
         "[records] wrote {} valid records to {}/synthetic.csv (+ synthetic.jsonl, "
         "invalid.jsonl, generation.json); {}; {:.1f} s, {:.2f} valid records/s",

@@ -22,6 +22,16 @@
 
 namespace nss::generate {
 
+/// How the caller's user spells the settings a records run's messages ask
+/// to change: nss_generate's options, or the pipeline's keys.
+struct SettingNames {
+  std::string max_new_tokens = "--max-new-tokens";
+  std::string temperature = "--temperature";
+  std::string invalid_fraction_threshold = "--invalid-fraction-threshold";
+  std::string patience = "--patience";
+  std::string training_steps;  // what "train longer" raises; empty: not named
+};
+
 struct GenerationJob {
   eval::ModelSource model;   // --model, --base, --quantize, --double-quant
   std::string tokenizer;     // --tokenizer; empty: the training data's, else the model's
@@ -34,6 +44,7 @@ struct GenerationJob {
   RecordsRequest records;     // records.wanted > 0: --records
   bool records_given = false, num_samples_given = false, stop_given = false,
        constrain_given = false;
+  SettingNames names;
 };
 
 /// Checks the combination of options (UsageError, exit 2) and copies the

@@ -31,6 +31,8 @@ generate::GenerationJob sampling_job(const StageContext& context, const std::str
   job.records.patience = p.patience;
   job.records.constrain = config::choice_name(p.constrain);
   job.records_given = true;
+  job.names = {"pipeline.max_new_tokens", "pipeline.temperature",
+               "pipeline.invalid_fraction_threshold", "pipeline.patience", "training.max_steps"};
   return job;
 }
 

@@ -280,6 +280,19 @@ class BadInputTest(unittest.TestCase):
                          (True, ["NA"], 5))
         self.assertFalse(limits["product"]["digit_strings"])
 
+    def test_an_early_stop_names_the_pipeline_keys(self):
+        # One step and no constraint: the records are not JSON, the sampling
+        # stops early, and its fix names the keys of this file, not nss_generate's options.
+        run_dir = os.path.join(self.tmp, "early_stop")
+        output = self.refused(4, self.table, run_dir, ["training.max_steps=1", "pipeline.constrain=none"])
+        self.assertIn("[generate] stopped early: only ", output)
+        self.assertIn("cut off at pipeline.max_new_tokens", output)
+        self.assertIn("the invalid fraction stayed above pipeline.invalid_fraction_threshold 0.8 for "
+                      "pipeline.patience 1 round(s)", output)
+        self.assertIn("train longer (training.max_steps), raise pipeline.max_new_tokens if records are cut off, "
+                      "or lower pipeline.temperature", output)
+        self.assertNotIn("--max-new-tokens", output.split("[generate] stopped early")[1])
+
     def test_a_failed_stage_ends_the_job_with_its_code_and_is_run_again(self):
         run_dir = os.path.join(self.tmp, "no_go")
         output = self.refused(3, self.table, run_dir, ["preflight.max_memory_fraction=1e-6"])
