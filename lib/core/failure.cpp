@@ -11,10 +11,12 @@ constexpr const char* kMemoryHint =
     "(sharding divides the model and optimizer state)";
 
 // libtorch reports a failed allocation as c10::Error ("CUDA out of memory",
-// "DefaultCPUAllocator: not enough memory"); this layer does not link it.
+// "DefaultCPUAllocator: not enough memory", libtorch 1.13's "can't allocate
+// memory"); this layer does not link it.
 bool says_out_of_memory(const std::string& what) {
   return what.find("out of memory") != std::string::npos ||
-         what.find("not enough memory") != std::string::npos;
+         what.find("not enough memory") != std::string::npos ||
+         what.find("can't allocate memory") != std::string::npos;
 }
 
 Failure out_of_memory(std::string message) {

@@ -118,6 +118,10 @@ bool CsvReader::next(std::vector<std::string>& fields) {
   }
 }
 
+bool is_ascii_digits(const std::string& text) {
+  return text.find_first_not_of("0123456789") == std::string::npos;
+}
+
 bool is_json_number(const std::string& text) {
   std::size_t i = 0;
   const std::size_t n = text.size();

@@ -61,6 +61,10 @@ std::string csv_line(const std::vector<std::string>& fields);
 /// not "007", "+1", "NaN" or " 1").
 bool is_json_number(const std::string& text);
 
+/// True when `text` is ASCII digits alone ("06647"; "" too): a records
+/// schema's digit string.
+bool is_ascii_digits(const std::string& text);
+
 /// Appends `text` as a JSON string literal: quotes, backslashes and control
 /// characters escaped; every other byte, valid UTF-8 or not, unchanged.
 void append_json_string(const std::string& text, std::string& out);

@@ -55,10 +55,6 @@ std::vector<std::string> categories(const Column& column) {
   return {column.values.begin(), column.values.end()};
 }
 
-bool is_ascii_digits(const std::string& text) {
-  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // The digits of a JSON number literal's integer, fraction and exponent.
 void note_number(const std::string& literal, Column& column) {
   const std::size_t start = literal[0] == '-' ? 1 : 0;

@@ -6,19 +6,9 @@
 #include <torch/torch.h>
 
 #include "core/error.h"
+#include "core/failure.h"
 
 namespace nss::generate {
-
-namespace {
-
-bool out_of_memory(const c10::Error& e) {
-  const std::string what = e.what();
-  return dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
-         what.find("can't allocate memory") != std::string::npos ||
-         what.find("out of memory") != std::string::npos;
-}
-
-}  // namespace
 
 KvCache::KvCache(int layers, std::int64_t rows, std::int64_t kv_heads, std::int64_t capacity,
                  std::int64_t head_dim, torch::TensorOptions options) {
@@ -31,8 +21,8 @@ KvCache::KvCache(int layers, std::int64_t rows, std::int64_t kv_heads, std::int6
       keys_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
       values_.push_back(torch::zeros({rows, kv_heads, capacity, head_dim}, options));
     }
-  } catch (const c10::Error& e) {
-    if (!out_of_memory(e)) throw;
+  } catch (const c10::Error&) {
+    if (!classify(std::current_exception()).out_of_memory) throw;
     keys_.clear();
     values_.clear();
     const double bytes = 2.0 * layers * static_cast<double>(rows) * static_cast<double>(kv_heads) *

@@ -19,7 +19,7 @@ std::string cell_problem(const RecordSchema::Column& column, const ordered_json&
     if (text.empty())
       return column.empty_cells ? "" : where + "empty, but the table had no empty cell there";
     if (column.number) return where + value.dump() + " is not a number";
-    if (column.digit_strings && text.find_first_not_of("0123456789") != std::string::npos &&
+    if (column.digit_strings && !data::is_ascii_digits(text) &&
         std::find(column.missing_values.begin(), column.missing_values.end(), text) ==
             column.missing_values.end())
       return where + value.dump() +

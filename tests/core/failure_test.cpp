@@ -32,7 +32,9 @@ TEST(Failure, AFailedAllocationIsExitThreeWithOneHint) {
   // libtorch's allocators say so in their c10::Error text.
   for (const char* what : {"CUDA out of memory. Tried to allocate 2.00 GiB",
                            "[enforce fail at alloc_cpu.cpp:75] DefaultCPUAllocator: not enough "
-                           "memory: you tried to allocate 123"}) {
+                           "memory: you tried to allocate 123",
+                           "[enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: "
+                           "can't allocate memory: you tried to allocate 8329887744 bytes"}) {
     const Failure device = classified(std::runtime_error(what));
     EXPECT_EQ(device.code, ExitCode::kResources) << what;
     EXPECT_TRUE(device.out_of_memory);
