@@ -28,6 +28,8 @@
 # NSS_BACKLOG_1B_STEPS (8), NSS_GPU_PEAK_TFLOPS (989, H100 SXM dense bf16),
 # NSS_BACKLOG_RECOMPUTE ("selective": the throughput part's rows, each with
 # the fused kernels off and on; none and full were measured on 2026-11-27),
+# NSS_BACKLOG_FUSED ("0 1": NSS_FUSED_KERNELS for each recompute row; "1"
+# alone once the plain kernels need no new figure),
 # NSS_BACKLOG_TORCH ("full": its PyTorch eager rows; none was measured),
 # NSS_BACKLOG_BASE_BIN (a directory with the nss_hpc built before tensor
 # parallelism, for tensor_parallel; default the package's nss_hpc_base),
@@ -112,6 +114,10 @@ done
 budget=${NSS_BACKLOG_BUDGET_S:-570}
 steps_1b=${NSS_BACKLOG_1B_STEPS:-8}
 pairs=${NSS_BACKLOG_PAIRS:-3}
+fused_rows=${NSS_BACKLOG_FUSED-0 1}
+case $fused_rows in 0 | 1 | "0 1") ;; *)
+  echo "gpu_backlog: NSS_BACKLOG_FUSED takes \"0\", \"1\" or \"0 1\" (NSS_FUSED_KERNELS per throughput row), not '$fused_rows'" >&2; exit 2 ;;
+esac
 peak_tflops=${NSS_GPU_PEAK_TFLOPS:-989}
 for value in "$budget" "$steps_1b" "$pairs"; do
   [[ $value =~ ^[1-9][0-9]*$ ]] ||
@@ -361,16 +367,16 @@ one_b() {  # NSS_HPC RUN LOG CAP FUSED(0|1) [--set ...]: the Llama-3.2-1B shape 
 
 part_throughput() {
   local recompute fused failed=0 rows=0
-  local modes=(${NSS_BACKLOG_RECOMPUTE-selective}) eager=(${NSS_BACKLOG_TORCH-full})
+  local modes=(${NSS_BACKLOG_RECOMPUTE-selective}) eager=(${NSS_BACKLOG_TORCH-full}) fused_list=($fused_rows)
   [ "$rehearse" = 0 ] || eager=()
   local mode
   for mode in "${modes[@]}" "${eager[@]}"; do
     [[ $mode =~ ^(none|selective|full)$ ]] || { say "- recompute '$mode' is not none, selective or full"; verdict throughput FAIL "NSS_BACKLOG_RECOMPUTE/NSS_BACKLOG_TORCH name none, selective or full"; return; }
   done
-  local row_cap=$((part_cap / (2 * ${#modes[@]} + ${#eager[@]} + 2)))
+  local row_cap=$((part_cap / (${#fused_list[@]} * ${#modes[@]} + ${#eager[@]} + 2)))
   [ "$dry_run" = 1 ] || "$PYTHON" "$REPORT" train-header >>"$summary"
   for recompute in "${modes[@]}"; do
-    for fused in 0 1; do
+    for fused in "${fused_list[@]}"; do
       local name=1b_${recompute}_fused$fused
       rows=$((rows + 1))
       # A row is its figures: one cut during its final save (to memory) still has them.
@@ -429,7 +435,7 @@ part_generate() {
   local rc=0
   local how=(--device cuda --dtype bf16 --batches "1,16,64" --new 32)
   [ "$rehearse" = 0 ] || how=(--device cpu --dtype fp32 --batches 1 --new 2 --layers 1)
-  step generate_1b.log 55 "$PYTHON" "$NSS_ROOT/scripts/bench/generate_speed.py" --random-1b --model "$work/random_1b" \
+  step generate_1b.log "$part_cap" "$PYTHON" "$NSS_ROOT/scripts/bench/generate_speed.py" --random-1b --model "$work/random_1b" \
     --tokenizer "$TOKENIZER" --bin "$bin" --repeats 1 "${how[@]}" || rc=$?
   [ "$dry_run" = 1 ] || grep '^|' "$work/logs/generate_1b.log" >>"$summary" || true
   [ "$dry_run" = 1 ] || rm -rf "$work/random_1b"

@@ -61,6 +61,13 @@ class GpuBacklogTest(ScratchDirTest):
             self.assertIn("bin/" + name, plan, "the package carries %s, so a part runs it" % name)
         for part in PARTS:  # each part says what its result decides
             self.assertRegex(summary, r"### %s\n\nDecides \w" % part)
+        # The fused kernels alone: one row per recompute mode, and the shares grow.
+        proc = backlog("--dry-run", self.path("fused"), "throughput",
+                       env={"NSS_BACKLOG_FUSED": "1", "NSS_BACKLOG_RECOMPUTE": "none selective"})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        plan = self.read("fused", "plan.md")
+        self.assertNotIn("NSS_FUSED_KERNELS=0", plan)
+        self.assertEqual(len(re.findall(r"NSS_FUSED_KERNELS=1 .*activation_checkpointing=(none|selective)`", plan)), 2)
 
     def test_arguments_are_checked_with_a_message_naming_the_fix(self):
         cases = [
@@ -74,7 +81,7 @@ class GpuBacklogTest(ScratchDirTest):
                 self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
                 self.assertIn(message, proc.stderr)
         for variable, value in (("NSS_BACKLOG_BUDGET_S", "-5"), ("NSS_BACKLOG_1B_STEPS", "1e3"),
-                                ("NSS_BACKLOG_CAPS", "async=ten")):
+                                ("NSS_BACKLOG_CAPS", "async=ten"), ("NSS_BACKLOG_FUSED", "1 1")):
             with self.subTest(variable=variable):
                 proc = backlog("--dry-run", self.path("o5"), env={variable: value})
                 self.assertEqual(proc.returncode, 2)
