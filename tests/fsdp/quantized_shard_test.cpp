@@ -16,6 +16,7 @@
 #include "comm/mpi_communicator.h"
 #include "fsdp/sharded_unit.h"
 #include "quant/nf4_storage.h"
+#include "support/cuda_ranks.h"
 
 namespace nss::fsdp {
 namespace {
@@ -87,17 +88,19 @@ TEST_F(QuantizedShardTest, EveryWorldSizeGathersTheWholeTensorsRoundTrip) {
 }
 
 // On a GPU the gathered bytes are dequantised by the NF4 CUDA kernels: the
-// same bits as the torch operations and the host round trip.
+// same bits as the torch operations and the host round trip. The scales of
+// double quantisation are gathered in device memory, so over NCCL, as the
+// trainer does on GPUs (MPI would read device pointers as host memory).
 TEST_F(QuantizedShardTest, CudaKernelsGiveTheHostRoundTrip) {
-  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device (or a CPU-only libtorch)";
   if (comm_->size() != 1) GTEST_SKIP() << "checked at one rank, whose shard is the whole buffer";
-  const layout::FlatLayout layout(params(), comm_->size());
-  const torch::Device device(torch::kCUDA, 0);
+  NSS_CUDA_RANKS_OR_SKIP(cuda);
+  const layout::FlatLayout layout(params(), cuda.nccl->size());
+  const torch::Device device = cuda.device;
   for (const bool double_quant : {false, true}) {
-    QuantizedShard shard(layout, comm_->rank(), double_quant, device, torch::kBFloat16);
-    const auto host = host_shard(layout, comm_->rank());
+    QuantizedShard shard(layout, cuda.nccl->rank(), double_quant, device, torch::kBFloat16);
+    const auto host = host_shard(layout, cuda.nccl->rank());
     shard.quantize(host.data());
-    shard.quantize_scales(*comm_, "test");
+    shard.quantize_scales(*cuda.nccl, "test");
     std::vector<torch::Tensor> gathered;
     for (const torch::Tensor& part : shard.all_gather_inputs()) gathered.push_back(part.to(device));
     for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {

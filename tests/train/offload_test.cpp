@@ -23,7 +23,7 @@
 #include "comm/agreement.h"
 #include "comm/mpi_communicator.h"
 #include "comm/shard_groups.h"
-#include "cuda_ranks.h"
+#include "support/cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "optim/adamw.h"

@@ -18,7 +18,7 @@
 #include "comm/shard_groups.h"
 #include "config/derived.h"
 #include "config/load.h"
-#include "cuda_ranks.h"
+#include "support/cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"

@@ -14,7 +14,7 @@
 #include "arch/architecture.h"
 #include "comm/mpi_communicator.h"
 #include "config/load.h"
-#include "cuda_ranks.h"
+#include "support/cuda_ranks.h"
 #include "equivalence.h"
 #include "model/initial_weights.h"
 #include "model/llama_model.h"

@@ -1,4 +1,4 @@
-// The GPU side of the training tests: one CUDA device per rank, NCCL over
+// The GPU side of the training and sharding tests: one CUDA device per rank, NCCL over
 // MPI_COMM_WORLD, as the trainer runs on GPUs; or why a test skips here.
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include "comm/communicator.h"
 
-namespace nss::train::testing {
+namespace nss::testing {
 
 struct CudaRanks {
   std::unique_ptr<comm::Communicator> nccl;
@@ -22,11 +22,11 @@ struct CudaRanks {
 /// Collective when it returns a value.
 std::optional<CudaRanks> cuda_ranks(std::string& why_not);
 
-}  // namespace nss::train::testing
+}  // namespace nss::testing
 
 /// Declares `gpu` (CudaRanks) or skips the test with the reason.
 #define NSS_CUDA_RANKS_OR_SKIP(gpu)                                    \
   std::string gpu##_why_not;                                           \
-  auto gpu##_ranks = ::nss::train::testing::cuda_ranks(gpu##_why_not); \
+  auto gpu##_ranks = ::nss::testing::cuda_ranks(gpu##_why_not); \
   if (!gpu##_ranks) GTEST_SKIP() << gpu##_why_not;                     \
-  ::nss::train::testing::CudaRanks& gpu = *gpu##_ranks
+  ::nss::testing::CudaRanks& gpu = *gpu##_ranks

@@ -1,11 +1,11 @@
-#include "cuda_ranks.h"
+#include "support/cuda_ranks.h"
 
 #include <torch/cuda.h>
 
 #include "comm/mpi_communicator.h"
 #include "comm/nccl_communicator.h"
 
-namespace nss::train::testing {
+namespace nss::testing {
 
 std::optional<CudaRanks> cuda_ranks(std::string& why_not) {
   if (!torch::cuda::is_available()) {
@@ -24,4 +24,4 @@ std::optional<CudaRanks> cuda_ranks(std::string& why_not) {
   return ranks;
 }
 
-}  // namespace nss::train::testing
+}  // namespace nss::testing
