@@ -25,8 +25,8 @@ std::optional<CudaRanks> cuda_ranks(std::string& why_not);
 }  // namespace nss::testing
 
 /// Declares `gpu` (CudaRanks) or skips the test with the reason.
-#define NSS_CUDA_RANKS_OR_SKIP(gpu)                                    \
-  std::string gpu##_why_not;                                           \
+#define NSS_CUDA_RANKS_OR_SKIP(gpu)                             \
+  std::string gpu##_why_not;                                    \
   auto gpu##_ranks = ::nss::testing::cuda_ranks(gpu##_why_not); \
-  if (!gpu##_ranks) GTEST_SKIP() << gpu##_why_not;                     \
+  if (!gpu##_ranks) GTEST_SKIP() << gpu##_why_not;              \
   ::nss::testing::CudaRanks& gpu = *gpu##_ranks
