@@ -86,6 +86,16 @@ if(Torch_VERSION VERSION_GREATER_EQUAL 2.11 AND Torch_VERSION VERSION_LESS 2.12)
 endif()
 message(STATUS "nss_hpc: variable-length attention kernel ${NSS_HAVE_VARLEN_ATTENTION}")
 
+# libtorch 2 attends through at::scaled_dot_product_attention, whose kernels
+# keep no scores; libtorch 1.13 has no such op, so the model computes the
+# scores and softmax itself. Decided here once for the model's code and the
+# run plan the memory model reads.
+set(NSS_HAVE_FUSED_ATTENTION OFF)
+if(Torch_VERSION VERSION_GREATER_EQUAL 2.0)
+  set(NSS_HAVE_FUSED_ATTENTION ON)
+endif()
+message(STATUS "nss_hpc: fused attention (scaled_dot_product_attention) ${NSS_HAVE_FUSED_ATTENTION}")
+
 # nss_switch_definition(TARGET NAME VALUE): NAME=1 or 0 (VALUE true or false)
 # as a private definition, for the few targets whose code must know which
 # variant the build chose.
@@ -100,6 +110,11 @@ endfunction()
 # nss_varlen_definition(TARGET): NSS_HAVE_VARLEN_ATTENTION=1 or 0.
 function(nss_varlen_definition target)
   nss_switch_definition(${target} NSS_HAVE_VARLEN_ATTENTION "${NSS_HAVE_VARLEN_ATTENTION}")
+endfunction()
+
+# nss_fused_attention_definition(TARGET): NSS_HAVE_FUSED_ATTENTION=1 or 0.
+function(nss_fused_attention_definition target)
+  nss_switch_definition(${target} NSS_HAVE_FUSED_ATTENTION "${NSS_HAVE_FUSED_ATTENTION}")
 endfunction()
 
 # nss_cuda_definition(TARGET): NSS_HAVE_CUDA=1 or 0.

@@ -278,7 +278,7 @@ torch::Tensor mlp(const BlockProjections& proj, const torch::Tensor& normed,
 // Like HF's eager path, the softmax is in float32 (SDPA's kernels accumulate in it).
 torch::Tensor masked_attention(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const torch::Tensor& allowed, double scale) {
-#if TORCH_VERSION_MAJOR >= 2
+#if NSS_HAVE_FUSED_ATTENTION
   const std::optional<double> scaling = scale > 0 ? std::optional<double>(scale) : std::nullopt;
   if (allowed.defined())
     return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scaling);

@@ -11,6 +11,10 @@ bool varlen_attention_built() {
   return NSS_HAVE_VARLEN_ATTENTION != 0;
 }
 
+bool fused_attention_built() {
+  return NSS_HAVE_FUSED_ATTENTION != 0;
+}
+
 const Switches& environment_switches() {
   static const Switches switches = [] {
     const char* varlen = std::getenv("NSS_VARLEN_ATTENTION");
@@ -59,6 +63,7 @@ RunPlan make_run_plan(const config::Config& config, DeviceKind device, int world
   plan.offload_optimizer = gpu && config.parallel.offload_optimizer;
   plan.packed = config.data.packing != config::Packing::kWindows;
   plan.packed_attention = packed_attention(device, switches);
+  plan.fused_attention = fused_attention_built();
   plan.loss_chunk_tokens = config.training.loss_chunk_tokens;
   plan.per_example = config.privacy.enabled;
   return plan;

@@ -32,6 +32,11 @@ struct Switches {
 /// True when this build's libtorch has the variable-length attention kernel.
 bool varlen_attention_built();
 
+/// True when this build attends through at::scaled_dot_product_attention
+/// (libtorch 2), whose kernels keep no scores; false: the explicit softmax
+/// (libtorch 1.13), which keeps the attention weights.
+bool fused_attention_built();
+
 /// This process's switches, read from its environment once.
 const Switches& environment_switches();
 
@@ -59,6 +64,7 @@ struct RunPlan {
   bool offload_optimizer = false;
   bool packed = false;  // data.packing documents or none
   PackedAttention packed_attention = PackedAttention::kPerDocument;
+  bool fused_attention = false;        // fused_attention_built(): SDPA's kernels, no kept scores
   std::int64_t loss_chunk_tokens = 0;  // training.loss_chunk_tokens (0: unchunked head)
   bool per_example = false;            // DP-SGD's per-example gradients (privacy.enabled)
 

@@ -45,6 +45,16 @@ void tensor_parallel_part(UnitShapes& s, const arch::TensorParallelPlan& plan,
   if (sequence_parallel) s.sequence_parts = plan.size;
 }
 
+// Whether a layer attends in a window shorter than the sequence: it passes
+// a mask to the attention, which the fused kernels' accounting leaves out.
+bool has_masked_layers(const config::Config& config) {
+  const arch::Architecture architecture = arch::describe(config.model);
+  return std::any_of(architecture.layers.begin(), architecture.layers.end(),
+                     [&](const arch::Layer& layer) {
+                       return layer.sliding && layer.window < config.data.seq_len;
+                     });
+}
+
 UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
                      std::int64_t micro_batch, const std::vector<std::int64_t>& packed_row_spans) {
   const auto& m = config.model;
@@ -72,6 +82,7 @@ UnitShapes shapes_of(const config::Config& config, const plan::RunPlan& plan,
   s.per_example = plan.per_example;
   s.loss_chunk_tokens = plan.loss_chunk_tokens;
   s.casts_by_copy = plan.device == DeviceKind::kCpu;
+  s.fused_attention = plan.fused_attention && !s.packed && !has_masked_layers(config);
   const arch::Family& family = arch::family(m.family);
   s.qk_norm = family.qk_norm;
   s.sandwich_norms = family.sandwich_norms;

@@ -76,6 +76,16 @@ struct Block {
   bool y1_saved() const { return y1 && (saves_input(0) || saves_input(1) || saves_input(2)); }
   bool y2_saved() const { return (h || base) && (saves_input(4) || saves_input(5)); }
   bool w_saved() const { return v || (b.fp32() && scores); }
+  bool grouped() const { return s.heads != s.kv_heads; }
+  // Fused attention's logsumexp: fp32, one per query token and head.
+  std::uint64_t logsumexp() const { return kF32 * b.n * b.heads; }
+  // What fused attention saves that is one of the block's locals while it
+  // runs (q, its output, and k and v unless repeated for grouped heads):
+  // counted once in the forward's phases.
+  std::uint64_t fused_shared_with_locals(bool grad_mode, bool attention_kept) const {
+    return when(s.fused_attention && grad_mode && att && !attention_kept,
+                (grouped() ? 2 : 4) * b.c * b.nq);
+  }
 
   // What the attention weights keep: the mask and the softmax's saved weights.
   std::uint64_t kept_scores() const {
@@ -86,8 +96,10 @@ struct Block {
 
   // What the attention itself (q, k, v in, its output out) saves: the
   // products' copies of q, k (repeated or copied) and v, then the mask and
-  // the softmax's weights.
+  // the softmax's weights; fused, q, k and v (repeated for grouped heads),
+  // the output and the logsumexp, whichever input requires grad.
   std::uint64_t attention_core_graph() const {
+    if (s.fused_attention) return when(att, 4 * b.c * b.nq + logsumexp());
     return when(k, b.c * b.nq) /* q copy */ + when(q, b.c * b.nq) /* k, repeated or copied */ +
            when(scores, b.c * b.nq) /* v copy */ + kept_scores();
   }
@@ -116,12 +128,15 @@ struct Block {
   // the attention on leaves standing for q, k and v (each requiring grad),
   // those leaves (the forward's q, k, v) and the attention's output.
   std::uint64_t kept_attention() const {
+    if (s.fused_attention)  // the leaves, the repeated k and v, the output, the logsumexp
+      return b.c * (b.nq + 2 * b.nkv) + when(grouped(), 2 * b.c * b.nq) + b.c * b.nq + logsumexp();
     const Block all_grads(s, true);
     return all_grads.attention_core_graph() + b.c * (b.nq + 2 * b.nkv) + b.c * b.nq;
   }
-  // The second half, freed first: attention output, norm 2 and the MLP.
+  // The second half, freed first: attention output (fused: in the
+  // attention's graph, which holds it until its backward), norm 2 and the MLP.
   std::uint64_t mlp_graph() const {
-    return when(saves_input(3) && att, b.c * b.nq) + adapter_graph(3, att) +
+    return when(saves_input(3) && att && !s.fused_attention, b.c * b.nq) + adapter_graph(3, att) +
            when(b.fp32() && h, b.c * b.nhs) + norm_graph(b, h, base) +
            when(y2_saved(), b.c * b.nh) + adapter_graph(4, h || base) +
            adapter_graph(5, h || base) + adapter_graph(6, prod) + when(gate, 2 * b.c * b.ni) +
@@ -167,14 +182,20 @@ struct Block {
                         adapter_graph(5, h || base) + adapter_graph(6, prod)
                   : 0;
     const std::uint64_t norm2 = grad_mode ? norm_graph(b, h, base) : 0;
-    const std::uint64_t through_mlp =
-        attention_part + locals + b.c * b.nq /* att */ + b.c * b.nhs /* h */ + norm2 + mlp_adapters;
+    const std::uint64_t through_mlp = attention_part + locals + b.c * b.nq /* att */ +
+                                      b.c * b.nhs /* h */ + norm2 + mlp_adapters -
+                                      fused_shared_with_locals(grad_mode, attention_kept);
     const std::uint64_t norm2_peak = through_mlp + norm_peak(b);
     // Under sequence parallelism n2.y is gathered whole and down_proj's
     // whole output reduce-scattered into the block's part.
     const std::uint64_t mlp = through_mlp + b.c * b.nhs /* n2.y */ + when(split, b.c * b.nh) +
                               4 * b.c * b.ni + b.c * b.nh + b.c * b.nhs;
     if (attention_kept) return std::max({norm_peak(b), rope, norm2_peak, mlp});
+    if (s.fused_attention) {  // no scores: k and v repeated for grouped heads, the output
+      const std::uint64_t fused =
+          norm1 + adapters_qkv + locals + when(grouped, 2 * b.c * b.nq) + b.c * b.nq + logsumexp();
+      return std::max({norm_peak(b), rope, fused, norm2_peak, mlp});
+    }
     return std::max({norm_peak(b), rope, products, softmax, cat, norm2_peak, mlp});
   }
 
@@ -191,15 +212,21 @@ struct Block {
   // bf16 runs) and the scores' gradient, while the v copy and (bf16) the
   // compute-dtype weights are already gone.
   std::uint64_t attention_backward_peak() const {
+    // Then the per-head q and k norms' backward (Qwen3, Gemma 3): q's and k's
+    // gradients with the norm's fp32 temporaries over q.
+    const std::uint64_t head_norms =
+        !s.qk_norm ? 0 : b.c * (b.nq + b.nkv) + (b.fp32() ? 2 : 3) * kF32 * b.nq;
+    // Fused: q's, k's and v's gradients (repeated), flash's fp32 query
+    // gradient and softmax sums, then repeat_kv's sums into k's and v's.
+    if (s.fused_attention)
+      return std::max(
+          when(att, 3 * b.c * b.nq + kF32 * b.nq + logsumexp() + when(grouped(), 2 * b.c * b.nkv)),
+          head_norms);
     const bool weights_grad = q || k;
     const std::uint64_t call = b.call_scores;
     const std::uint64_t grads = when(v, b.c * b.nq) + when(weights_grad, 2 * kF32 * call);
     const std::uint64_t released =
         when(scores, b.c * b.nq) + when(!b.fp32() && weights_grad && w_saved(), b.c * call);
-    // Then the per-head q and k norms' backward (Qwen3, Gemma 3): q's and k's
-    // gradients with the norm's fp32 temporaries over q.
-    const std::uint64_t head_norms =
-        !s.qk_norm ? 0 : b.c * (b.nq + b.nkv) + (b.fp32() ? 2 : 3) * kF32 * b.nq;
     return std::max(grads > released ? grads - released : 0, head_norms);
   }
   std::uint64_t mlp_weight_grads() const {

@@ -43,6 +43,11 @@ struct UnitShapes {
   // training.loss_chunk_tokens: the head's fused linear + cross-entropy
   // (model/chunked_head.h) over chunks of this many tokens; 0: unchunked.
   std::int64_t loss_chunk_tokens = 0;
+  // Causal attention without a mask through scaled_dot_product_attention
+  // (plan::RunPlan::fused_attention; not for packed rows or sliding
+  // windows, which pass a mask): its kernels keep q, k, v, the output and an
+  // fp32 logsumexp per query and head, never the [S, S] scores and weights.
+  bool fused_attention = false;
   // The CPU casts an elementwise op's input of another dtype by copying it
   // whole first; CUDA casts on the fly.
   bool casts_by_copy = true;

@@ -58,6 +58,25 @@ void require_finite_block(const float* in, std::int64_t count, std::int64_t firs
                       "check the source weights; NF4 cannot represent NaN or Inf");
 }
 
+// The codes of `count` scaled values: how many midpoints lie strictly below
+// each (nf4_code's rule), one midpoint at a time over the whole block so the
+// comparisons vectorise; a binary search per value mispredicts about every
+// other step (tests/quant/nf4_quantize_bench.cpp times both).
+void block_codes(const float* x, std::int64_t count, float scale, bool full, std::uint8_t* codes) {
+  float scaled[kNf4BlockSize] = {};  // a short block's rest: zeros, never read back
+  if (full) {
+    const float inverse = 1.0f / scale;
+    for (std::int64_t i = 0; i < kNf4BlockSize; ++i)
+      scaled[i] = std::clamp(x[i] * inverse, -1.0f, 1.0f);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) scaled[i] = std::clamp(x[i] / scale, -1.0f, 1.0f);
+  }
+  int code[kNf4BlockSize] = {};
+  for (const float m : kMidpoints)
+    for (std::int64_t i = 0; i < kNf4BlockSize; ++i) code[i] += m < scaled[i] ? 1 : 0;
+  for (std::int64_t i = 0; i < count; ++i) codes[i] = static_cast<std::uint8_t>(code[i]);
+}
+
 float block_absmax(const float* in, std::int64_t count) {
   float m = 0.0f;
   for (std::int64_t i = 0; i < count; ++i) m = std::max(m, std::fabs(in[i]));
@@ -97,14 +116,8 @@ void quantize_nf4(const float* in, std::int64_t n, std::uint8_t* packed, float* 
     require_finite_block(x, count, first);
     const float amax = block_absmax(x, count);
     absmax[b] = amax;
-    const float scale = std::max(amax, kTiny);
-    const float inverse = 1.0f / scale;
-    const bool full = count == kNf4BlockSize;
     std::uint8_t codes[kNf4BlockSize + 1];
-    for (std::int64_t i = 0; i < count; ++i) {
-      const float s = full ? x[i] * inverse : x[i] / scale;
-      codes[i] = nf4_code(std::clamp(s, -1.0f, 1.0f));
-    }
+    block_codes(x, count, std::max(amax, kTiny), count == kNf4BlockSize, codes);
     codes[count] = nf4_code(0.0f);  // the pad nibble of an odd tensor length
     std::uint8_t* out = packed + first / 2;
     for (std::int64_t i = 0; i < count; i += 2)

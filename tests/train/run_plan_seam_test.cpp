@@ -130,5 +130,19 @@ TEST(RunPlanSeam, PerExampleGradientsFollowThePlan) {
   expect_both_moved(per_example, peaks_under(config, plan));
 }
 
+// Whether attention is fused is this build's libtorch, one rule for the
+// model's code and the plan: libtorch 2 attends through
+// scaled_dot_product_attention, and the memory model then counts no scores,
+// which this build's measured step agrees with (the other build's count is
+// checked against GPU measurements, preflight_fused_attention_memory_test).
+TEST(RunPlanSeam, FusedAttentionIsThisLibtorchs) {
+  EXPECT_EQ(plan::fused_attention_built(), TORCH_VERSION_MAJOR >= 2);
+  const config::Config config = small_config();
+  const plan::RunPlan plan = plan::make_run_plan(config, DeviceKind::kCpu, 2);
+  EXPECT_EQ(plan.fused_attention, plan::fused_attention_built());
+  const Peaks peaks = peaks_under(config, plan);
+  EXPECT_NEAR(static_cast<double>(peaks.predicted) / static_cast<double>(peaks.measured), 1.0, 0.05);
+}
+
 }  // namespace
 }  // namespace nss::train
