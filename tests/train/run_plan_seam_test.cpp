@@ -141,7 +141,8 @@ TEST(RunPlanSeam, FusedAttentionIsThisLibtorchs) {
   const plan::RunPlan plan = plan::make_run_plan(config, DeviceKind::kCpu, 2);
   EXPECT_EQ(plan.fused_attention, plan::fused_attention_built());
   const Peaks peaks = peaks_under(config, plan);
-  EXPECT_NEAR(static_cast<double>(peaks.predicted) / static_cast<double>(peaks.measured), 1.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(peaks.predicted) / static_cast<double>(peaks.measured), 1.0,
+              0.05);
 }
 
 }  // namespace
