@@ -71,13 +71,13 @@ usage() {
   exit 2
 }
 
-dry_run=0 rehearse=0 package="" bin="" work=""
+dry_run=0 rehearse=0 package="" bin="" bin_given="" work=""
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) dry_run=1 ;;
     --rehearse) rehearse=1 ;;
     --package) package=${2:?--package needs a directory}; shift ;;
-    --bin) bin=${2:?--bin needs a directory}; shift ;;
+    --bin) bin=${2:?--bin needs a directory}; bin_given=1; shift ;;
     --work) work=${2:?--work needs a directory}; shift ;;
     --list-binaries) printf '%s\n' "${TOOLS[@]}" "${UNIT_TESTS[@]}" "${MPI_TESTS[@]}"; exit 0 ;;
     --list-parts) printf '%s\n' "${ALL_PARTS[@]}" "${NAMED_PARTS[@]}"; exit 0 ;;
@@ -240,6 +240,9 @@ part_smoke() {
     local why
     if ! why=$(use_package 2>&1); then verdict smoke FAIL "$why"; return 1; fi
     use_package >/dev/null
+    # What was built, which the checkout's revision in the heading need not be.
+    local manifest=${package:-$NSS_ROOT/gpu-package}/MANIFEST
+    [ -n "$bin_given" ] || [ ! -f "$manifest" ] || say "- package: $(head -1 "$manifest")"
     if [ "$rehearse" = 1 ]; then
       say "- rehearsal on $(hostname): the device checks are left out"
     else

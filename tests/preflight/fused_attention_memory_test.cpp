@@ -117,20 +117,19 @@ data: {seq_len: 256, packing: documents}
 training: {global_batch_size: 4, micro_batch_size: 2, activation_checkpointing: none}
 )";
   EXPECT_EQ(predicted(packed, 2, true), predicted(packed, 2, false));
-  const std::string windowed = R"(
-model: {preset: tiny, family: mistral, sliding_window: 64, hidden_size: 256, intermediate_size: 512,
-        head_dim: 64, vocab_size: 2048, layer_types: [full_attention, sliding_attention]}
+  const auto mistral = [](int window, const char* layer_types) {
+    return std::string(R"(
+model: {preset: tiny, family: mistral, hidden_size: 256, intermediate_size: 512, head_dim: 64,
+        vocab_size: 2048, sliding_window: )") +
+           std::to_string(window) + ", layer_types: " + layer_types + R"(}
 data: {seq_len: 256}
 training: {global_batch_size: 4, micro_batch_size: 2, activation_checkpointing: none}
 )";
+  };
+  const std::string windowed = mistral(64, "[full_attention, sliding_attention]");
   EXPECT_EQ(predicted(windowed, 2, true), predicted(windowed, 2, false));
   // A window as long as the sequence attends causally, without a mask.
-  const std::string whole = R"(
-model: {preset: tiny, family: mistral, sliding_window: 256, hidden_size: 256, intermediate_size: 512,
-        head_dim: 64, vocab_size: 2048, layer_types: [sliding_attention, sliding_attention]}
-data: {seq_len: 256}
-training: {global_batch_size: 4, micro_batch_size: 2, activation_checkpointing: none}
-)";
+  const std::string whole = mistral(256, "[sliding_attention, sliding_attention]");
   EXPECT_LT(predicted(whole, 2, true), predicted(whole, 2, false));
 }
 

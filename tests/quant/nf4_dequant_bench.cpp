@@ -3,31 +3,14 @@
 // scalar reference and by the table-driven version, median of 5 runs each.
 // Prints one JSON line per version: output GB/s (float32 bytes written per
 // second) and elements per second.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "median_seconds.h"
 #include "quant/nf4.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-template <typename F>
-double median_seconds(F&& run) {
-  std::vector<double> times;
-  for (int r = 0; r < 5; ++r) {
-    const auto start = Clock::now();
-    run();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[2];
-}
-
-}  // namespace
+using nss::quant::bench::median_seconds;
 
 int main() {
   using namespace nss::quant;

@@ -5,29 +5,17 @@
 // Prints one JSON line per version: input GB/s, nanoseconds per element and
 // whether the codes are the reference's bit for bit.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
+#include "median_seconds.h"
 #include "quant/nf4.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-template <typename F>
-double median_seconds(F&& run) {
-  std::vector<double> times;
-  for (int r = 0; r < 5; ++r) {
-    const auto start = Clock::now();
-    run();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[2];
-}
+using nss::quant::bench::median_seconds;
 
 // One code per byte, each value scaled by its block's absmax as quantize_nf4 does.
 void reference_codes(const std::vector<float>& x, std::vector<std::uint8_t>& codes) {
