@@ -149,7 +149,6 @@ struct Block {
   // what autograd keeps. `attention_kept`: selective recompute's recompute,
   // whose attention is the kept one (no scores computed).
   std::uint64_t forward_peak(bool grad_mode, bool attention_kept = false) const {
-    const bool grouped = s.heads != s.kv_heads;
     const std::uint64_t norm1 = grad_mode ? norm_graph(b, x, base) : 0;
     const std::uint64_t adapters_qkv =
         grad_mode ? adapter_graph(0, y1) + adapter_graph(1, y1) + adapter_graph(2, y1) : 0;
@@ -163,17 +162,17 @@ struct Block {
     const std::uint64_t call = b.call_scores;
     // matmul(q, k^T): the q copy, k's (and grouped v's) copies, scores and scaled scores.
     const std::uint64_t products = norm1 + adapters_qkv + locals + earlier_rows +
-                                   b.c * b.nq * (grouped ? 3 : 2) + 2 * b.c * call;
+                                   b.c * b.nq * (grouped() ? 3 : 2) + 2 * b.c * call;
     const std::uint64_t before_softmax =
         norm1 + adapters_qkv + locals + earlier_rows + when(grad_mode && k, b.c * b.nq) +
-        (grouped ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.call_mask;
+        (grouped() ? 2 * b.c * b.nq : when(grad_mode && q, b.c * b.nq)) + b.call_mask;
     const std::uint64_t softmax =
         before_softmax + (b.fp32() ? std::max(2 * b.c * call + b.call_mask,
-                                              2 * kF32 * call + b.c * b.nq * (grouped ? 1 : 2))
+                                              2 * kF32 * call + b.c * b.nq * (grouped() ? 1 : 2))
                                    : (b.c + 2 * kF32) * call);
     const std::uint64_t cat = !b.apart ? 0
                                        : norm1 + adapters_qkv + locals + kept_scores() +
-                                             (grouped ? 2 * b.c * b.nq : 0) + 2 * b.c * b.nq;
+                                             (grouped() ? 2 * b.c * b.nq : 0) + 2 * b.c * b.nq;
     // The MLP's four intermediates with down_proj's output and the block's.
     const std::uint64_t attention_part =
         grad_mode ? attention_graph(attention_kept) - when(y1_saved(), b.c * b.nh) : 0;
@@ -192,8 +191,8 @@ struct Block {
                               4 * b.c * b.ni + b.c * b.nh + b.c * b.nhs;
     if (attention_kept) return std::max({norm_peak(b), rope, norm2_peak, mlp});
     if (s.fused_attention) {  // no scores: k and v repeated for grouped heads, the output
-      const std::uint64_t fused =
-          norm1 + adapters_qkv + locals + when(grouped, 2 * b.c * b.nq) + b.c * b.nq + logsumexp();
+      const std::uint64_t fused = norm1 + adapters_qkv + locals + when(grouped(), 2 * b.c * b.nq) +
+                                  b.c * b.nq + logsumexp();
       return std::max({norm_peak(b), rope, fused, norm2_peak, mlp});
     }
     return std::max({norm_peak(b), rope, products, softmax, cat, norm2_peak, mlp});

@@ -62,9 +62,9 @@ void require_finite_block(const float* in, std::int64_t count, std::int64_t firs
 // each (nf4_code's rule), one midpoint at a time over the whole block so the
 // comparisons vectorise; a binary search per value mispredicts about every
 // other step (tests/quant/nf4_quantize_bench.cpp times both).
-void block_codes(const float* x, std::int64_t count, float scale, bool full, std::uint8_t* codes) {
+void block_codes(const float* x, std::int64_t count, float scale, std::uint8_t* codes) {
   float scaled[kNf4BlockSize] = {};  // a short block's rest: zeros, never read back
-  if (full) {
+  if (count == kNf4BlockSize) {
     const float inverse = 1.0f / scale;
     for (std::int64_t i = 0; i < kNf4BlockSize; ++i)
       scaled[i] = std::clamp(x[i] * inverse, -1.0f, 1.0f);
@@ -117,7 +117,7 @@ void quantize_nf4(const float* in, std::int64_t n, std::uint8_t* packed, float* 
     const float amax = block_absmax(x, count);
     absmax[b] = amax;
     std::uint8_t codes[kNf4BlockSize + 1];
-    block_codes(x, count, std::max(amax, kTiny), count == kNf4BlockSize, codes);
+    block_codes(x, count, std::max(amax, kTiny), codes);
     codes[count] = nf4_code(0.0f);  // the pad nibble of an odd tensor length
     std::uint8_t* out = packed + first / 2;
     for (std::int64_t i = 0; i < count; i += 2)
